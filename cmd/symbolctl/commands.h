@@ -1,0 +1,10 @@
+/*
+ * commands.h: the subcommands of symbolctl. Each lives in its own file in this
+ * folder and is listed in the table in main.c.
+ */
+#ifndef SYMBOLCTL_COMMANDS_H
+#define SYMBOLCTL_COMMANDS_H
+
+int cmd_addr2line(int argc, char **argv);
+
+#endif

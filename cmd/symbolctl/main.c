@@ -1,0 +1,44 @@
+/*
+ * symbolctl: the command-line companion of symbolizerd. main() only picks the
+ * subcommand; each one parses its own flags (see commands.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/symbolctl/commands.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"addr2line", cmd_addr2line, "symbolize addresses of a local ELF file (llvm-symbolizer format)"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: symbolctl COMMAND [ARGS...]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'symbolctl COMMAND --help' describes each.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "symbolctl: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs everything the project needs to build, run and test, from Debian 12's
+# packages (run as root). Safe to run again: apt-get skips what is installed.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+PKGS=(
+  # build
+  build-essential cmake pkg-config clang libclang-rt-14-dev
+  # libraries
+  libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev
+  libevent-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev librocksdb-dev
+  # test and benchmark peers and fixtures
+  llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,47 @@
+/*
+ * sym_build_id: hex conversion and comparison of build IDs (see sym_build_id.h).
+ */
+#include "symbolizer/sym_build_id.h"
+
+#include <string.h>
+
+void sym_build_id_to_hex(const sym_build_id *id, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = id->len <= SYM_BUILD_ID_MAX ? id->len : SYM_BUILD_ID_MAX;
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[id->bytes[i] >> 4];
+		out[2 * i + 1] = digits[id->bytes[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool sym_build_id_from_hex(const char *hex, size_t len, sym_build_id *out)
+{
+	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2 != 0)
+		return false;
+	for (size_t i = 0; i < len / 2; i++) {
+		int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out->bytes[i] = (uint8_t)(hi << 4 | lo);
+	}
+	out->len = (uint8_t)(len / 2);
+	return true;
+}
+
+bool sym_build_id_equal(const sym_build_id *a, const sym_build_id *b)
+{
+	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}

@@ -1,0 +1,92 @@
+/*
+ * sym_index: the compact, versioned lookup index of one ELF file.
+ *
+ * Built once per build ID from an ELF image in memory (DWARF via libdw, then
+ * .symtab/.dynsym for what DWARF does not cover), it is one contiguous blob:
+ * header, sorted range starts, parallel fixed-size records, tables, strings
+ * (layout in sym_index_format.h). sym_index_load() checks every count and
+ * offset against the blob's size, so a blob from disk or a store is untrusted
+ * input like any file. A lookup is one binary search plus parent links for the
+ * inline chain; it allocates nothing and returns pointers into the blob.
+ */
+#ifndef SYM_INDEX_H
+#define SYM_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/sym_build_id.h"
+#include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_error.h"
+
+/*
+ * Hands the builder the dwz supplementary file with the given build ID. Return
+ * true and set *data/*size (memory that stays valid until sym_index_build
+ * returns), or false when it is not available.
+ */
+typedef bool (*sym_alt_resolver)(void *ctx, const sym_build_id *id, const char *path,
+				 const void **data, size_t *size);
+
+typedef struct sym_build_options {
+	/* Cap on the bytes all compressed sections may inflate to; 0 = default (2 GiB). */
+	uint64_t max_decompressed_bytes;
+	/* dwz supplementary file lookup; NULL = none (the build then fails with
+	 * SYM_E_MISSING_ALT for a file that needs one). */
+	sym_alt_resolver alt_resolver;
+	void *alt_ctx;
+	/* Worker threads for the DWARF walk; 0 = one per online CPU (at most 8). */
+	unsigned threads;
+} sym_build_options;
+
+/* Builds the index blob of an ELF image. On success *blob is malloc'ed (free()). */
+sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_options *opts,
+			 void **blob, size_t *blob_size, sym_error *err);
+
+typedef struct sym_index sym_index;
+
+/* Validates a blob and wraps it; the blob must outlive the index (not copied). */
+sym_errc sym_index_load(const void *blob, size_t size, sym_index **out, sym_error *err);
+void sym_index_destroy(sym_index *idx);
+
+/* What the index knows, for a service's per-mapping answer. */
+enum {
+	SYM_INDEX_HAS_FUNCTIONS = 1u << 0,
+	SYM_INDEX_HAS_FILENAMES = 1u << 1,
+	SYM_INDEX_HAS_LINE_NUMBERS = 1u << 2,
+	SYM_INDEX_HAS_INLINE_FRAMES = 1u << 3,
+	SYM_INDEX_FROM_DWARF = 1u << 4,   /* built from DWARF (not only symbols) */
+};
+
+typedef struct sym_index_info {
+	sym_build_id build_id;
+	uint32_t flags;          /* SYM_INDEX_HAS_* */
+	uint32_t n_ranges;
+	uint32_t n_functions;
+	uint32_t n_loads;
+	sym_elf_load loads[SYM_ELF_MAX_LOADS];  /* PT_LOAD segments of the file */
+} sym_index_info;
+
+void sym_index_get_info(const sym_index *idx, sym_index_info *out);
+
+/* One frame of a symbolized address. Strings live in the blob; never NULL. */
+typedef struct sym_frame {
+	const char *name;          /* source-level name (DWARF DW_AT_name, or the symbol); "" unknown */
+	const char *linkage_name;  /* mangled/linkage name; "" when none */
+	const char *display_name;  /* demangled linkage name, else name: what llvm-symbolizer prints */
+	const char *file;          /* "" when unknown */
+	uint32_t line;             /* 0 when unknown */
+	uint32_t column;           /* 0 when unknown */
+	const char *decl_file;     /* the function's declaration file; "" when unknown */
+	uint32_t decl_line;        /* the function's first line; 0 when unknown */
+	uint32_t function_id;      /* stable index of the function in this index */
+} sym_frame;
+
+/*
+ * Symbolizes an ELF virtual address: fills up to max frames, innermost first,
+ * and returns the number of frames of the whole chain (which may exceed max).
+ * 0 when nothing covers the address.
+ */
+size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, size_t max);
+
+#endif
