@@ -11,6 +11,8 @@ PKGS=(
   libevent-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev librocksdb-dev
   # test and benchmark peers and fixtures
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine
+  # Rust-mangled fixture (tests/fixtures) and peak memory in bench/ (/usr/bin/time -v)
+  rustc time
 )
 missing=()
 for p in "${PKGS[@]}"; do
