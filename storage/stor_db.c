@@ -1,0 +1,1136 @@
+/*
+ * stor_db: the RocksDB object store (see stor_db.h for the contract).
+ *
+ * Layout: column families "debuginfo" (files; blob files, zstd), "index",
+ * "meta" (stor_meta encoded by stor_meta_encode, below), plus RocksDB's
+ * mandatory "default", unused. Keys are the raw build ID bytes.
+ *
+ * In memory: one stor_entry per build ID that has a record or a pin, in a hash
+ * table and a doubly linked LRU list (head = most recent). It holds the entry's
+ * logical size, so eviction never reads RocksDB to decide. It is rebuilt at open
+ * by one scan of "meta", ordered by the persisted last_access.
+ */
+#include "storage/stor_db.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <rocksdb/c.h>
+
+#define META_MAGIC0 'S'
+#define META_MAGIC1 'M'
+#define META_VERSION 1
+#define META_FIXED 48                 /* bytes before the variable part */
+#define ACCESS_PERSIST_MS (60 * 1000) /* granularity of persisted last_access */
+
+enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_COUNT };
+static const char *const cf_names[CF_COUNT] = {"default", "debuginfo", "index", "meta"};
+
+typedef struct stor_entry {
+	uint8_t id[STOR_ID_MAX];
+	uint8_t id_len;
+	bool stored;              /* has a meta record in RocksDB */
+	bool has_index;
+	bool present;             /* state PRESENT */
+	uint32_t pins;
+	uint64_t bytes;           /* logical size: file + index + meta record */
+	int64_t last_access;      /* in memory */
+	int64_t persisted_access; /* as in the meta record */
+	struct stor_entry *prev, *next; /* LRU list, only when stored */
+	struct stor_entry *hnext;       /* hash chain */
+} stor_entry;
+
+struct stor_db {
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	rocksdb_options_t *cf_opts[CF_COUNT];
+	rocksdb_column_family_handle_t *cf[CF_COUNT];
+	rocksdb_writeoptions_t *wsync, *wnosync;
+	rocksdb_readoptions_t *ropts;
+	rocksdb_cache_t *block_cache;
+	rocksdb_block_based_table_options_t *table_opts;
+	int64_t (*now_ms)(void);
+	uint64_t max_bytes;
+
+	pthread_mutex_t mu;
+	stor_entry **buckets;
+	size_t n_buckets, n_entries;
+	stor_entry *lru_head, *lru_tail;
+	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
+};
+
+/* ---- errors ---------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static stor_errc set_err(stor_error *err, stor_errc code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		err->code = code;
+	}
+	return code;
+}
+
+/* Turns a RocksDB error string (freed here) into STOR_E_IO. */
+static stor_errc rocks_err(stor_error *err, char *rerr, const char *what)
+{
+	stor_errc rc = set_err(err, STOR_E_IO, "rocksdb: %s: %s", what, rerr ? rerr : "?");
+	rocksdb_free(rerr);
+	return rc;
+}
+
+const char *stor_errc_name(stor_errc code)
+{
+	switch (code) {
+	case STOR_OK: return "ok";
+	case STOR_E_NOMEM: return "nomem";
+	case STOR_E_INVALID: return "invalid";
+	case STOR_E_IO: return "io";
+	case STOR_E_NOT_FOUND: return "not_found";
+	case STOR_E_CORRUPT: return "corrupt";
+	case STOR_E_TOO_LARGE: return "too_large";
+	case STOR_E_EXISTS: return "exists";
+	}
+	return "unknown";
+}
+
+const char *stor_state_name(stor_state s)
+{
+	switch (s) {
+	case STOR_STATE_NONE: return "none";
+	case STOR_STATE_PRESENT: return "present";
+	case STOR_STATE_NOT_FOUND: return "not_found";
+	case STOR_STATE_ERROR: return "error";
+	case STOR_STATE_TOO_LARGE: return "too_large";
+	}
+	return "unknown";
+}
+
+const char *stor_kind_name(stor_kind k)
+{
+	switch (k) {
+	case STOR_KIND_NONE: return "none";
+	case STOR_KIND_DEBUGINFO: return "debuginfo";
+	case STOR_KIND_EXECUTABLE: return "executable";
+	}
+	return "unknown";
+}
+
+static int64_t real_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static stor_errc check_id(const uint8_t *id, size_t len, stor_error *err)
+{
+	if (!id || len < 1 || len > STOR_ID_MAX)
+		return set_err(err, STOR_E_INVALID, "store: build ID of %zu bytes", len);
+	return STOR_OK;
+}
+
+/* ---- metadata record ---------------------------------------------------- */
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* Encodes m into buf (at least META_FIXED + STOR_ID_MAX + 4 + SOURCE + ERROR). */
+#define META_BUF_MAX (META_FIXED + STOR_ID_MAX + 4 + STOR_SOURCE_MAX + STOR_ERROR_MAX)
+
+static size_t meta_encode(const stor_meta *m, uint8_t *buf)
+{
+	size_t src_len = strnlen(m->source, STOR_SOURCE_MAX - 1);
+	size_t err_len = strnlen(m->last_error, STOR_ERROR_MAX - 1);
+	uint8_t alt_len = m->alt_len <= STOR_ID_MAX ? m->alt_len : 0;
+	memset(buf, 0, META_FIXED);
+	buf[0] = META_MAGIC0;
+	buf[1] = META_MAGIC1;
+	buf[2] = META_VERSION;
+	buf[3] = (uint8_t)m->state;
+	buf[4] = (uint8_t)m->kind;
+	buf[5] = alt_len;
+	put_u64(buf + 8, m->size);
+	put_u64(buf + 16, m->index_size);
+	put_u64(buf + 24, (uint64_t)m->fetch_time);
+	put_u64(buf + 32, (uint64_t)m->last_access);
+	put_u64(buf + 40, (uint64_t)m->neg_expiry);
+	size_t off = META_FIXED;
+	memcpy(buf + off, m->alt_id, alt_len);
+	off += alt_len;
+	buf[off++] = (uint8_t)(src_len & 0xff);
+	buf[off++] = (uint8_t)(src_len >> 8);
+	memcpy(buf + off, m->source, src_len);
+	off += src_len;
+	buf[off++] = (uint8_t)(err_len & 0xff);
+	buf[off++] = (uint8_t)(err_len >> 8);
+	memcpy(buf + off, m->last_error, err_len);
+	off += err_len;
+	return off;
+}
+
+static stor_errc meta_decode(const uint8_t *p, size_t n, stor_meta *m, stor_error *err)
+{
+	memset(m, 0, sizeof(*m));
+	if (n < META_FIXED + 4 || p[0] != META_MAGIC0 || p[1] != META_MAGIC1)
+		return set_err(err, STOR_E_CORRUPT, "store: metadata record of %zu bytes is malformed", n);
+	if (p[2] != META_VERSION)
+		return set_err(err, STOR_E_CORRUPT, "store: metadata version %u unknown", p[2]);
+	if (p[3] > STOR_STATE_TOO_LARGE || p[4] > STOR_KIND_EXECUTABLE || p[5] > STOR_ID_MAX)
+		return set_err(err, STOR_E_CORRUPT, "store: metadata fields out of range");
+	m->state = (stor_state)p[3];
+	m->kind = (stor_kind)p[4];
+	m->alt_len = p[5];
+	m->size = get_u64(p + 8);
+	m->index_size = get_u64(p + 16);
+	m->fetch_time = (int64_t)get_u64(p + 24);
+	m->last_access = (int64_t)get_u64(p + 32);
+	m->neg_expiry = (int64_t)get_u64(p + 40);
+	size_t off = META_FIXED;
+	if (n - off < (size_t)m->alt_len + 2)
+		return set_err(err, STOR_E_CORRUPT, "store: metadata truncated");
+	memcpy(m->alt_id, p + off, m->alt_len);
+	off += m->alt_len;
+	size_t src_len = p[off] | (size_t)p[off + 1] << 8;
+	off += 2;
+	if (src_len >= STOR_SOURCE_MAX || n - off < src_len + 2)
+		return set_err(err, STOR_E_CORRUPT, "store: metadata source truncated");
+	memcpy(m->source, p + off, src_len);
+	off += src_len;
+	size_t err_len = p[off] | (size_t)p[off + 1] << 8;
+	off += 2;
+	if (err_len >= STOR_ERROR_MAX || n - off != err_len)
+		return set_err(err, STOR_E_CORRUPT, "store: metadata error text truncated");
+	memcpy(m->last_error, p + off, err_len);
+	return STOR_OK;
+}
+
+/* ---- in-memory entries ---------------------------------------------------- */
+
+static uint64_t hash_id(const uint8_t *id, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ id[i]) * 1099511628211ull;
+	return h;
+}
+
+static stor_entry *entry_find(stor_db *db, const uint8_t *id, size_t len)
+{
+	for (stor_entry *e = db->buckets[hash_id(id, len) & (db->n_buckets - 1)]; e; e = e->hnext)
+		if (e->id_len == len && memcmp(e->id, id, len) == 0)
+			return e;
+	return NULL;
+}
+
+static bool entries_grow(stor_db *db)
+{
+	size_t nb = db->n_buckets * 2;
+	stor_entry **b = calloc(nb, sizeof(*b));
+	if (!b)
+		return false;
+	for (size_t i = 0; i < db->n_buckets; i++) {
+		stor_entry *e = db->buckets[i];
+		while (e) {
+			stor_entry *next = e->hnext;
+			size_t h = hash_id(e->id, e->id_len) & (nb - 1);
+			e->hnext = b[h];
+			b[h] = e;
+			e = next;
+		}
+	}
+	free(db->buckets);
+	db->buckets = b;
+	db->n_buckets = nb;
+	return true;
+}
+
+static stor_entry *entry_get(stor_db *db, const uint8_t *id, size_t len)
+{
+	stor_entry *e = entry_find(db, id, len);
+	if (e)
+		return e;
+	if (db->n_entries + 1 > db->n_buckets && !entries_grow(db))
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	memcpy(e->id, id, len);
+	e->id_len = (uint8_t)len;
+	size_t h = hash_id(id, len) & (db->n_buckets - 1);
+	e->hnext = db->buckets[h];
+	db->buckets[h] = e;
+	db->n_entries++;
+	return e;
+}
+
+static void lru_unlink(stor_db *db, stor_entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else if (db->lru_head == e)
+		db->lru_head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else if (db->lru_tail == e)
+		db->lru_tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_push_front(stor_db *db, stor_entry *e)
+{
+	e->prev = NULL;
+	e->next = db->lru_head;
+	if (db->lru_head)
+		db->lru_head->prev = e;
+	db->lru_head = e;
+	if (!db->lru_tail)
+		db->lru_tail = e;
+}
+
+/* Frees e when nothing keeps it (no record, no pin). */
+static void entry_maybe_free(stor_db *db, stor_entry *e)
+{
+	if (e->stored || e->pins)
+		return;
+	size_t h = hash_id(e->id, e->id_len) & (db->n_buckets - 1);
+	for (stor_entry **pp = &db->buckets[h]; *pp; pp = &(*pp)->hnext)
+		if (*pp == e) {
+			*pp = e->hnext;
+			break;
+		}
+	db->n_entries--;
+	free(e);
+}
+
+/* Records the new accounting of e after a successful write. */
+static void entry_set(stor_db *db, stor_entry *e, const stor_meta *m, size_t meta_len)
+{
+	if (e->stored) {
+		db->bytes -= e->bytes;
+		db->files -= e->present;
+		db->indexes -= e->has_index;
+		lru_unlink(db, e);
+	} else {
+		db->stored_entries++;
+	}
+	e->stored = true;
+	e->present = m->state == STOR_STATE_PRESENT;
+	e->has_index = m->index_size > 0;
+	e->bytes = m->size + m->index_size + meta_len;
+	e->last_access = m->last_access;
+	e->persisted_access = m->last_access;
+	db->bytes += e->bytes;
+	db->files += e->present;
+	db->indexes += e->has_index;
+	lru_push_front(db, e);
+}
+
+static void entry_clear(stor_db *db, stor_entry *e)
+{
+	if (!e->stored)
+		return;
+	db->bytes -= e->bytes;
+	db->files -= e->present;
+	db->indexes -= e->has_index;
+	db->stored_entries--;
+	lru_unlink(db, e);
+	e->stored = e->present = e->has_index = false;
+	e->bytes = 0;
+}
+
+/*
+ * Adds to batch the deletion of least recently used entries until `incoming`
+ * more bytes fit (skipping pinned ones and `keep`). The victims are collected
+ * in *victims (caller frees) and cleared only once the batch is written.
+ */
+static size_t plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
+			    uint64_t outgoing, const stor_entry *keep, stor_entry ***victims)
+{
+	*victims = NULL;
+	if (!db->max_bytes)
+		return 0;
+	uint64_t total = db->bytes - outgoing + incoming;
+	size_t n = 0, cap = 0;
+	for (stor_entry *e = db->lru_tail; e && total > db->max_bytes; e = e->prev) {
+		if (e->pins || e == keep)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			stor_entry **v = realloc(*victims, nc * sizeof(*v));
+			if (!v)
+				break;
+			*victims = v;
+			cap = nc;
+		}
+		(*victims)[n++] = e;
+		total -= e->bytes;
+		for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
+			rocksdb_writebatch_delete_cf(batch, db->cf[cf], (const char *)e->id, e->id_len);
+	}
+	return n;
+}
+
+static void apply_eviction(stor_db *db, stor_entry **victims, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		entry_clear(db, victims[i]);
+		db->evictions++;
+		entry_maybe_free(db, victims[i]);
+	}
+	free(victims);
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+void stor_options_init(stor_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->sync_writes = true;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] == '/' || buf[i] == '\0') {
+			char c = buf[i];
+			buf[i] = '\0';
+			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+				return -1;
+			buf[i] = c;
+		}
+	}
+	return 0;
+}
+
+static int by_access(const void *a, const void *b)
+{
+	const stor_entry *x = *(stor_entry *const *)a, *y = *(stor_entry *const *)b;
+	return x->last_access < y->last_access ? -1 : x->last_access > y->last_access;
+}
+
+/* Loads every meta record into the in-memory table, then orders the LRU list. */
+static stor_errc load_entries(stor_db *db, stor_error *err)
+{
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(db->db, db->ropts, db->cf[CF_META]);
+	stor_entry **all = NULL;
+	size_t n = 0, cap = 0;
+	stor_errc rc = STOR_OK;
+	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t klen, vlen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		const char *v = rocksdb_iter_value(it, &vlen);
+		stor_meta m;
+		if (klen < 1 || klen > STOR_ID_MAX ||
+		    meta_decode((const uint8_t *)v, vlen, &m, NULL) != STOR_OK) {
+			/* Unreadable record: not served; its bytes still count until deleted. */
+			fprintf(stderr, "store: ignoring malformed metadata record (%zu-byte key)\n", klen);
+			continue;
+		}
+		stor_entry *e = entry_get(db, (const uint8_t *)k, klen);
+		if (!e || (n == cap && !(all = realloc(all, (cap = cap ? cap * 2 : 256) * sizeof(*all))))) {
+			rc = set_err(err, STOR_E_NOMEM, "store: out of memory loading metadata");
+			break;
+		}
+		entry_set(db, e, &m, vlen);
+		all[n++] = e;
+	}
+	char *rerr = NULL;
+	rocksdb_iter_get_error(it, &rerr);
+	rocksdb_iter_destroy(it);
+	if (rerr && rc == STOR_OK)
+		rc = rocks_err(err, rerr, "scanning metadata");
+	else
+		rocksdb_free(rerr);
+	/* Rebuild the list in last_access order: oldest pushed first, newest at head. */
+	if (rc == STOR_OK && n > 1) {
+		qsort(all, n, sizeof(*all), by_access);
+		db->lru_head = db->lru_tail = NULL;
+		for (size_t i = 0; i < n; i++) {
+			all[i]->prev = all[i]->next = NULL;
+			lru_push_front(db, all[i]);
+		}
+	}
+	free(all);
+	return rc;
+}
+
+stor_errc stor_open(const stor_options *o, stor_db **out, stor_error *err)
+{
+	*out = NULL;
+	if (!o || !o->path || !*o->path)
+		return set_err(err, STOR_E_INVALID, "store: no data directory");
+	if (mkdir_p(o->path) != 0)
+		return set_err(err, STOR_E_IO, "store: creating %s: %s", o->path, strerror(errno));
+	stor_db *db = calloc(1, sizeof(*db));
+	if (!db)
+		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+	db->now_ms = o->now_ms ? o->now_ms : real_now_ms;
+	db->max_bytes = o->max_bytes;
+	pthread_mutex_init(&db->mu, NULL);
+	db->n_buckets = 256;
+	db->buckets = calloc(db->n_buckets, sizeof(*db->buckets));
+	if (!db->buckets) {
+		stor_close(db);
+		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+	}
+
+	db->opts = rocksdb_options_create();
+	rocksdb_options_set_create_if_missing(db->opts, 1);
+	rocksdb_options_set_create_missing_column_families(db->opts, 1);
+	rocksdb_options_set_keep_log_file_num(db->opts, 4);
+	rocksdb_options_set_max_open_files(db->opts, 256);
+	rocksdb_options_increase_parallelism(db->opts, 2);
+
+	db->block_cache = rocksdb_cache_create_lru(32 << 20);
+	db->table_opts = rocksdb_block_based_options_create();
+	rocksdb_block_based_options_set_block_cache(db->table_opts, db->block_cache);
+
+	for (int i = 0; i < CF_COUNT; i++) {
+		rocksdb_options_t *co = rocksdb_options_create();
+		rocksdb_options_set_block_based_table_factory(co, db->table_opts);
+		rocksdb_options_set_compression(co, rocksdb_lz4_compression);
+		if (i == CF_DEBUGINFO) {
+			/* Files go to blob files (separated from the LSM tree), compressed
+			 * with zstd, garbage-collected as entries are replaced or evicted. */
+			rocksdb_options_set_enable_blob_files(co, 1);
+			rocksdb_options_set_min_blob_size(co, 4096);
+			rocksdb_options_set_blob_file_size(co, 256ull << 20);
+			rocksdb_options_set_blob_compression_type(co, rocksdb_zstd_compression);
+			rocksdb_options_set_enable_blob_gc(co, 1);
+			rocksdb_options_set_blob_gc_age_cutoff(co, 0.5);
+			rocksdb_options_set_write_buffer_size(co, 64ull << 20);
+		} else if (i == CF_INDEX) {
+			rocksdb_options_set_write_buffer_size(co, 32ull << 20);
+		}
+		db->cf_opts[i] = co;
+	}
+	char *rerr = NULL;
+	db->db = rocksdb_open_column_families(db->opts, o->path, CF_COUNT, cf_names,
+					      (const rocksdb_options_t *const *)db->cf_opts,
+					      db->cf, &rerr);
+	if (!db->db) {
+		stor_errc rc = set_err(err, STOR_E_IO, "store: opening %s: %s", o->path,
+				       rerr ? rerr : "?");
+		rocksdb_free(rerr);
+		stor_close(db);
+		return rc;
+	}
+	db->wsync = rocksdb_writeoptions_create();
+	rocksdb_writeoptions_set_sync(db->wsync, o->sync_writes ? 1 : 0);
+	db->wnosync = rocksdb_writeoptions_create();
+	db->ropts = rocksdb_readoptions_create();
+	stor_errc rc = load_entries(db, err);
+	if (rc != STOR_OK) {
+		stor_close(db);
+		return rc;
+	}
+	*out = db;
+	return STOR_OK;
+}
+
+void stor_close(stor_db *db)
+{
+	if (!db)
+		return;
+	if (db->db) {
+		stor_flush_access(db, NULL);
+		for (int i = 0; i < CF_COUNT; i++)
+			if (db->cf[i])
+				rocksdb_column_family_handle_destroy(db->cf[i]);
+		rocksdb_close(db->db);
+	}
+	for (int i = 0; i < CF_COUNT; i++)
+		if (db->cf_opts[i])
+			rocksdb_options_destroy(db->cf_opts[i]);
+	if (db->table_opts)
+		rocksdb_block_based_options_destroy(db->table_opts);
+	if (db->block_cache)
+		rocksdb_cache_destroy(db->block_cache);
+	if (db->opts)
+		rocksdb_options_destroy(db->opts);
+	if (db->wsync)
+		rocksdb_writeoptions_destroy(db->wsync);
+	if (db->wnosync)
+		rocksdb_writeoptions_destroy(db->wnosync);
+	if (db->ropts)
+		rocksdb_readoptions_destroy(db->ropts);
+	if (db->buckets) {
+		for (size_t i = 0; i < db->n_buckets; i++) {
+			stor_entry *e = db->buckets[i];
+			while (e) {
+				stor_entry *next = e->hnext;
+				free(e);
+				e = next;
+			}
+		}
+		free(db->buckets);
+	}
+	pthread_mutex_destroy(&db->mu);
+	free(db);
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+/* Reads and decodes the meta record with the given read options. */
+static stor_errc read_meta(stor_db *db, const rocksdb_readoptions_t *ro, const uint8_t *id,
+			   size_t len, stor_meta *m, stor_error *err)
+{
+	char *rerr = NULL;
+	size_t vlen = 0;
+	char *v = rocksdb_get_cf(db->db, ro, db->cf[CF_META], (const char *)id, len, &vlen, &rerr);
+	if (rerr)
+		return rocks_err(err, rerr, "reading metadata");
+	if (!v)
+		return set_err(err, STOR_E_NOT_FOUND, "store: no entry");
+	stor_errc rc = meta_decode((const uint8_t *)v, vlen, m, err);
+	rocksdb_free(v);
+	return rc;
+}
+
+stor_errc stor_get_meta(stor_db *db, const uint8_t *id, size_t len, stor_meta *out,
+			stor_error *err)
+{
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	rc = read_meta(db, db->ropts, id, len, out, err);
+	if (rc == STOR_OK) {
+		/* The in-memory access time is newer than the persisted one. */
+		pthread_mutex_lock(&db->mu);
+		stor_entry *e = entry_find(db, id, len);
+		if (e && e->last_access > out->last_access)
+			out->last_access = e->last_access;
+		pthread_mutex_unlock(&db->mu);
+	}
+	return rc;
+}
+
+/* Writes the meta record with a newer last_access (mutex held). */
+static void persist_access(stor_db *db, stor_entry *e)
+{
+	stor_meta m;
+	if (read_meta(db, db->ropts, e->id, e->id_len, &m, NULL) != STOR_OK)
+		return;
+	m.last_access = e->last_access;
+	uint8_t buf[META_BUF_MAX];
+	size_t n = meta_encode(&m, buf);
+	char *rerr = NULL;
+	rocksdb_put_cf(db->db, db->wnosync, db->cf[CF_META], (const char *)e->id, e->id_len,
+		       (const char *)buf, n, &rerr);
+	if (rerr) {
+		rocksdb_free(rerr);
+		return;
+	}
+	/* Record length may not change (same strings), so the accounting holds. */
+	e->persisted_access = e->last_access;
+}
+
+static void touch(stor_db *db, const uint8_t *id, size_t len)
+{
+	int64_t now = db->now_ms();
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_find(db, id, len);
+	if (e && e->stored) {
+		if (now > e->last_access)
+			e->last_access = now;
+		lru_unlink(db, e);
+		lru_push_front(db, e);
+		if (e->last_access - e->persisted_access >= ACCESS_PERSIST_MS)
+			persist_access(db, e);
+	}
+	pthread_mutex_unlock(&db->mu);
+}
+
+static stor_errc get_pinned(stor_db *db, const rocksdb_readoptions_t *ro, int cf,
+			    const uint8_t *id, size_t len, stor_blob *out, const char *what,
+			    stor_error *err)
+{
+	char *rerr = NULL;
+	rocksdb_pinnableslice_t *ps =
+		rocksdb_get_pinned_cf(db->db, ro, db->cf[cf], (const char *)id, len, &rerr);
+	if (rerr)
+		return rocks_err(err, rerr, what);
+	if (!ps)
+		return set_err(err, STOR_E_NOT_FOUND, "store: no %s", what);
+	size_t n = 0;
+	out->data = rocksdb_pinnableslice_value(ps, &n);
+	out->size = n;
+	out->handle_ = ps;
+	return STOR_OK;
+}
+
+void stor_blob_release(stor_blob *blob)
+{
+	if (!blob || !blob->handle_)
+		return;
+	rocksdb_pinnableslice_destroy(blob->handle_);
+	blob->handle_ = NULL;
+	blob->data = NULL;
+	blob->size = 0;
+}
+
+stor_errc stor_get_file(stor_db *db, const uint8_t *id, size_t len, stor_blob *out,
+			stor_meta *meta, stor_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	const rocksdb_snapshot_t *snap = rocksdb_create_snapshot(db->db);
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_snapshot(ro, snap);
+	stor_meta m;
+	rc = read_meta(db, ro, id, len, &m, err);
+	if (rc == STOR_OK && m.state != STOR_STATE_PRESENT)
+		rc = set_err(err, STOR_E_NOT_FOUND, "store: no file (%s)", stor_state_name(m.state));
+	if (rc == STOR_OK)
+		rc = get_pinned(db, ro, CF_DEBUGINFO, id, len, out, "file", err);
+	if (rc == STOR_OK && out->size != m.size) {
+		stor_blob_release(out);
+		rc = set_err(err, STOR_E_CORRUPT, "store: file of %zu bytes, metadata says %llu",
+			     out->size, (unsigned long long)m.size);
+	}
+	rocksdb_readoptions_destroy(ro);
+	rocksdb_release_snapshot(db->db, snap);
+	if (rc == STOR_OK) {
+		touch(db, id, len);
+		if (meta)
+			*meta = m;
+	}
+	return rc;
+}
+
+stor_errc stor_get_index(stor_db *db, const uint8_t *id, size_t len, stor_blob *out,
+			 stor_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	rc = get_pinned(db, db->ropts, CF_INDEX, id, len, out, "index", err);
+	if (rc == STOR_OK)
+		touch(db, id, len);
+	return rc;
+}
+
+/* ---- writes ------------------------------------------------------------ */
+
+/* Writes batch (with eviction of LRU entries to make room for `incoming` bytes
+ * replacing `outgoing`), then updates memory. Mutex held. */
+static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
+			const stor_meta *m, size_t meta_len, bool sync, stor_error *err)
+{
+	uint64_t incoming = m->size + m->index_size + meta_len;
+	uint64_t outgoing = e->stored ? e->bytes : 0;
+	stor_entry **victims;
+	size_t nv = plan_eviction(db, batch, incoming, outgoing, e, &victims);
+	char *rerr = NULL;
+	rocksdb_write(db->db, sync ? db->wsync : db->wnosync, batch, &rerr);
+	if (rerr) {
+		free(victims);
+		return rocks_err(err, rerr, "writing batch");
+	}
+	entry_set(db, e, m, meta_len);
+	apply_eviction(db, victims, nv);
+	return STOR_OK;
+}
+
+stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_meta *in,
+			const void *data, size_t size, stor_error *err)
+{
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	if (!in || (in->kind != STOR_KIND_DEBUGINFO && in->kind != STOR_KIND_EXECUTABLE) ||
+	    (size && !data) || in->alt_len > STOR_ID_MAX)
+		return set_err(err, STOR_E_INVALID, "store: bad file put");
+	if (db->max_bytes && size > db->max_bytes)
+		return set_err(err, STOR_E_TOO_LARGE,
+			       "store: file of %zu bytes exceeds the store bound of %llu bytes", size,
+			       (unsigned long long)db->max_bytes);
+	stor_meta m = *in;
+	m.source[STOR_SOURCE_MAX - 1] = '\0';
+	m.last_error[STOR_ERROR_MAX - 1] = '\0';
+	m.state = STOR_STATE_PRESENT;
+	m.size = size;
+	m.index_size = 0;
+	m.fetch_time = m.last_access = db->now_ms();
+
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_get(db, id, len);
+	if (!e) {
+		pthread_mutex_unlock(&db->mu);
+		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+	}
+	if (m.kind == STOR_KIND_EXECUTABLE && e->present) {
+		stor_meta old;
+		if (read_meta(db, db->ropts, id, len, &old, NULL) == STOR_OK &&
+		    old.state == STOR_STATE_PRESENT && old.kind == STOR_KIND_DEBUGINFO) {
+			pthread_mutex_unlock(&db->mu);
+			return set_err(err, STOR_E_EXISTS, "store: debuginfo held already");
+		}
+	}
+	uint8_t buf[META_BUF_MAX];
+	size_t mlen = meta_encode(&m, buf);
+	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+	rocksdb_writebatch_put_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len, data, size);
+	rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
+	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
+	rc = commit(db, b, e, &m, mlen, true, err);
+	rocksdb_writebatch_destroy(b);
+	entry_maybe_free(db, e);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_state state,
+			    const char *source, const char *error_text, int64_t expiry_ms,
+			    stor_error *err)
+{
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	if (state != STOR_STATE_NOT_FOUND && state != STOR_STATE_ERROR &&
+	    state != STOR_STATE_TOO_LARGE)
+		return set_err(err, STOR_E_INVALID, "store: %s is not a negative state",
+			       stor_state_name(state));
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_get(db, id, len);
+	if (!e) {
+		pthread_mutex_unlock(&db->mu);
+		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+	}
+	stor_meta m;
+	int64_t now = db->now_ms();
+	bool keep_file = false;
+	if (e->present && read_meta(db, db->ropts, id, len, &m, NULL) == STOR_OK &&
+	    m.state == STOR_STATE_PRESENT) {
+		keep_file = true; /* keep the file; only the search for better failed */
+		if (e->last_access > m.last_access)
+			m.last_access = e->last_access;
+	} else {
+		memset(&m, 0, sizeof(m));
+		m.state = state;
+		m.fetch_time = m.last_access = now;
+		snprintf(m.source, sizeof(m.source), "%s", source ? source : "");
+	}
+	m.neg_expiry = expiry_ms;
+	snprintf(m.last_error, sizeof(m.last_error), "%s", error_text ? error_text : "");
+	uint8_t buf[META_BUF_MAX];
+	size_t mlen = meta_encode(&m, buf);
+	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+	if (!keep_file) {
+		rocksdb_writebatch_delete_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len);
+		rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
+	}
+	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
+	rc = commit(db, b, e, &m, mlen, false, err);
+	rocksdb_writebatch_destroy(b);
+	entry_maybe_free(db, e);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void *data,
+			 size_t size, stor_error *err)
+{
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	if (!size || !data)
+		return set_err(err, STOR_E_INVALID, "store: empty index");
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_find(db, id, len);
+	stor_meta m;
+	if (!e || !e->present ||
+	    (rc = read_meta(db, db->ropts, id, len, &m, err)) != STOR_OK ||
+	    m.state != STOR_STATE_PRESENT) {
+		pthread_mutex_unlock(&db->mu);
+		return rc == STOR_OK || rc == STOR_E_NOT_FOUND
+			       ? set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
+			       : rc;
+	}
+	if (db->max_bytes && size + m.size > db->max_bytes) {
+		pthread_mutex_unlock(&db->mu);
+		return set_err(err, STOR_E_TOO_LARGE, "store: index of %zu bytes exceeds the store bound",
+			       size);
+	}
+	m.index_size = size;
+	if (e->last_access > m.last_access)
+		m.last_access = e->last_access;
+	uint8_t buf[META_BUF_MAX];
+	size_t mlen = meta_encode(&m, buf);
+	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+	rocksdb_writebatch_put_cf(b, db->cf[CF_INDEX], (const char *)id, len, data, size);
+	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
+	rc = commit(db, b, e, &m, mlen, true, err);
+	rocksdb_writebatch_destroy(b);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_error *err)
+{
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_find(db, id, len);
+	stor_meta m;
+	if (!e || !e->has_index || read_meta(db, db->ropts, id, len, &m, NULL) != STOR_OK) {
+		pthread_mutex_unlock(&db->mu);
+		return STOR_OK;
+	}
+	m.index_size = 0;
+	uint8_t buf[META_BUF_MAX];
+	size_t mlen = meta_encode(&m, buf);
+	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+	rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
+	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
+	rc = commit(db, b, e, &m, mlen, false, err);
+	rocksdb_writebatch_destroy(b);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t len, stor_error *err)
+{
+	stor_errc rc = check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	pthread_mutex_lock(&db->mu);
+	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+	for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
+		rocksdb_writebatch_delete_cf(b, db->cf[cf], (const char *)id, len);
+	char *rerr = NULL;
+	rocksdb_write(db->db, db->wnosync, b, &rerr);
+	rocksdb_writebatch_destroy(b);
+	if (rerr) {
+		rc = rocks_err(err, rerr, "deleting");
+	} else {
+		stor_entry *e = entry_find(db, id, len);
+		if (e) {
+			entry_clear(db, e);
+			entry_maybe_free(db, e);
+		}
+	}
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+/* ---- pins, stats, iteration ------------------------------------------- */
+
+void stor_pin(stor_db *db, const uint8_t *id, size_t len)
+{
+	if (check_id(id, len, NULL) != STOR_OK)
+		return;
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_get(db, id, len);
+	if (e && e->pins++ == 0)
+		db->pinned++;
+	pthread_mutex_unlock(&db->mu);
+}
+
+void stor_unpin(stor_db *db, const uint8_t *id, size_t len)
+{
+	if (check_id(id, len, NULL) != STOR_OK)
+		return;
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_find(db, id, len);
+	if (e && e->pins > 0 && --e->pins == 0) {
+		db->pinned--;
+		entry_maybe_free(db, e);
+		/* Pins may have kept the store over its bound: catch up now. */
+		if (db->max_bytes && db->bytes > db->max_bytes) {
+			rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+			stor_entry **victims;
+			size_t nv = plan_eviction(db, b, 0, 0, NULL, &victims);
+			char *rerr = NULL;
+			if (nv)
+				rocksdb_write(db->db, db->wnosync, b, &rerr);
+			if (rerr) {
+				rocksdb_free(rerr);
+				free(victims);
+			} else {
+				apply_eviction(db, victims, nv);
+			}
+			rocksdb_writebatch_destroy(b);
+		}
+	}
+	pthread_mutex_unlock(&db->mu);
+}
+
+void stor_get_stats(stor_db *db, stor_stats *out)
+{
+	pthread_mutex_lock(&db->mu);
+	out->bytes = db->bytes;
+	out->max_bytes = db->max_bytes;
+	out->entries = db->stored_entries;
+	out->files = db->files;
+	out->indexes = db->indexes;
+	out->evictions = db->evictions;
+	out->pinned = db->pinned;
+	pthread_mutex_unlock(&db->mu);
+}
+
+stor_errc stor_foreach(stor_db *db,
+		       bool (*fn)(void *arg, const uint8_t *id, size_t id_len, const stor_meta *m),
+		       void *arg, stor_error *err)
+{
+	const rocksdb_snapshot_t *snap = rocksdb_create_snapshot(db->db);
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_snapshot(ro, snap);
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(db->db, ro, db->cf[CF_META]);
+	stor_errc rc = STOR_OK;
+	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t klen, vlen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		const char *v = rocksdb_iter_value(it, &vlen);
+		stor_meta m;
+		if (klen < 1 || klen > STOR_ID_MAX) {
+			rc = set_err(err, STOR_E_CORRUPT, "store: metadata key of %zu bytes", klen);
+			break;
+		}
+		if ((rc = meta_decode((const uint8_t *)v, vlen, &m, err)) != STOR_OK)
+			break;
+		if (!fn(arg, (const uint8_t *)k, klen, &m))
+			break;
+	}
+	char *rerr = NULL;
+	rocksdb_iter_get_error(it, &rerr);
+	if (rerr && rc == STOR_OK)
+		rc = rocks_err(err, rerr, "iterating metadata");
+	else
+		rocksdb_free(rerr);
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	rocksdb_release_snapshot(db->db, snap);
+	return rc;
+}
+
+stor_errc stor_flush_access(stor_db *db, stor_error *err)
+{
+	pthread_mutex_lock(&db->mu);
+	for (stor_entry *e = db->lru_head; e; e = e->next)
+		if (e->last_access > e->persisted_access)
+			persist_access(db, e);
+	pthread_mutex_unlock(&db->mu);
+	(void)err;
+	return STOR_OK;
+}
+
+/* Hex of a key for messages. */
+static void key_hex(const char *k, size_t len, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	size_t n = len < STOR_ID_MAX ? len : STOR_ID_MAX;
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = d[(uint8_t)k[i] >> 4];
+		out[2 * i + 1] = d[(uint8_t)k[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Every key of column family cf must have a meta record whose size field agrees. */
+static stor_errc verify_cf(stor_db *db, const rocksdb_readoptions_t *ro, int cf, stor_error *err)
+{
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(db->db, ro, db->cf[cf]);
+	stor_errc rc = STOR_OK;
+	char hex[2 * STOR_ID_MAX + 1];
+	for (rocksdb_iter_seek_to_first(it); rc == STOR_OK && rocksdb_iter_valid(it);
+	     rocksdb_iter_next(it)) {
+		size_t klen, vlen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		rocksdb_iter_value(it, &vlen);
+		key_hex(k, klen, hex);
+		stor_meta m;
+		if (klen < 1 || klen > STOR_ID_MAX) {
+			rc = set_err(err, STOR_E_CORRUPT, "store: %s key of %zu bytes", cf_names[cf], klen);
+		} else if (read_meta(db, ro, (const uint8_t *)k, klen, &m, err) != STOR_OK) {
+			rc = set_err(err, STOR_E_CORRUPT, "store: %s %s has no readable metadata",
+				     cf_names[cf], hex);
+		} else if (m.state != STOR_STATE_PRESENT) {
+			rc = set_err(err, STOR_E_CORRUPT, "store: %s %s held for a %s entry",
+				     cf_names[cf], hex, stor_state_name(m.state));
+		} else if (vlen != (cf == CF_DEBUGINFO ? m.size : m.index_size)) {
+			rc = set_err(err, STOR_E_CORRUPT, "store: %s %s is %zu bytes, metadata says %llu",
+				     cf_names[cf], hex, vlen,
+				     (unsigned long long)(cf == CF_DEBUGINFO ? m.size : m.index_size));
+		}
+	}
+	char *rerr = NULL;
+	rocksdb_iter_get_error(it, &rerr);
+	if (rerr && rc == STOR_OK)
+		rc = rocks_err(err, rerr, "verifying");
+	else
+		rocksdb_free(rerr);
+	rocksdb_iter_destroy(it);
+	return rc;
+}
+
+stor_errc stor_verify(stor_db *db, stor_error *err)
+{
+	const rocksdb_snapshot_t *snap = rocksdb_create_snapshot(db->db);
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_snapshot(ro, snap);
+	rocksdb_readoptions_set_verify_checksums(ro, 1);
+	stor_errc rc = verify_cf(db, ro, CF_DEBUGINFO, err);
+	if (rc == STOR_OK)
+		rc = verify_cf(db, ro, CF_INDEX, err);
+	/* And the other way: metadata promising a file or index must have it. */
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(db->db, ro, db->cf[CF_META]);
+	char hex[2 * STOR_ID_MAX + 1];
+	for (rocksdb_iter_seek_to_first(it); rc == STOR_OK && rocksdb_iter_valid(it);
+	     rocksdb_iter_next(it)) {
+		size_t klen, vlen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		const char *v = rocksdb_iter_value(it, &vlen);
+		stor_meta m;
+		key_hex(k, klen, hex);
+		if (klen < 1 || klen > STOR_ID_MAX || meta_decode((const uint8_t *)v, vlen, &m, err)) {
+			rc = set_err(err, STOR_E_CORRUPT, "store: metadata of %s unreadable", hex);
+			break;
+		}
+		for (int cf = CF_DEBUGINFO; cf <= CF_INDEX && rc == STOR_OK; cf++) {
+			bool want = cf == CF_DEBUGINFO ? m.state == STOR_STATE_PRESENT : m.index_size > 0;
+			char *rerr = NULL;
+			size_t n = 0;
+			char *val = rocksdb_get_cf(db->db, ro, db->cf[cf], k, klen, &n, &rerr);
+			if (rerr)
+				rc = rocks_err(err, rerr, "verifying");
+			else if (want && !val)
+				rc = set_err(err, STOR_E_CORRUPT, "store: %s of %s missing", cf_names[cf], hex);
+			rocksdb_free(val);
+		}
+	}
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	rocksdb_release_snapshot(db->db, snap);
+	return rc;
+}

@@ -1,0 +1,357 @@
+/*
+ * test_stor_db: the object store's contract — file + metadata together, index
+ * accounting, negative entries, no downgrade of debuginfo, LRU eviction under
+ * the size bound honoring pins, persistence across reopen.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "storage/stor_db.h"
+#include "test.h"
+
+static int64_t fake_now = 1000000;
+static int64_t fake_clock(void) { return fake_now; }
+
+/* A fresh store directory under the build tree's temp dir. */
+static char *temp_dir(void)
+{
+	char tmpl[] = "/tmp/stor_test_XXXXXX";
+	char *d = mkdtemp(tmpl);
+	return d ? strdup(d) : NULL;
+}
+
+static void rm_rf(const char *dir)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static stor_db *open_db(const char *dir, uint64_t max_bytes)
+{
+	stor_options o;
+	stor_options_init(&o);
+	o.path = dir;
+	o.max_bytes = max_bytes;
+	o.sync_writes = false;
+	o.now_ms = fake_clock;
+	stor_db *db = NULL;
+	stor_error err = {0};
+	if (stor_open(&o, &db, &err) != STOR_OK)
+		fprintf(stderr, "open: %s\n", err.msg);
+	return db;
+}
+
+static void make_id(uint8_t *id, int n)
+{
+	for (int i = 0; i < 20; i++)
+		id[i] = (uint8_t)(n * 31 + i);
+}
+
+static stor_errc put(stor_db *db, int n, stor_kind kind, size_t size)
+{
+	uint8_t id[20];
+	make_id(id, n);
+	char *data = malloc(size ? size : 1);
+	for (size_t i = 0; i < size; i++)
+		data[i] = (char)(i * 7 + n);
+	stor_meta m = {0};
+	m.kind = kind;
+	snprintf(m.source, sizeof(m.source), "http://127.0.0.1:1/%d", n);
+	stor_error err = {0};
+	stor_errc rc = stor_put_file(db, id, 20, &m, data, size, &err);
+	free(data);
+	return rc;
+}
+
+static bool has_file(stor_db *db, int n)
+{
+	uint8_t id[20];
+	make_id(id, n);
+	stor_meta m;
+	return stor_get_meta(db, id, 20, &m, NULL) == STOR_OK && m.state == STOR_STATE_PRESENT;
+}
+
+TEST(put_get_roundtrip)
+{
+	char *dir = temp_dir();
+	REQUIRE(dir);
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	uint8_t id[20], alt[20];
+	make_id(id, 1);
+	make_id(alt, 2);
+	stor_meta m = {0};
+	m.kind = STOR_KIND_DEBUGINFO;
+	m.alt_len = 20;
+	memcpy(m.alt_id, alt, 20);
+	strcpy(m.source, "/usr/lib/debug");
+	size_t size = 100000;
+	char *data = malloc(size);
+	for (size_t i = 0; i < size; i++)
+		data[i] = (char)(i % 251);
+	stor_error err = {0};
+	CHECK(stor_put_file(db, id, 20, &m, data, size, &err) == STOR_OK);
+
+	stor_blob b;
+	stor_meta got;
+	REQUIRE(stor_get_file(db, id, 20, &b, &got, &err) == STOR_OK);
+	CHECK_EQ_U(b.size, size);
+	CHECK(memcmp(b.data, data, size) == 0);
+	stor_blob_release(&b);
+	CHECK_EQ_U(got.state, STOR_STATE_PRESENT);
+	CHECK_EQ_U(got.kind, STOR_KIND_DEBUGINFO);
+	CHECK_EQ_U(got.size, size);
+	CHECK_EQ_U(got.alt_len, 20);
+	CHECK(memcmp(got.alt_id, alt, 20) == 0);
+	CHECK_STREQ(got.source, "/usr/lib/debug");
+	CHECK_EQ_U(got.fetch_time, fake_now);
+
+	/* No index yet; then one, accounted in the metadata. */
+	CHECK(stor_get_index(db, id, 20, &b, &err) == STOR_E_NOT_FOUND);
+	CHECK(stor_put_index(db, id, 20, "INDEX", 5, &err) == STOR_OK);
+	REQUIRE(stor_get_index(db, id, 20, &b, &err) == STOR_OK);
+	CHECK(b.size == 5 && memcmp(b.data, "INDEX", 5) == 0);
+	stor_blob_release(&b);
+	CHECK(stor_get_meta(db, id, 20, &got, &err) == STOR_OK);
+	CHECK_EQ_U(got.index_size, 5);
+
+	stor_stats st;
+	stor_get_stats(db, &st);
+	CHECK_EQ_U(st.entries, 1);
+	CHECK_EQ_U(st.files, 1);
+	CHECK_EQ_U(st.indexes, 1);
+	CHECK(st.bytes > size + 5);
+
+	/* Reopen: everything is still there, accounting identical. */
+	stor_close(db);
+	db = open_db(dir, 0);
+	REQUIRE(db);
+	stor_stats st2;
+	stor_get_stats(db, &st2);
+	CHECK_EQ_U(st2.bytes, st.bytes);
+	CHECK_EQ_U(st2.entries, 1);
+	REQUIRE(stor_get_file(db, id, 20, &b, NULL, &err) == STOR_OK);
+	CHECK(b.size == size && memcmp(b.data, data, size) == 0);
+	stor_blob_release(&b);
+
+	/* A new file replaces the old one and drops the stale index. */
+	CHECK(stor_put_file(db, id, 20, &m, "ELF2", 4, &err) == STOR_OK);
+	CHECK(stor_get_index(db, id, 20, &b, &err) == STOR_E_NOT_FOUND);
+	CHECK(stor_get_meta(db, id, 20, &got, &err) == STOR_OK);
+	CHECK_EQ_U(got.index_size, 0);
+	CHECK_EQ_U(got.size, 4);
+
+	CHECK(stor_delete(db, id, 20, &err) == STOR_OK);
+	CHECK(stor_get_meta(db, id, 20, &got, &err) == STOR_E_NOT_FOUND);
+	CHECK(stor_get_file(db, id, 20, &b, NULL, &err) == STOR_E_NOT_FOUND);
+	stor_get_stats(db, &st);
+	CHECK_EQ_U(st.entries, 0);
+	CHECK_EQ_U(st.bytes, 0);
+	free(data);
+	stor_close(db);
+	rm_rf(dir);
+	free(dir);
+}
+
+TEST(invalid_arguments)
+{
+	char *dir = temp_dir();
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	uint8_t id[65] = {0};
+	stor_meta m = {0};
+	stor_error err = {0};
+	m.kind = STOR_KIND_DEBUGINFO;
+	CHECK(stor_put_file(db, id, 0, &m, "x", 1, &err) == STOR_E_INVALID);
+	CHECK(stor_put_file(db, id, 65, &m, "x", 1, &err) == STOR_E_INVALID);
+	CHECK(strstr(err.msg, "65 bytes") != NULL);
+	m.kind = STOR_KIND_NONE;
+	CHECK(stor_put_file(db, id, 20, &m, "x", 1, &err) == STOR_E_INVALID);
+	CHECK(stor_put_negative(db, id, 20, STOR_STATE_PRESENT, "", "", 0, &err) == STOR_E_INVALID);
+	CHECK(stor_put_index(db, id, 20, "i", 1, &err) == STOR_E_NOT_FOUND);
+	stor_close(db);
+	stor_close(NULL);
+	rm_rf(dir);
+	free(dir);
+}
+
+TEST(negative_entries_and_no_downgrade)
+{
+	char *dir = temp_dir();
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	uint8_t id[20];
+	make_id(id, 5);
+	stor_error err = {0};
+	stor_meta m;
+	CHECK(stor_put_negative(db, id, 20, STOR_STATE_NOT_FOUND, "upstreams",
+				"404 from every upstream", fake_now + 600000, &err) == STOR_OK);
+	REQUIRE(stor_get_meta(db, id, 20, &m, &err) == STOR_OK);
+	CHECK_EQ_U(m.state, STOR_STATE_NOT_FOUND);
+	CHECK_EQ_U(m.neg_expiry, fake_now + 600000);
+	CHECK_STREQ(m.last_error, "404 from every upstream");
+	stor_blob b;
+	CHECK(stor_get_file(db, id, 20, &b, NULL, &err) == STOR_E_NOT_FOUND);
+
+	/* Only the executable is found: it replaces the negative entry. */
+	CHECK(put(db, 5, STOR_KIND_EXECUTABLE, 1000) == STOR_OK);
+	REQUIRE(stor_get_meta(db, id, 20, &m, &err) == STOR_OK);
+	CHECK_EQ_U(m.state, STOR_STATE_PRESENT);
+	CHECK_EQ_U(m.kind, STOR_KIND_EXECUTABLE);
+	/* A later failed search for debuginfo keeps the executable. */
+	CHECK(stor_put_negative(db, id, 20, STOR_STATE_ERROR, "x", "HTTP 500",
+				fake_now + 10000, &err) == STOR_OK);
+	REQUIRE(stor_get_meta(db, id, 20, &m, &err) == STOR_OK);
+	CHECK_EQ_U(m.state, STOR_STATE_PRESENT);
+	CHECK_EQ_U(m.kind, STOR_KIND_EXECUTABLE);
+	CHECK_EQ_U(m.size, 1000);
+	CHECK_EQ_U(m.neg_expiry, fake_now + 10000);
+	CHECK_STREQ(m.last_error, "HTTP 500");
+	CHECK(stor_put_index(db, id, 20, "idx", 3, &err) == STOR_OK);
+
+	/* Debuginfo replaces the executable and its index. */
+	CHECK(put(db, 5, STOR_KIND_DEBUGINFO, 2000) == STOR_OK);
+	REQUIRE(stor_get_meta(db, id, 20, &m, &err) == STOR_OK);
+	CHECK_EQ_U(m.kind, STOR_KIND_DEBUGINFO);
+	CHECK_EQ_U(m.size, 2000);
+	CHECK_EQ_U(m.index_size, 0);
+	CHECK(stor_get_index(db, id, 20, &b, &err) == STOR_E_NOT_FOUND);
+	/* An executable never replaces debuginfo. */
+	CHECK(put(db, 5, STOR_KIND_EXECUTABLE, 10) == STOR_E_EXISTS);
+	REQUIRE(stor_get_meta(db, id, 20, &m, &err) == STOR_OK);
+	CHECK_EQ_U(m.kind, STOR_KIND_DEBUGINFO);
+	CHECK_EQ_U(m.size, 2000);
+	stor_close(db);
+	rm_rf(dir);
+	free(dir);
+}
+
+TEST(lru_eviction_honors_pins)
+{
+	char *dir = temp_dir();
+	/* Room for about four 10 kB files. */
+	stor_db *db = open_db(dir, 45000);
+	REQUIRE(db);
+	for (int i = 0; i < 4; i++) {
+		fake_now += 1000;
+		REQUIRE(put(db, i, STOR_KIND_DEBUGINFO, 10000) == STOR_OK);
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK(has_file(db, i));
+	/* Touch 0 so that 1 is the least recently used; pin 1: 2 goes instead. */
+	uint8_t id[20];
+	stor_blob b;
+	make_id(id, 0);
+	fake_now += 1000;
+	REQUIRE(stor_get_file(db, id, 20, &b, NULL, NULL) == STOR_OK);
+	stor_blob_release(&b);
+	make_id(id, 1);
+	stor_pin(db, id, 20);
+	fake_now += 1000;
+	REQUIRE(put(db, 4, STOR_KIND_DEBUGINFO, 10000) == STOR_OK);
+	CHECK(has_file(db, 0));
+	CHECK(has_file(db, 1));
+	CHECK(!has_file(db, 2));
+	CHECK(has_file(db, 3));
+	CHECK(has_file(db, 4));
+	stor_stats st;
+	stor_get_stats(db, &st);
+	CHECK(st.bytes <= 45000);
+	CHECK_EQ_U(st.evictions, 1);
+	CHECK_EQ_U(st.pinned, 1);
+
+	/* Everything pinned but the new one: the put goes over, unpin catches up. */
+	for (int i = 0; i < 5; i++) {
+		make_id(id, i);
+		if (i != 1)
+			stor_pin(db, id, 20);
+	}
+	fake_now += 1000;
+	REQUIRE(put(db, 6, STOR_KIND_DEBUGINFO, 10000) == STOR_OK);
+	stor_get_stats(db, &st);
+	CHECK(st.bytes > 45000);
+	for (int i = 0; i < 5; i++) {
+		make_id(id, i);
+		stor_unpin(db, id, 20);
+	}
+	stor_get_stats(db, &st);
+	CHECK(st.bytes <= 45000);
+	CHECK_EQ_U(st.pinned, 0);
+	CHECK(has_file(db, 6));
+
+	/* A file larger than the whole bound is refused. */
+	CHECK(put(db, 7, STOR_KIND_DEBUGINFO, 50000) == STOR_E_TOO_LARGE);
+	CHECK(!has_file(db, 7));
+	stor_close(db);
+	rm_rf(dir);
+	free(dir);
+}
+
+TEST(lru_order_survives_reopen)
+{
+	char *dir = temp_dir();
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	for (int i = 0; i < 3; i++) {
+		fake_now += 100000;
+		REQUIRE(put(db, i, STOR_KIND_DEBUGINFO, 10000) == STOR_OK);
+	}
+	/* Read 0 much later: it becomes the most recent, persisted by close. */
+	uint8_t id[20];
+	stor_blob b;
+	make_id(id, 0);
+	fake_now += 100000;
+	REQUIRE(stor_get_file(db, id, 20, &b, NULL, NULL) == STOR_OK);
+	stor_blob_release(&b);
+	stor_close(db);
+	db = open_db(dir, 35000);
+	REQUIRE(db);
+	fake_now += 1000;
+	REQUIRE(put(db, 3, STOR_KIND_DEBUGINFO, 10000) == STOR_OK);
+	CHECK(has_file(db, 0));
+	CHECK(!has_file(db, 1));
+	CHECK(has_file(db, 2));
+	CHECK(has_file(db, 3));
+	stor_close(db);
+	rm_rf(dir);
+	free(dir);
+}
+
+static bool count_fn(void *arg, const uint8_t *id, size_t len, const stor_meta *m)
+{
+	(void)id;
+	(void)m;
+	*(int *)arg += len == 20;
+	return true;
+}
+
+TEST(foreach_and_open_errors)
+{
+	char *dir = temp_dir();
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	for (int i = 0; i < 10; i++)
+		REQUIRE(put(db, i, STOR_KIND_DEBUGINFO, 100) == STOR_OK);
+	int n = 0;
+	CHECK(stor_foreach(db, count_fn, &n, NULL) == STOR_OK);
+	CHECK_EQ_U(n, 10);
+	/* A second open of the same directory fails with a message naming it. */
+	stor_options o;
+	stor_options_init(&o);
+	o.path = dir;
+	stor_db *db2 = NULL;
+	stor_error err = {0};
+	CHECK(stor_open(&o, &db2, &err) == STOR_E_IO);
+	CHECK(db2 == NULL);
+	CHECK(strstr(err.msg, dir) != NULL);
+	stor_close(db);
+	o.path = "";
+	CHECK(stor_open(&o, &db2, &err) == STOR_E_INVALID);
+	rm_rf(dir);
+	free(dir);
+}
+
+TEST_MAIN()
