@@ -22,13 +22,22 @@ void sym_error_prefix(sym_error *err, const char *fmt, ...)
 {
 	if (!err)
 		return;
-	char prefix[SYM_ERROR_MSG_MAX], old[SYM_ERROR_MSG_MAX];
+	char prefix[SYM_ERROR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	int n = vsnprintf(prefix, sizeof(prefix) - 2, fmt, ap);
 	va_end(ap);
-	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	if (n < 0)
+		return;
+	size_t plen = strlen(prefix);
+	memcpy(prefix + plen, ": ", 3);
+	plen += 2;
+	size_t mlen = strnlen(err->msg, sizeof(err->msg) - 1);
+	if (plen + mlen >= sizeof(err->msg))
+		mlen = sizeof(err->msg) - 1 - plen;
+	memmove(err->msg + plen, err->msg, mlen);
+	memcpy(err->msg, prefix, plen);
+	err->msg[plen + mlen] = '\0';
 }
 
 const char *sym_errc_name(sym_errc code)

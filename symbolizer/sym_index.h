@@ -22,7 +22,7 @@
 
 /*
  * Hands the builder the dwz supplementary file with the given build ID. Return
- * true and set *data/*size (memory that stays valid until sym_index_build
+ * true and set *data and *size (memory that stays valid until sym_index_build
  * returns), or false when it is not available.
  */
 typedef bool (*sym_alt_resolver)(void *ctx, const sym_build_id *id, const char *path,

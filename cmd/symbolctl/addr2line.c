@@ -1,0 +1,238 @@
+/*
+ * symbolctl addr2line: symbolizes addresses of a local ELF file through the
+ * symbolizer library, in llvm-symbolizer's output format. Builds the index in
+ * memory (or loads a saved one with --index), then answers addresses from the
+ * arguments or, one per line, from stdin, flushing each answer.
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/file_map.h"
+#include "cmd/symbolctl/llvm_format.h"
+#include "symbolizer/sym_index.h"
+
+#define MAX_FRAMES 256
+
+struct opts {
+	const char *exe, *alt, *index_in, *index_out;
+	bool no_inlines, no_demangle;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: symbolctl addr2line -e FILE [--alt FILE] [--no-inlines] [--no-demangle]\n"
+		"                           [--index-out BLOB] [ADDR...]\n"
+		"       symbolctl addr2line --index BLOB [--no-inlines] [--no-demangle] [ADDR...]\n"
+		"\n"
+		"Symbolizes hex addresses (0x optional) of an ELF file, a binary or a separate\n"
+		"debug file, printing llvm-symbolizer's default format. Without ADDR, reads one\n"
+		"address per line from stdin and answers each as it arrives.\n"
+		"\n"
+		"  -e, --exe, --obj FILE  the ELF file\n"
+		"  --alt FILE             dwz supplementary file (default: found by the build ID in\n"
+		"                         .gnu_debugaltlink under /usr/lib/debug/.build-id, or its path)\n"
+		"  --no-inlines           one frame per address: the function the code belongs to\n"
+		"  --no-demangle          print linkage (mangled) names\n"
+		"  --index-out BLOB       save the index blob built from FILE\n"
+		"  --index BLOB           answer from a saved index blob instead of FILE\n");
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	enum { O_ALT = 256, O_NO_INLINES, O_NO_DEMANGLE, O_INDEX, O_INDEX_OUT, O_OBJ };
+	static const struct option longopts[] = {
+		{"exe", required_argument, NULL, 'e'},
+		{"obj", required_argument, NULL, O_OBJ},
+		{"alt", required_argument, NULL, O_ALT},
+		{"no-inlines", no_argument, NULL, O_NO_INLINES},
+		{"no-demangle", no_argument, NULL, O_NO_DEMANGLE},
+		{"index", required_argument, NULL, O_INDEX},
+		{"index-out", required_argument, NULL, O_INDEX_OUT},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+		case O_OBJ: o->exe = optarg; break;
+		case O_ALT: o->alt = optarg; break;
+		case O_NO_INLINES: o->no_inlines = true; break;
+		case O_NO_DEMANGLE: o->no_demangle = true; break;
+		case O_INDEX: o->index_in = optarg; break;
+		case O_INDEX_OUT: o->index_out = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (!o->exe == !o->index_in) {
+		fprintf(stderr, "symbolctl addr2line: give exactly one of -e FILE and --index BLOB\n");
+		return -1;
+	}
+	if (o->index_out && !o->exe) {
+		fprintf(stderr, "symbolctl addr2line: --index-out needs -e FILE\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The dwz file: --alt, else /usr/lib/debug/.build-id/xx/rest.debug, else the link's path. */
+struct alt_ctx {
+	const char *exe, *alt;
+	file_map map;
+	bool loaded;
+};
+
+static bool resolve_alt(void *arg, const sym_build_id *id, const char *path, const void **data,
+			size_t *size)
+{
+	struct alt_ctx *a = arg;
+	char buf[4096];
+	const char *candidates[3];
+	int n = 0;
+	if (a->alt) {
+		candidates[n++] = a->alt;
+	} else {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(id, hex);
+		snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		candidates[n++] = buf;
+		candidates[n++] = path;
+	}
+	for (int i = 0; i < n; i++) {
+		char rel[4096];
+		const char *p = candidates[i];
+		if (p == path && p[0] != '/') {
+			const char *slash = strrchr(a->exe, '/');
+			int dirlen = slash ? (int)(slash - a->exe) : 1;
+			snprintf(rel, sizeof(rel), "%.*s/%s", dirlen, slash ? a->exe : ".", p);
+			p = rel;
+		}
+		FILE *probe = fopen(p, "rb");
+		if (!probe)
+			continue;
+		fclose(probe);
+		if (file_map_open(&a->map, p) == 0) {
+			a->loaded = true;
+			*data = a->map.data;
+			*size = a->map.size;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int write_blob(const char *path, const void *blob, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(blob, 1, size, f) != size || fclose(f) != 0) {
+		perror(path);
+		return -1;
+	}
+	return 0;
+}
+
+static void answer(const sym_index *idx, const struct opts *o, uint64_t addr)
+{
+	static sym_frame frames[MAX_FRAMES];
+	static llvm_frame out[MAX_FRAMES];
+	size_t n = sym_index_lookup(idx, addr, frames, MAX_FRAMES);
+	if (n > MAX_FRAMES)
+		n = MAX_FRAMES;
+	for (size_t i = 0; i < n; i++) {
+		const sym_frame *f = &frames[i];
+		const char *name = o->no_demangle ? (*f->linkage_name ? f->linkage_name : f->name)
+						  : f->display_name;
+		out[i] = (llvm_frame){name, f->file, f->line, f->column};
+	}
+	if (o->no_inlines && n > 1) {
+		/* One frame: the location, named by the function the code belongs to. */
+		out[0].function = out[n - 1].function;
+		n = 1;
+	}
+	llvm_format_frames(stdout, out, n);
+}
+
+static void answer_line(const sym_index *idx, const struct opts *o, const char *line)
+{
+	uint64_t addr;
+	if (llvm_format_parse_address(line, &addr) != 0) {
+		/* Like llvm-symbolizer: echo what is not an address. */
+		printf("%s\n\n", line);
+		return;
+	}
+	answer(idx, o, addr);
+}
+
+static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe, void **blob,
+		       size_t *size)
+{
+	if (file_map_open(exe, o->exe))
+		return -1;
+	sym_build_options bo = {.alt_resolver = resolve_alt, .alt_ctx = alt};
+	sym_error err;
+	if (sym_index_build(exe->data, exe->size, &bo, blob, size, &err) != SYM_OK) {
+		fprintf(stderr, "symbolctl: %s: %s\n", o->exe, err.msg);
+		return -1;
+	}
+	if (o->index_out && write_blob(o->index_out, *blob, *size))
+		return -1;
+	return 0;
+}
+
+int cmd_addr2line(int argc, char **argv)
+{
+	struct opts o = {0};
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	struct alt_ctx alt = {.exe = o.exe, .alt = o.alt};
+	file_map exe = {0}, saved = {0};
+	void *blob = NULL;
+	size_t size = 0;
+	int rc = 1;
+	if (o.index_in) {
+		if (file_map_read_aligned(&saved, o.index_in))
+			goto out;
+		blob = saved.data;
+		size = saved.size;
+	} else if (build_index(&o, &alt, &exe, &blob, &size)) {
+		goto out;
+	}
+	sym_index *idx;
+	sym_error err;
+	if (sym_index_load(blob, size, &idx, &err) != SYM_OK) {
+		fprintf(stderr, "symbolctl: %s: %s\n", o.index_in ? o.index_in : o.exe, err.msg);
+		goto out;
+	}
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++)
+			answer_line(idx, &o, argv[i]);
+	} else {
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t len;
+		while ((len = getline(&line, &cap, stdin)) > 0) {
+			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+				line[--len] = '\0';
+			answer_line(idx, &o, line);
+			fflush(stdout);
+		}
+		free(line);
+	}
+	sym_index_destroy(idx);
+	rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+	if (!o.index_in)
+		free(blob);
+	file_map_close(&saved);
+	file_map_close(&exe);
+	if (alt.loaded)
+		file_map_close(&alt.map);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * sym_collect: what the index builder gathers from one source (a share of the
+ * DWARF units, or the symbol tables) before everything is merged, flattened
+ * and written: functions, scopes (function instances), and address spans.
+ * String fields are offsets into the collector's own sym_strtab; scope and
+ * function fields are indexes into its own vectors.
+ */
+#ifndef SYM_COLLECT_H
+#define SYM_COLLECT_H
+
+#include <stdint.h>
+
+#include "symbolizer/sym_index_format.h"
+#include "symbolizer/sym_strtab.h"
+#include "symbolizer/sym_vec.h"
+
+/* An address span: a scope's code range, or one line-table row's range. */
+typedef struct sym_span {
+	uint64_t lo, hi;
+	uint32_t a;      /* scope: scope id;   line: file string */
+	uint32_t b;      /* scope: depth;      line: line */
+	uint32_t c;      /*                    line: column */
+	uint32_t order;  /* tie-break: position in the source */
+} sym_span;
+
+/* Caps on what one index may hold, whatever the input claims. */
+#define SYM_MAX_SPANS ((size_t)1 << 28)
+#define SYM_MAX_SCOPES ((size_t)SYM_IX_NONE - 1)
+#define SYM_MAX_DIE_DEPTH 256
+
+typedef struct sym_collect {
+	sym_strtab strs;
+	sym_vec funcs;        /* struct sym_ix_func */
+	sym_vec scopes;       /* struct sym_ix_scope */
+	sym_vec scope_spans;  /* sym_span */
+	sym_vec line_spans;   /* sym_span */
+	uint64_t min_code_addr;  /* spans starting below it are tombstones (discarded code) */
+} sym_collect;
+
+int sym_collect_init(sym_collect *c);
+void sym_collect_deinit(sym_collect *c);
+
+
+
+/*
+ * Moves src's content into dst: strings re-interned, function and scope
+ * indexes shifted. src's scope spans go to dst_scope_spans (dst->scope_spans or
+ * another vector), its line spans to dst->line_spans. src is left empty.
+ */
+int sym_collect_merge(sym_collect *dst, sym_collect *src, sym_vec *dst_scope_spans);
+#endif

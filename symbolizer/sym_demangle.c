@@ -1,0 +1,17 @@
+/*
+ * sym_demangle: the libiberty bridge (see sym_demangle.h).
+ */
+#include "symbolizer/sym_demangle.h"
+
+#include <demangle.h>
+#include <stddef.h>
+
+char *sym_demangle(const char *name)
+{
+	if (!name || name[0] != '_')
+		return NULL;
+	/* _Z: Itanium C++ and legacy Rust; _R: Rust v0. DMGL_AUTO tries Rust first. */
+	if (name[1] != 'Z' && name[1] != 'R')
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+}

@@ -1,0 +1,363 @@
+/*
+ * sym_dwarf: the DWARF walk (see sym_dwarf.h).
+ *
+ * Per unit: every line-table row becomes a line span [addr, next addr); every
+ * subprogram and inlined subroutine with code becomes a scope with spans at its
+ * nesting depth. Names follow DW_AT_abstract_origin and DW_AT_specification
+ * (into the dwz file too) for a bounded number of hops. The walk descends only
+ * into DIEs that can hold code scopes, never deeper than SYM_MAX_DIE_DEPTH, and
+ * stops a sibling chain that does not move forward, so hostile DWARF ends.
+ */
+#include "symbolizer/sym_dwarf.h"
+#include "symbolizer/sym_demangle.h"
+#include "symbolizer/sym_map64.h"
+
+#include <dwarf.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define MAX_ORIGIN_HOPS 8
+#define MAX_PATH_BYTES 4096
+
+struct walk {
+	Dwarf *dw;
+	sym_collect *out;
+	sym_map64 funcs;          /* origin DIE key -> function index */
+	sym_map64 imported;       /* partial units already walked */
+	sym_error *err;
+	sym_errc rc;
+	/* per unit */
+	Dwarf_Die cudie;
+	const char *comp_dir;
+	bool is_c;
+	Dwarf_Files *files;
+	size_t nfiles;
+	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
+	size_t file_strs_cap;
+	uint32_t order;
+	char path[MAX_PATH_BYTES];
+};
+
+static sym_errc fail_nomem(struct walk *w)
+{
+	if (!w->rc)
+		w->rc = sym_error_set(w->err, SYM_E_NOMEM, "out of memory or past a size cap building the index");
+	return w->rc;
+}
+
+/* Interns dir-joined path: relative paths get the unit's comp_dir in front, as llvm does. */
+static uint32_t intern_path(struct walk *w, const char *name)
+{
+	if (!name || !*name)
+		return 0;
+	if (name[0] == '/' || !w->comp_dir || !*w->comp_dir)
+		return sym_strtab_add_cstr(&w->out->strs, name);
+	size_t a = strlen(w->comp_dir), b = strlen(name);
+	if (a + 1 + b >= sizeof(w->path))
+		return sym_strtab_add_cstr(&w->out->strs, name);
+	memcpy(w->path, w->comp_dir, a);
+	w->path[a] = '/';
+	memcpy(w->path + a + 1, name, b);
+	return sym_strtab_add(&w->out->strs, w->path, a + 1 + b);
+}
+
+/* The interned path of file index idx of the current unit, 0 when unknown. */
+static uint32_t unit_file(struct walk *w, Dwarf_Files *files, size_t idx)
+{
+	if (files != w->files || idx >= w->nfiles) {
+		const char *name = files ? dwarf_filesrc(files, idx, NULL, NULL) : NULL;
+		return name ? intern_path(w, name) : 0;
+	}
+	if (w->file_strs[idx] == SYM_STR_NONE)
+		w->file_strs[idx] = intern_path(w, dwarf_filesrc(files, idx, NULL, NULL));
+	return w->file_strs[idx];
+}
+
+static bool is_tombstone(const struct walk *w, Dwarf_Addr lo, Dwarf_Addr hi)
+{
+	return lo >= hi || lo < w->out->min_code_addr || lo == (Dwarf_Addr)-1 ||
+	       lo == (Dwarf_Addr)-2 || lo == 0xffffffffu || lo == 0xfffffffeu;
+}
+
+static sym_errc collect_lines(struct walk *w)
+{
+	Dwarf_Lines *lines;
+	size_t n;
+	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0)
+		return SYM_OK; /* a unit without a line table, or one libdw refuses */
+	for (size_t i = 0; i + 1 < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i), *next = dwarf_onesrcline(lines, i + 1);
+		bool end;
+		Dwarf_Addr lo, hi;
+		if (!l || !next || dwarf_lineendsequence(l, &end) || end)
+			continue;
+		if (dwarf_lineaddr(l, &lo) || dwarf_lineaddr(next, &hi) || is_tombstone(w, lo, hi))
+			continue;
+		int line = 0, col = 0;
+		dwarf_lineno(l, &line);
+		dwarf_linecol(l, &col);
+		Dwarf_Files *files;
+		size_t idx;
+		uint32_t file = dwarf_line_file(l, &files, &idx) == 0 ? unit_file(w, files, idx) : 0;
+		if (file == SYM_STR_NONE)
+			return fail_nomem(w);
+		sym_span *s = sym_vec_push(&w->out->line_spans);
+		if (!s)
+			return fail_nomem(w);
+		*s = (sym_span){.lo = lo, .hi = hi, .a = file, .b = (uint32_t)line,
+				.c = (uint32_t)col, .order = w->order++};
+	}
+	return SYM_OK;
+}
+
+static uint64_t die_key(struct walk *w, Dwarf_Die *die)
+{
+	/* DIEs of the dwz file have their own offsets: tell them apart. */
+	bool alt = dwarf_cu_getdwarf(die->cu) != w->dw;
+	return dwarf_dieoffset(die) << 1 | alt;
+}
+
+/* The interned display name: demangled linkage name, else the name. */
+static uint32_t display_name(struct walk *w, const char *name, const char *linkage)
+{
+	if (linkage) {
+		char *d = sym_demangle(linkage);
+		if (d) {
+			uint32_t off = sym_strtab_add_cstr(&w->out->strs, d);
+			free(d);
+			return off;
+		}
+		return sym_strtab_add_cstr(&w->out->strs, linkage);
+	}
+	return sym_strtab_add_cstr(&w->out->strs, name);
+}
+
+/* The function record of a scope DIE, shared by every instance of its origin. */
+static uint32_t function_of(struct walk *w, Dwarf_Die *die)
+{
+	Dwarf_Die chain[MAX_ORIGIN_HOPS + 1], *cur = die;
+	int n = 0;
+	chain[n++] = *die;
+	const char *name = NULL, *linkage = NULL;
+	Dwarf_Die *decl = NULL;
+	for (;;) {
+		Dwarf_Attribute attr;
+		if (!name)
+			name = dwarf_formstring(dwarf_attr(cur, DW_AT_name, &attr));
+		if (!linkage) {
+			linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_linkage_name, &attr));
+			if (!linkage)
+				linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_MIPS_linkage_name, &attr));
+		}
+		if (!decl && dwarf_hasattr(cur, DW_AT_decl_line))
+			decl = cur;
+		if (n > MAX_ORIGIN_HOPS)
+			break;
+		Dwarf_Attribute *ref = dwarf_attr(cur, DW_AT_abstract_origin, &attr);
+		if (!ref)
+			ref = dwarf_attr(cur, DW_AT_specification, &attr);
+		if (!ref || !dwarf_formref_die(ref, &chain[n]))
+			break;
+		cur = &chain[n++];
+	}
+	/* Key by the last DIE of the chain: the abstract declaration all instances share. */
+	uint64_t key = die_key(w, cur);
+	uint32_t id = sym_map64_get(&w->funcs, key);
+	if (id != UINT32_MAX)
+		return id;
+	struct sym_ix_func f = {0};
+	f.name = sym_strtab_add_cstr(&w->out->strs, name);
+	f.linkage = sym_strtab_add_cstr(&w->out->strs, linkage);
+	f.display = display_name(w, name, linkage);
+	if (decl) {
+		int line = 0;
+		dwarf_decl_line(decl, &line);
+		f.decl_line = (uint32_t)line;
+		const char *file = dwarf_decl_file(decl);
+		f.decl_file = file ? intern_path(w, file) : 0;
+	}
+	if (f.name == SYM_STR_NONE || f.linkage == SYM_STR_NONE || f.display == SYM_STR_NONE ||
+	    f.decl_file == SYM_STR_NONE)
+		return fail_nomem(w), UINT32_MAX;
+	id = (uint32_t)w->out->funcs.len;
+	struct sym_ix_func *slot = sym_vec_push(&w->out->funcs);
+	if (!slot || sym_map64_put(&w->funcs, key, id))
+		return fail_nomem(w), UINT32_MAX;
+	*slot = f;
+	return id;
+}
+
+/* Adds a scope for a subprogram or inlined subroutine with code; UINT32_MAX if none. */
+static uint32_t add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent, uint32_t depth,
+			  bool inlined)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	size_t first = w->out->scope_spans.len;
+	uint32_t id = (uint32_t)w->out->scopes.len;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (is_tombstone(w, lo, hi))
+			continue;
+		sym_span *s = sym_vec_push(&w->out->scope_spans);
+		if (!s)
+			return fail_nomem(w), UINT32_MAX;
+		*s = (sym_span){.lo = lo, .hi = hi, .a = id, .b = depth, .order = w->order++};
+	}
+	if (w->out->scope_spans.len == first)
+		return UINT32_MAX;
+	struct sym_ix_scope sc = {.func = function_of(w, die), .parent = parent};
+	if (sc.func == UINT32_MAX)
+		return UINT32_MAX;
+	if (inlined) {
+		Dwarf_Attribute attr;
+		Dwarf_Word v;
+		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &v) == 0)
+			sc.call_file = unit_file(w, w->files, (size_t)v);
+		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v) == 0)
+			sc.call_line = (uint32_t)v;
+		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_column, &attr), &v) == 0)
+			sc.call_column = (uint32_t)v;
+		if (sc.call_file == SYM_STR_NONE)
+			return fail_nomem(w), UINT32_MAX;
+	}
+	struct sym_ix_scope *slot = sym_vec_push(&w->out->scopes);
+	if (!slot)
+		return fail_nomem(w), UINT32_MAX;
+	*slot = sc;
+	return id;
+}
+
+static void walk_children(struct walk *w, Dwarf_Die *parent, uint32_t scope, uint32_t depth,
+			  unsigned level);
+
+static void walk_imported_unit(struct walk *w, Dwarf_Die *die, uint32_t scope, uint32_t depth,
+			       unsigned level)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die unit;
+	if (!dwarf_formref_die(dwarf_attr(die, DW_AT_import, &attr), &unit))
+		return;
+	uint64_t key = die_key(w, &unit);
+	if (sym_map64_get(&w->imported, key) != UINT32_MAX)
+		return;
+	if (sym_map64_put(&w->imported, key, 1)) {
+		fail_nomem(w);
+		return;
+	}
+	walk_children(w, &unit, scope, depth, level + 1);
+}
+
+static void walk_children(struct walk *w, Dwarf_Die *parent, uint32_t scope, uint32_t depth,
+			  unsigned level)
+{
+	Dwarf_Die child;
+	if (level >= SYM_MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
+		return;
+	for (;;) {
+		if (w->rc)
+			return;
+		int tag = dwarf_tag(&child);
+		switch (tag) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine: {
+			bool inl = tag == DW_TAG_inlined_subroutine;
+			uint32_t id = add_scope(w, &child, inl ? scope : SYM_IX_NONE,
+						scope == SYM_IX_NONE ? 0 : depth + 1, inl);
+			if (id != UINT32_MAX)
+				walk_children(w, &child, id, scope == SYM_IX_NONE ? 0 : depth + 1,
+					      level + 1);
+			else if (!inl)
+				/* A declaration or abstract instance: may hold nested definitions. */
+				walk_children(w, &child, scope, depth, level + 1);
+			break;
+		}
+		case DW_TAG_lexical_block:
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+			walk_children(w, &child, scope, depth, level + 1);
+			break;
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_interface_type:
+			if (!w->is_c)
+				walk_children(w, &child, scope, depth, level + 1);
+			break;
+		case DW_TAG_imported_unit:
+			walk_imported_unit(w, &child, scope, depth, level);
+			break;
+		default:
+			break;
+		}
+		Dwarf_Off here = dwarf_dieoffset(&child);
+		if (dwarf_siblingof(&child, &child) != 0 || dwarf_dieoffset(&child) <= here)
+			break;
+	}
+}
+
+static bool language_is_c(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word lang;
+	if (dwarf_formudata(dwarf_attr(cudie, DW_AT_language, &attr), &lang) != 0)
+		return false;
+	return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 ||
+	       lang == DW_LANG_C11 || lang == 0x1d /* DW_LANG_C17 */;
+}
+
+static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
+{
+	w->cudie = *cudie;
+	Dwarf_Attribute attr;
+	w->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	w->is_c = language_is_c(cudie);
+	w->files = NULL;
+	w->nfiles = 0;
+	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) != 0) {
+		w->files = NULL;
+		w->nfiles = 0;
+	}
+	if (w->nfiles > w->file_strs_cap) {
+		uint32_t *p = realloc(w->file_strs, w->nfiles * sizeof(*p));
+		if (!p)
+			return fail_nomem(w);
+		w->file_strs = p;
+		w->file_strs_cap = w->nfiles;
+	}
+	for (size_t i = 0; i < w->nfiles; i++)
+		w->file_strs[i] = SYM_STR_NONE;
+	sym_errc rc = collect_lines(w);
+	if (rc)
+		return rc;
+	walk_children(w, cudie, SYM_IX_NONE, 0, 0);
+	return w->rc;
+}
+
+sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_collect *out,
+			   sym_error *err)
+{
+	struct walk w = {.dw = dw, .out = out, .err = err};
+	sym_map64_init(&w.funcs);
+	sym_map64_init(&w.imported);
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	sym_errc rc = SYM_OK;
+	for (unsigned u = 0;
+	     dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, NULL) == 0; u++) {
+		if (u % nshards != shard)
+			continue;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue; /* type units and split skeletons hold no code scopes here */
+		if ((rc = walk_unit(&w, &cudie)))
+			break;
+	}
+	free(w.file_strs);
+	sym_map64_deinit(&w.funcs);
+	sym_map64_deinit(&w.imported);
+	return rc;
+}

@@ -1,0 +1,88 @@
+/*
+ * sym_flatten: the sweep that makes segments disjoint (see sym_flatten.h).
+ */
+#include "symbolizer/sym_flatten.h"
+
+#include <stdlib.h>
+
+static int cmp_depth(const void *pa, const void *pb)
+{
+	const sym_span *a = pa, *b = pb;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	if (a->hi != b->hi)
+		return a->hi > b->hi ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int cmp_plain(const void *pa, const void *pb)
+{
+	const sym_span *a = pa, *b = pb;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	if (a->hi != b->hi)
+		return a->hi > b->hi ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int emit(sym_vec *out, uint64_t lo, uint64_t hi, size_t span)
+{
+	if (lo >= hi)
+		return 0;
+	sym_seg *last = out->len ? &SYM_VEC_AT(out, sym_seg, out->len - 1) : NULL;
+	if (last && last->hi == lo && last->span == span) {
+		last->hi = hi;
+		return 0;
+	}
+	sym_seg *s = sym_vec_push(out);
+	if (!s)
+		return -1;
+	*s = (sym_seg){.lo = lo, .hi = hi, .span = (uint32_t)span};
+	return 0;
+}
+
+sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, sym_vec *out, sym_error *err)
+{
+	if (n > UINT32_MAX)
+		return sym_error_set(err, SYM_E_TOO_LARGE, "too many address ranges");
+	if (n)
+		qsort(spans, n, sizeof(*spans), by_depth ? cmp_depth : cmp_plain);
+	sym_vec stack;
+	sym_vec_init(&stack, sizeof(uint32_t), n + 1);
+	uint64_t pos = 0;
+	sym_errc rc = SYM_OK;
+	for (size_t i = 0; i <= n; i++) {
+		bool last = i == n;
+		if (!last && spans[i].lo >= spans[i].hi)
+			continue;
+		uint64_t until = last ? UINT64_MAX : spans[i].lo;
+		/* Emit what the stack covers up to the next span's start. */
+		while (stack.len && pos < until) {
+			uint32_t top = SYM_VEC_AT(&stack, uint32_t, stack.len - 1);
+			if (spans[top].hi <= pos) {
+				stack.len--;
+				continue;
+			}
+			uint64_t end = spans[top].hi < until ? spans[top].hi : until;
+			if (emit(out, pos, end, top)) {
+				rc = sym_error_set(err, SYM_E_NOMEM, "out of memory flattening ranges");
+				goto done;
+			}
+			pos = end;
+		}
+		if (last)
+			break;
+		pos = spans[i].lo;
+		uint32_t *slot = sym_vec_push(&stack);
+		if (!slot) {
+			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory flattening ranges");
+			goto done;
+		}
+		*slot = (uint32_t)i;
+	}
+done:
+	sym_vec_deinit(&stack);
+	return rc;
+}

@@ -1,0 +1,287 @@
+/*
+ * sym_index_build: the builder's orchestration (API in sym_index.h).
+ *
+ * probe -> inflate compressed sections -> open with libelf/libdw (and the dwz
+ * file from the caller's resolver) -> walk DWARF units on worker threads, each
+ * with its own Dwarf handle -> add symbol-table scopes -> merge -> write.
+ */
+#include "symbolizer/sym_index.h"
+#include "symbolizer/sym_dwarf.h"
+#include "symbolizer/sym_elf_util.h"
+#include "symbolizer/sym_inflate.h"
+#include "symbolizer/sym_index_write.h"
+#include "symbolizer/sym_symtab.h"
+
+#include <elfutils/libdw.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX_INFLATE ((uint64_t)2 << 30)
+#define MAX_THREADS 8
+/* Below this much DWARF one thread is faster than starting more. */
+#define PARALLEL_MIN_DWARF_BYTES ((size_t)4 << 20)
+
+/* An ELF image ready for libdw: inflated copy (owned) or the caller's bytes. */
+struct image {
+	const void *data;
+	size_t size;
+	void *owned;
+};
+
+static void image_deinit(struct image *im)
+{
+	free(im->owned);
+	memset(im, 0, sizeof(*im));
+}
+
+static sym_errc image_init(struct image *im, const void *data, size_t size, uint64_t cap,
+			   sym_error *err)
+{
+	memset(im, 0, sizeof(*im));
+	sym_errc rc = sym_inflate_image(data, size, cap, &im->owned, &im->size, err);
+	if (rc)
+		return rc;
+	if (!im->owned) {
+		im->data = data;
+		im->size = size;
+	} else {
+		im->data = im->owned;
+	}
+	return SYM_OK;
+}
+
+/* One thread's share: its own Elf and Dwarf handles over the shared images. */
+struct shard {
+	const struct image *main, *alt;
+	unsigned index, count;
+	uint64_t min_code_addr;
+	sym_collect out;
+	sym_error err;
+	sym_errc rc;
+};
+
+static sym_errc open_dwarf(const struct image *im, Elf **elf, Dwarf **dw, sym_error *err)
+{
+	*dw = NULL;
+	sym_errc rc = sym_elf_begin(im->data, im->size, elf, err);
+	if (rc)
+		return rc;
+	*dw = dwarf_begin_elf(*elf, DWARF_C_READ, NULL);
+	if (!*dw) {
+		rc = sym_error_set(err, SYM_E_BAD_DWARF, "libdw: %s", dwarf_errmsg(-1));
+		elf_end(*elf);
+		*elf = NULL;
+	}
+	return rc;
+}
+
+static void *shard_run(void *arg)
+{
+	struct shard *s = arg;
+	Elf *elf = NULL, *alt_elf = NULL;
+	Dwarf *dw = NULL, *alt_dw = NULL;
+	s->rc = open_dwarf(s->main, &elf, &dw, &s->err);
+	if (!s->rc && s->alt) {
+		s->rc = open_dwarf(s->alt, &alt_elf, &alt_dw, &s->err);
+		if (s->rc)
+			sym_error_prefix(&s->err, "dwz supplementary file");
+		else
+			dwarf_setalt(dw, alt_dw);
+	}
+	if (!s->rc) {
+		s->out.min_code_addr = s->min_code_addr;
+		s->rc = sym_dwarf_collect(dw, s->index, s->count, &s->out, &s->err);
+	}
+	if (alt_dw)
+		dwarf_end(alt_dw);
+	if (dw)
+		dwarf_end(dw);
+	if (alt_elf)
+		elf_end(alt_elf);
+	if (elf)
+		elf_end(elf);
+	return NULL;
+}
+
+/* Lowest address of code; DWARF ranges below it describe discarded code. */
+static uint64_t min_code_address(Elf *elf)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(elf, &eh) || eh.e_type == ET_REL)
+		return 0;
+	uint64_t min = UINT64_MAX;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) && sh.sh_size &&
+		    sh.sh_addr && sh.sh_addr < min)
+			min = sh.sh_addr;
+	}
+	return min == UINT64_MAX ? 0 : min;
+}
+
+static size_t dwarf_bytes(Elf *elf)
+{
+	size_t total = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name = sym_elf_section_name(elf, scn, &sh);
+		if (name && !strncmp(name, ".debug_", 7) && sh.sh_type != SHT_NOBITS)
+			total += sh.sh_size;
+	}
+	return total;
+}
+
+static unsigned thread_count(const sym_build_options *o, size_t dwarf_size)
+{
+	if (o && o->threads)
+		return o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
+	if (dwarf_size < PARALLEL_MIN_DWARF_BYTES)
+		return 1;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+}
+
+/* Gets and checks the dwz file; its image is inflated into *alt. */
+static sym_errc resolve_alt(const sym_elf_info *info, const sym_build_options *o, uint64_t cap,
+			    struct image *alt, sym_error *err)
+{
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	sym_build_id_to_hex(&info->alt_build_id, hex);
+	const void *data = NULL;
+	size_t size = 0;
+	if (!o || !o->alt_resolver ||
+	    !o->alt_resolver(o->alt_ctx, &info->alt_build_id, info->alt_path, &data, &size))
+		return sym_error_set(err, SYM_E_MISSING_ALT,
+				     "dwz supplementary file %s (build ID %s) not available",
+				     info->alt_path, hex);
+	sym_elf_info ai;
+	sym_errc rc = sym_elf_probe(data, size, &ai, err);
+	if (rc) {
+		sym_error_prefix(err, "dwz supplementary file %s", hex);
+		return rc;
+	}
+	if (!sym_build_id_equal(&ai.build_id, &info->alt_build_id))
+		return sym_error_set(err, SYM_E_MISSING_ALT,
+				     "dwz supplementary file: build ID differs from %s", hex);
+	rc = image_init(alt, data, size, cap, err);
+	if (rc)
+		sym_error_prefix(err, "dwz supplementary file %s", hex);
+	return rc;
+}
+
+sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_options *opts,
+			 void **blob, size_t *blob_size, sym_error *err)
+{
+	*blob = NULL;
+	*blob_size = 0;
+	uint64_t cap = opts && opts->max_decompressed_bytes ? opts->max_decompressed_bytes
+							    : DEFAULT_MAX_INFLATE;
+	sym_elf_info info;
+	sym_errc rc = sym_elf_probe(elf_data, elf_size, &info, err);
+	if (rc)
+		return rc;
+	struct image main_im = {0}, alt_im = {0};
+	Elf *elf = NULL;
+	struct shard *shards = NULL;
+	unsigned nshards = 0;
+	sym_collect all, syms;
+	bool all_ok = sym_collect_init(&all) == 0, syms_ok = sym_collect_init(&syms) == 0;
+	if (!all_ok || !syms_ok) {
+		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = image_init(&main_im, elf_data, elf_size, cap, err)))
+		goto out;
+	if ((rc = sym_elf_begin(main_im.data, main_im.size, &elf, err)))
+		goto out;
+	uint64_t min_code = min_code_address(elf);
+	all.min_code_addr = syms.min_code_addr = min_code;
+	bool from_dwarf = false;
+	if (info.has_debug_info) {
+		if (info.has_alt && (rc = resolve_alt(&info, opts, cap, &alt_im, err)))
+			goto out;
+		nshards = thread_count(opts, dwarf_bytes(elf));
+		shards = calloc(nshards, sizeof(*shards));
+		if (!shards) {
+			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory");
+			goto out;
+		}
+		pthread_t tids[MAX_THREADS];
+		bool started[MAX_THREADS] = {0};
+		for (unsigned i = 0; i < nshards; i++) {
+			shards[i] = (struct shard){.main = &main_im, .alt = info.has_alt ? &alt_im : NULL,
+						   .index = i, .count = nshards, .min_code_addr = min_code};
+			if (sym_collect_init(&shards[i].out)) {
+				shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "out of memory");
+				continue;
+			}
+			if (i > 0)
+				started[i] = pthread_create(&tids[i], NULL, shard_run, &shards[i]) == 0;
+			if (i > 0 && !started[i])
+				shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "cannot start a thread");
+		}
+		shard_run(&shards[0]);
+		for (unsigned i = 1; i < nshards; i++)
+			if (started[i])
+				pthread_join(tids[i], NULL);
+		for (unsigned i = 0; i < nshards; i++) {
+			if (shards[i].rc == SYM_E_BAD_DWARF && i == 0 && !info.has_symtab &&
+			    !info.has_dynsym) {
+				rc = shards[i].rc;
+				if (err)
+					*err = shards[i].err;
+				goto out;
+			}
+			if (shards[i].rc && shards[i].rc != SYM_E_BAD_DWARF) {
+				rc = shards[i].rc;
+				if (err)
+					*err = shards[i].err;
+				goto out;
+			}
+			if (!shards[i].rc)
+				from_dwarf = true;
+		}
+		for (unsigned i = 0; i < nshards; i++) {
+			if (sym_collect_merge(&all, &shards[i].out, &all.scope_spans)) {
+				rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging");
+				goto out;
+			}
+		}
+	}
+	if ((rc = sym_symtab_collect(elf, &syms, err)))
+		goto out;
+	sym_vec symbol_spans;
+	sym_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
+	if (sym_collect_merge(&all, &syms, &symbol_spans)) {
+		sym_vec_deinit(&symbol_spans);
+		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging symbols");
+		goto out;
+	}
+	if (all.scope_spans.len == 0 && symbol_spans.len == 0 && all.line_spans.len == 0) {
+		sym_vec_deinit(&symbol_spans);
+		rc = sym_error_set(err, SYM_E_NO_SYMBOLS,
+				   "no DWARF code ranges, line rows or function symbols");
+		goto out;
+	}
+	sym_index_input in = {.c = &all, .symbol_spans = &symbol_spans, .elf = &info,
+			      .from_dwarf = from_dwarf};
+	rc = sym_index_write(&in, blob, blob_size, err);
+	sym_vec_deinit(&symbol_spans);
+out:
+	for (unsigned i = 0; i < nshards; i++)
+		sym_collect_deinit(&shards[i].out);
+	free(shards);
+	if (all_ok)
+		sym_collect_deinit(&all);
+	if (syms_ok)
+		sym_collect_deinit(&syms);
+	if (elf)
+		elf_end(elf);
+	image_deinit(&alt_im);
+	image_deinit(&main_im);
+	return rc;
+}

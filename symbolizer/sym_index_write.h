@@ -1,0 +1,24 @@
+/*
+ * sym_index_write: lays out the index blob from merged collections: flattens
+ * DWARF scopes, symbol scopes and line rows into disjoint ranges, and writes
+ * header, starts, records, scopes, functions, buckets and strings.
+ */
+#ifndef SYM_INDEX_WRITE_H
+#define SYM_INDEX_WRITE_H
+
+#include <stdbool.h>
+
+#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_error.h"
+
+typedef struct sym_index_input {
+	sym_collect *c;             /* strings, functions, scopes, DWARF scope spans, line spans */
+	sym_vec *symbol_spans;      /* spans of symbol-table scopes (ids into c->scopes) */
+	const sym_elf_info *elf;    /* build ID and PT_LOAD segments */
+	bool from_dwarf;
+} sym_index_input;
+
+sym_errc sym_index_write(sym_index_input *in, void **blob, size_t *size, sym_error *err);
+
+#endif

@@ -1,0 +1,374 @@
+/*
+ * sym_inflate: decompression of debug sections under a cap (see sym_inflate.h).
+ */
+#include "symbolizer/sym_inflate.h"
+#include "symbolizer/sym_elf_util.h"
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+enum { COMP_NONE, COMP_ZLIB, COMP_ZSTD };
+
+struct inflated {
+	size_t index;         /* section index */
+	const uint8_t *src;   /* compressed stream */
+	size_t src_size;
+	uint64_t claimed;     /* size the header claims */
+	uint64_t align;
+	int method;
+	bool rename;          /* .zdebug_x -> .debug_x */
+	uint8_t *buf;         /* inflated bytes */
+	size_t size;
+	uint64_t new_offset;
+	uint64_t new_name;
+};
+
+/* A buffer that grows as bytes arrive, never past `limit`. */
+static sym_errc grow(uint8_t **buf, size_t *cap, size_t need, uint64_t limit, sym_error *err)
+{
+	if (need <= *cap)
+		return SYM_OK;
+	if (need > limit)
+		return sym_error_set(err, SYM_E_TOO_LARGE, "inflated data larger than claimed");
+	size_t n = *cap ? *cap : 4096;
+	while (n < need)
+		n = n > SIZE_MAX / 2 ? need : n * 2;
+	if (n > limit)
+		n = (size_t)limit;
+	uint8_t *p = realloc(*buf, n);
+	if (!p)
+		return sym_error_set(err, SYM_E_NOMEM, "out of memory inflating a section");
+	*buf = p;
+	*cap = n;
+	return SYM_OK;
+}
+
+static sym_errc inflate_zlib(struct inflated *s, sym_error *err)
+{
+	z_stream zs = {0};
+	size_t cap = 0;
+	sym_errc rc = SYM_OK;
+	if (inflateInit(&zs) != Z_OK)
+		return sym_error_set(err, SYM_E_NOMEM, "zlib: init failed");
+	zs.next_in = (Bytef *)s->src;
+	size_t in_left = s->src_size;
+	for (;;) {
+		if (zs.avail_in == 0 && in_left) {
+			zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
+			in_left -= zs.avail_in;
+		}
+		size_t want = s->size + (s->size < (1u << 20) ? (1u << 16) : s->size / 2);
+		if (want > s->claimed)
+			want = (size_t)s->claimed;
+		if (s->size == cap) {
+			if (cap >= s->claimed) {
+				/* Full: only the stream end may follow. */
+				uint8_t probe;
+				zs.next_out = &probe;
+				zs.avail_out = 1;
+				int zr = inflate(&zs, Z_NO_FLUSH);
+				if (zr == Z_STREAM_END && zs.avail_out == 1)
+					break;
+				rc = sym_error_set(err, SYM_E_BAD_DWARF,
+						   "zlib: section inflates past its claimed size");
+				goto out;
+			}
+			if ((rc = grow(&s->buf, &cap, want, s->claimed, err)))
+				goto out;
+		}
+		size_t room = cap - s->size;
+		zs.next_out = s->buf + s->size;
+		zs.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+		uInt before = zs.avail_out;
+		int zr = inflate(&zs, Z_NO_FLUSH);
+		s->size += before - zs.avail_out;
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr == Z_BUF_ERROR && zs.avail_in == 0 && in_left == 0) {
+			rc = sym_error_set(err, SYM_E_BAD_DWARF, "zlib: truncated stream");
+			goto out;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			rc = sym_error_set(err, SYM_E_BAD_DWARF, "zlib: %s",
+					   zs.msg ? zs.msg : "corrupt stream");
+			goto out;
+		}
+	}
+	if (s->size != s->claimed)
+		rc = sym_error_set(err, SYM_E_BAD_DWARF,
+				   "zlib: section inflates to %zu bytes, header claims %llu",
+				   s->size, (unsigned long long)s->claimed);
+out:
+	inflateEnd(&zs);
+	return rc;
+}
+
+static sym_errc inflate_zstd(struct inflated *s, sym_error *err)
+{
+	ZSTD_DStream *zs = ZSTD_createDStream();
+	size_t cap = 0;
+	sym_errc rc = SYM_OK;
+	if (!zs)
+		return sym_error_set(err, SYM_E_NOMEM, "zstd: init failed");
+	ZSTD_inBuffer in = {s->src, s->src_size, 0};
+	for (;;) {
+		if (s->size == cap) {
+			if (cap >= s->claimed) {
+				uint8_t probe;
+				ZSTD_outBuffer o = {&probe, 1, 0};
+				size_t zr = ZSTD_decompressStream(zs, &o, &in);
+				if (!ZSTD_isError(zr) && zr == 0 && o.pos == 0)
+					break;
+				rc = sym_error_set(err, SYM_E_BAD_DWARF,
+						   "zstd: section inflates past its claimed size");
+				goto out;
+			}
+			size_t want = s->size + (s->size < (1u << 20) ? (1u << 16) : s->size / 2);
+			if (want > s->claimed)
+				want = (size_t)s->claimed;
+			if ((rc = grow(&s->buf, &cap, want, s->claimed, err)))
+				goto out;
+		}
+		ZSTD_outBuffer out = {s->buf, cap, s->size};
+		size_t zr = ZSTD_decompressStream(zs, &out, &in);
+		s->size = out.pos;
+		if (ZSTD_isError(zr)) {
+			rc = sym_error_set(err, SYM_E_BAD_DWARF, "zstd: %s", ZSTD_getErrorName(zr));
+			goto out;
+		}
+		if (zr == 0 && in.pos == in.size)
+			break;
+		if (in.pos == in.size && out.pos < out.size) {
+			rc = sym_error_set(err, SYM_E_BAD_DWARF, "zstd: truncated stream");
+			goto out;
+		}
+	}
+	if (s->size != s->claimed)
+		rc = sym_error_set(err, SYM_E_BAD_DWARF,
+				   "zstd: section inflates to %zu bytes, header claims %llu",
+				   s->size, (unsigned long long)s->claimed);
+out:
+	ZSTD_freeDStream(zs);
+	return rc;
+}
+
+static uint64_t read_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Reads the compression header of one section into *s; false if not compressed. */
+static sym_errc classify(const uint8_t *image, size_t size, const GElf_Shdr *sh, const char *name,
+			 struct inflated *s, sym_error *err)
+{
+	s->method = COMP_NONE;
+	bool gnu = !strncmp(name, ".zdebug", 7);
+	if (sh->sh_type == SHT_NOBITS || (!(sh->sh_flags & SHF_COMPRESSED) && !gnu))
+		return SYM_OK;
+	if (sh->sh_offset > size || sh->sh_size > size - sh->sh_offset)
+		return sym_error_set(err, SYM_E_BAD_ELF, "section %s extends past the end of the file", name);
+	const uint8_t *p = image + sh->sh_offset;
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		Elf64_Chdr ch;
+		if (sh->sh_size < sizeof(ch))
+			return sym_error_set(err, SYM_E_BAD_ELF, "section %s: truncated compression header", name);
+		memcpy(&ch, p, sizeof(ch));
+		if (ch.ch_type == ELFCOMPRESS_ZLIB)
+			s->method = COMP_ZLIB;
+		else if (ch.ch_type == ELFCOMPRESS_ZSTD)
+			s->method = COMP_ZSTD;
+		else
+			return sym_error_set(err, SYM_E_UNSUPPORTED, "section %s: unknown compression type %u",
+					     name, ch.ch_type);
+		s->claimed = ch.ch_size;
+		s->align = ch.ch_addralign;
+		s->src = p + sizeof(ch);
+		s->src_size = sh->sh_size - sizeof(ch);
+	} else {
+		if (sh->sh_size < 12 || memcmp(p, "ZLIB", 4) != 0)
+			return SYM_OK; /* named .zdebug but not compressed: leave it */
+		s->method = COMP_ZLIB;
+		s->claimed = read_be64(p + 4);
+		s->align = 1;
+		s->src = p + 12;
+		s->src_size = sh->sh_size - 12;
+		s->rename = true;
+	}
+	return SYM_OK;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Lays out the new image and writes it. */
+static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shnum,
+			 struct inflated *secs, size_t nsecs, void **out, size_t *out_size,
+			 sym_error *err)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return sym_error_set(err, SYM_E_BAD_ELF, "libelf: no section name table");
+	GElf_Shdr strsh;
+	Elf_Scn *strscn = elf_getscn(elf, shstrndx);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type == SHT_NOBITS ||
+	    strsh.sh_offset > size || strsh.sh_size > size - strsh.sh_offset)
+		return sym_error_set(err, SYM_E_BAD_ELF, "bad section name table");
+
+	uint64_t off = align_up(size, 16);
+	bool renames = false;
+	for (size_t i = 0; i < nsecs; i++) {
+		secs[i].new_offset = off;
+		off = align_up(off + secs[i].size, 16);
+		renames |= secs[i].rename;
+	}
+	uint64_t strtab_off = off, strtab_size = strsh.sh_size;
+	if (renames) {
+		for (size_t i = 0; i < nsecs; i++) {
+			if (!secs[i].rename)
+				continue;
+			GElf_Shdr sh;
+			const char *name = sym_elf_section_name(elf, elf_getscn(elf, secs[i].index), &sh);
+			secs[i].new_name = strtab_size;
+			strtab_size += strlen(name); /* ".zdebug_x" -> ".debug_x" + NUL */
+		}
+		off = align_up(off + strtab_size, 16);
+	}
+	uint64_t shoff = off, total = shoff + (uint64_t)shnum * sizeof(Elf64_Shdr);
+	uint8_t *img = calloc(1, total);
+	if (!img)
+		return sym_error_set(err, SYM_E_NOMEM, "out of memory for the inflated image");
+	memcpy(img, image, size);
+	for (size_t i = 0; i < nsecs; i++)
+		memcpy(img + secs[i].new_offset, secs[i].buf, secs[i].size);
+	if (renames) {
+		memcpy(img + strtab_off, image + strsh.sh_offset, strsh.sh_size);
+		for (size_t i = 0; i < nsecs; i++) {
+			if (!secs[i].rename)
+				continue;
+			GElf_Shdr sh;
+			const char *name = sym_elf_section_name(elf, elf_getscn(elf, secs[i].index), &sh);
+			char *dst = (char *)img + strtab_off + secs[i].new_name;
+			dst[0] = '.';
+			memcpy(dst + 1, name + 2, strlen(name + 2) + 1);
+		}
+	}
+	/* New section header table: copies, with the inflated ones patched. */
+	size_t next = 0;
+	for (size_t i = 0; i < shnum; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(elf, i);
+		if (!scn || !gelf_getshdr(scn, &sh)) {
+			free(img);
+			return sym_error_set(err, SYM_E_BAD_ELF, "libelf: section header %zu: %s", i,
+					     elf_errmsg(-1));
+		}
+		if (next < nsecs && secs[next].index == i) {
+			sh.sh_offset = secs[next].new_offset;
+			sh.sh_size = secs[next].size;
+			sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+			sh.sh_addralign = secs[next].align ? secs[next].align : 1;
+			if (secs[next].rename)
+				sh.sh_name = (Elf64_Word)secs[next].new_name;
+			next++;
+		}
+		if (renames && i == shstrndx) {
+			sh.sh_offset = strtab_off;
+			sh.sh_size = strtab_size;
+		}
+		Elf64_Shdr raw = {
+			.sh_name = (Elf64_Word)sh.sh_name, .sh_type = sh.sh_type, .sh_flags = sh.sh_flags,
+			.sh_addr = sh.sh_addr, .sh_offset = sh.sh_offset, .sh_size = sh.sh_size,
+			.sh_link = sh.sh_link, .sh_info = sh.sh_info, .sh_addralign = sh.sh_addralign,
+			.sh_entsize = sh.sh_entsize};
+		memcpy(img + shoff + i * sizeof(raw), &raw, sizeof(raw));
+	}
+	Elf64_Ehdr eh;
+	memcpy(&eh, img, sizeof(eh));
+	eh.e_shoff = shoff;
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	memcpy(img, &eh, sizeof(eh));
+	*out = img;
+	*out_size = (size_t)total;
+	return SYM_OK;
+}
+
+sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, void **out,
+			   size_t *out_size, sym_error *err)
+{
+	*out = NULL;
+	*out_size = 0;
+	Elf *elf;
+	sym_errc rc = sym_elf_begin(data, size, &elf, err);
+	if (rc)
+		return rc;
+	size_t shnum = 0, nsecs = 0;
+	struct inflated *secs = NULL;
+	uint64_t total = 0;
+	if (elf_getshdrnum(elf, &shnum) != 0) {
+		rc = sym_error_set(err, SYM_E_BAD_ELF, "libelf: %s", elf_errmsg(-1));
+		goto out;
+	}
+	for (size_t i = 1; i < shnum; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(elf, i);
+		const char *name = scn ? sym_elf_section_name(elf, scn, &sh) : NULL;
+		if (!name)
+			continue;
+		struct inflated s = {.index = i};
+		if ((rc = classify(data, size, &sh, name, &s, err)))
+			goto out;
+		if (s.method == COMP_NONE)
+			continue;
+		if (gelf_getclass(elf) != ELFCLASS64 ||
+		    ((const unsigned char *)data)[EI_DATA] != ELFDATA2LSB) {
+			rc = sym_error_set(err, SYM_E_UNSUPPORTED,
+					   "compressed sections are supported in 64-bit little-endian ELF only");
+			goto out;
+		}
+		if (s.claimed > max_bytes || total + s.claimed > max_bytes) {
+			rc = sym_error_set(err, SYM_E_TOO_LARGE,
+					   "section %s inflates to %llu bytes, past the cap of %llu",
+					   name, (unsigned long long)s.claimed,
+					   (unsigned long long)max_bytes);
+			goto out;
+		}
+		if (s.align == 0 || (s.align & (s.align - 1)) || s.align > 4096)
+			s.align = 1;
+		total += s.claimed;
+		struct inflated *p = realloc(secs, (nsecs + 1) * sizeof(*secs));
+		if (!p) {
+			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory");
+			goto out;
+		}
+		secs = p;
+		secs[nsecs] = s;
+		rc = s.method == COMP_ZSTD ? inflate_zstd(&secs[nsecs], err)
+					   : inflate_zlib(&secs[nsecs], err);
+		nsecs++;
+		if (rc) {
+			sym_error_prefix(err, "section %s", name);
+			goto out;
+		}
+	}
+	if (nsecs)
+		rc = assemble(data, size, elf, shnum, secs, nsecs, out, out_size, err);
+out:
+	for (size_t i = 0; i < nsecs; i++)
+		free(secs[i].buf);
+	free(secs);
+	elf_end(elf);
+	return rc;
+}

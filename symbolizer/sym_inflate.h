@@ -1,0 +1,29 @@
+/*
+ * sym_inflate: turns an ELF image with compressed debug sections into one
+ * without, before libdw sees it.
+ *
+ * Handles SHF_COMPRESSED sections (ELFCOMPRESS_ZLIB and ELFCOMPRESS_ZSTD) and
+ * legacy GNU .zdebug_* sections ("ZLIB" + big-endian size + zlib stream, renamed
+ * to .debug_*). We do it ourselves because Debian 12's libelf cannot read zstd
+ * and would allocate whatever size a section header claims. The new image keeps
+ * every original byte at its offset and appends the inflated bodies, a new
+ * section-name table when names change, and a new section header table.
+ * The output buffer grows with the bytes actually produced, never to a claimed
+ * size up front, and all sections together stay under a cap.
+ */
+#ifndef SYM_INFLATE_H
+#define SYM_INFLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/sym_error.h"
+
+/*
+ * On success *out is either NULL (nothing compressed: use the input as is) or a
+ * malloc'ed image of *out_size bytes. SYM_E_TOO_LARGE past max_bytes.
+ */
+sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes,
+			   void **out, size_t *out_size, sym_error *err);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * sym_strtab: string interning for the index builder (see sym_strtab.h).
+ * FNV-1a hashing into an open-addressed table of offsets.
+ */
+#include "symbolizer/sym_strtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ull;
+	}
+	return h ^ (h >> 29);
+}
+
+int sym_strtab_init(sym_strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->cap = 4096;
+	t->bytes = malloc(t->cap);
+	t->nslots = 1024;
+	t->slots = calloc(t->nslots, sizeof(*t->slots));
+	if (!t->bytes || !t->slots) {
+		sym_strtab_deinit(t);
+		return -1;
+	}
+	t->bytes[0] = '\0';
+	t->size = 1;
+	return 0;
+}
+
+void sym_strtab_deinit(sym_strtab *t)
+{
+	free(t->bytes);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static int rehash(sym_strtab *t)
+{
+	size_t n = t->nslots * 2;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (size_t i = 0; i < t->nslots; i++) {
+		uint32_t v = t->slots[i];
+		if (!v)
+			continue;
+		const char *s = t->bytes + v - 1;
+		size_t j = hash_bytes(s, strlen(s)) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = v;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = n;
+	return 0;
+}
+
+uint32_t sym_strtab_add(sym_strtab *t, const char *s, size_t len)
+{
+	if (len == 0)
+		return 0;
+	/* A string with an embedded NUL is stored up to the NUL. */
+	const char *nul = memchr(s, '\0', len);
+	if (nul)
+		len = (size_t)(nul - s);
+	if (len == 0)
+		return 0;
+	uint64_t h = hash_bytes(s, len);
+	size_t mask = t->nslots - 1, j = h & mask;
+	for (uint32_t v; (v = t->slots[j]) != 0; j = (j + 1) & mask) {
+		const char *c = t->bytes + v - 1;
+		if (strncmp(c, s, len) == 0 && c[len] == '\0')
+			return v - 1;
+	}
+	if (len + 1 > SYM_STRTAB_MAX - t->size)
+		return SYM_STR_NONE;
+	if (t->size + len + 1 > t->cap) {
+		size_t cap = t->cap;
+		while (cap < t->size + len + 1)
+			cap = cap > SYM_STRTAB_MAX / 2 ? SYM_STRTAB_MAX : cap * 2;
+		char *b = realloc(t->bytes, cap);
+		if (!b)
+			return SYM_STR_NONE;
+		t->bytes = b;
+		t->cap = cap;
+	}
+	uint32_t off = (uint32_t)t->size;
+	memcpy(t->bytes + off, s, len);
+	t->bytes[off + len] = '\0';
+	t->size += len + 1;
+	t->slots[j] = off + 1;
+	if (++t->used * 2 > t->nslots && rehash(t))
+		return SYM_STR_NONE;
+	return off;
+}

@@ -1,0 +1,16 @@
+/*
+ * sym_symtab: function symbols from .symtab and .dynsym as scopes, for code that
+ * DWARF does not describe and for files with no DWARF at all.
+ */
+#ifndef SYM_SYMTAB_H
+#define SYM_SYMTAB_H
+
+#include <libelf.h>
+
+#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_error.h"
+
+/* Adds one scope (and function) per chosen symbol, spans at depth 0. */
+sym_errc sym_symtab_collect(Elf *elf, sym_collect *out, sym_error *err);
+
+#endif
