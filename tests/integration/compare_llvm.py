@@ -1,0 +1,534 @@
+#!/usr/bin/env python3
+"""compare_llvm.py: agreement of `symbolctl addr2line` with llvm-symbolizer.
+
+Draws N addresses at random inside the functions of an ELF file (FUNC
+symbols with a size from .symtab and .dynsym, which a separate debug file
+keeps even though its .text is NOBITS), symbolizes them with both tools and
+reports:
+
+  innermost agreement: the innermost frame's function, file and line are equal;
+  chain agreement:     every frame of the inline chain has equal function, file
+                       and line (and the chains are equally long);
+  columns:             the same, reported separately, for the columns too.
+
+Function names count as equal when they are equal after dropping an
+@VERSION / @@VERSION suffix, or when both are .symtab/.dynsym names of the
+same address (glibc's `abort` and `__GI_abort`: llvm-symbolizer replaces the
+outermost frame's DWARF name by one of the aliases, its own pick).
+
+The disagreements are listed (first --show of them) with both outputs and a
+diagnosis; where llvm-symbolizer is provably the wrong one the diagnosis says
+so and why. Exits 1 when innermost < --min-innermost or chain < --min-chain,
+2 on a usage or tool error.
+
+--ref-obj gives llvm-symbolizer another file with the same code, for what
+llvm-symbolizer 14 cannot read (zstd-compressed sections, dwz files): the file
+before that transformation. --peer replaces symbolctl by a peer tool, to test
+this script itself. Python 3 standard library only.
+"""
+
+import argparse
+import bisect
+import os
+import random
+import re
+import subprocess
+import sys
+
+TOOL_TIMEOUT = 1200  # seconds; a hang fails the test instead of blocking ctest
+
+VERSION_RE = re.compile(r"@@?[A-Za-z0-9_.]+$")
+# Suffixes GCC gives to the parts and clones it makes of a function.
+CLONE_RE = re.compile(r"((\.|  ?\(\.)(cold|part|isra|constprop|lto_priv|localalias|hot)"
+                      r"(\.\d+)*\)?)+$")
+
+
+def die(msg):
+    print("compare_llvm: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def run(cmd, stdin_text=None):
+    try:
+        p = subprocess.run(cmd, input=stdin_text, capture_output=True, text=True,
+                           timeout=TOOL_TIMEOUT, errors="replace")
+    except FileNotFoundError:
+        die("not found: " + cmd[0])
+    except subprocess.TimeoutExpired:
+        die("timed out after %ds: %s" % (TOOL_TIMEOUT, " ".join(cmd)))
+    return p
+
+
+def strip_version(name):
+    return VERSION_RE.sub("", name)
+
+
+class Symbols:
+    """FUNC symbols of a file: ranges to draw from, and aliases by address."""
+
+    def __init__(self, path, demangle):
+        p = run(["readelf", "-sW", "--dyn-syms", path])
+        if p.returncode != 0 and not p.stdout:
+            die("readelf -sW %s failed: %s" % (path, p.stderr.strip()))
+        names_at = {}      # start -> set of names (any defined symbol type)
+        ranges = {}        # start -> largest size, FUNC/IFUNC with size > 0
+        for line in p.stdout.splitlines():
+            f = line.split(None, 7)
+            if len(f) < 8 or not f[0].endswith(":"):
+                continue
+            value, size, typ, ndx, name = f[1], f[2], f[3], f[6], f[7]
+            if ndx in ("UND", "ABS") or typ in ("FILE", "SECTION", "OBJECT", "TLS"):
+                continue
+            name = re.sub(r" \(\d+\)$", "", name)
+            try:
+                start = int(value, 16)
+                size = int(size, 0) if size.startswith("0x") else int(size)
+            except ValueError:
+                continue
+            if not name:
+                continue
+            names_at.setdefault(start, set()).add(name)
+            if typ in ("FUNC", "IFUNC") and size > 0:
+                ranges[start] = max(size, ranges.get(start, 0))
+        self.starts = sorted(ranges)
+        self.sizes = [ranges[s] for s in self.starts]
+        self.names_at = names_at
+        self.demangled = {}
+        if demangle:
+            self._demangle(sorted({n for s in names_at.values() for n in s}))
+
+    def _demangle(self, names):
+        raw = [strip_version(n) for n in names]
+        for tool in ("llvm-cxxfilt", "c++filt"):
+            p = run([tool], "\n".join(raw) + "\n")
+            out = p.stdout.split("\n")
+            if p.returncode == 0 and len(out) >= len(raw):
+                for n, d in zip(names, out):
+                    if d != strip_version(n):
+                        self.demangled.setdefault(n, set()).add(d)
+
+    def containing(self, addr):
+        """Starts of the FUNC ranges that contain addr (innermost last)."""
+        i = bisect.bisect_right(self.starts, addr) - 1
+        found = []
+        # Ranges rarely nest; look back a few starts for an enclosing one.
+        for j in range(i, max(i - 8, -1), -1):
+            if self.starts[j] <= addr < self.starts[j] + self.sizes[j]:
+                found.append(self.starts[j])
+        return found
+
+    def aliases(self, addr):
+        """Every name (raw, unversioned, demangled) of a symbol containing addr."""
+        out = set()
+        for s in self.containing(addr):
+            for n in self.names_at.get(s, ()):
+                out.add(n)
+                out.add(strip_version(n))
+                out.update(self.demangled.get(n, ()))
+        return out
+
+    def draw(self, n, rng):
+        if not self.starts:
+            die("no FUNC symbol with a size: nothing to draw addresses from")
+        out = []
+        for _ in range(n):
+            k = rng.randrange(len(self.starts))
+            out.append(self.starts[k] + rng.randrange(self.sizes[k]))
+        return out
+
+
+def build_id(path):
+    p = run(["readelf", "-n", path])
+    m = re.search(r"Build ID: ([0-9a-f]+)", p.stdout)
+    if not m:
+        die("%s: no GNU build ID note" % path)
+    return m.group(1)
+
+
+def debug_file_of(path):
+    """The separate debug file of an installed ELF file, by build ID."""
+    bid = build_id(os.path.realpath(path))
+    dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+    if not os.path.exists(dbg):
+        die("no debug file %s for %s (build ID %s): install its -dbg package "
+            "(libc6-dbg for libc.so.6)" % (dbg, path, bid))
+    return dbg
+
+
+def parse_llvm_format(text, n, what):
+    """Blocks of (function, file:line:column) pairs separated by empty lines."""
+    lines = text.split("\n")
+    blocks, cur, i = [], [], 0
+    while i < len(lines) and len(blocks) < n:
+        ln = lines[i]
+        if ln == "":
+            if cur:
+                blocks.append(cur)
+                cur = []
+            i += 1
+            continue
+        if i + 1 >= len(lines):
+            die("%s: truncated output at line %d" % (what, i + 1))
+        cur.append(parse_frame(ln, lines[i + 1], with_column=True))
+        i += 2
+    if cur:
+        blocks.append(cur)
+    if len(blocks) != n:
+        die("%s: %d answers for %d addresses" % (what, len(blocks), n))
+    return blocks
+
+
+def parse_frame(func, loc, with_column):
+    """file:line:column (llvm) or file:line [(discriminator N)] (binutils);
+    the file may itself contain ':'."""
+    m = re.match(r"^(.*):(\d+|\?):(\d+|\?)$", loc) if with_column else None
+    if m:
+        path, line, col = m.group(1), m.group(2), m.group(3)
+    else:
+        m = re.match(r"^(.*):(\d+|\?)(?: \(discriminator \d+\))?$", loc)
+        if not m:
+            return (func, loc, 0, None)
+        path, line, col = m.group(1), m.group(2), None
+    line = 0 if line == "?" else int(line)
+    col = None if col is None else (0 if col == "?" else int(col))
+    if path == "??":
+        line, col = 0, (0 if with_column else None)
+    return (func, path, line, col)
+
+
+def parse_binutils(text, addrs):
+    """addr2line -a -f -i: an 0x address line, then (function, file:line) pairs."""
+    blocks = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("0x") and len(lines[i]) == 18:
+            blocks.append([])
+            i += 1
+            continue
+        if lines[i] == "":
+            i += 1
+            continue
+        f, loc = lines[i], lines[i + 1] if i + 1 < len(lines) else "??:0"
+        fr = parse_frame(f, loc, with_column=False)
+        if fr[1] == "??":
+            fr = (fr[0], "??", 0, None)
+        blocks[-1].append(fr)
+        i += 2
+    if len(blocks) != len(addrs):
+        die("addr2line: %d answers for %d addresses" % (len(blocks), len(addrs)))
+    return blocks
+
+
+def llvm_cmd(args, obj, extra=()):
+    cmd = [args.llvm_symbolizer, "--obj=" + obj]
+    cmd.append("--no-inlines" if args.no_inlines else "--inlining")
+    if args.no_demangle:
+        cmd.append("--no-demangle")
+    cmd.extend(extra)
+    return cmd
+
+
+def symbolize_llvm(args, obj, addrs, extra=()):
+    text = "".join("0x%x\n" % a for a in addrs)
+    p = run(llvm_cmd(args, obj, extra), text)
+    if p.returncode != 0:
+        die("llvm-symbolizer exited %d: %s" % (p.returncode, p.stderr.strip()[:2000]))
+    if p.stderr.strip():
+        print("llvm-symbolizer stderr (first lines):\n  " +
+              "\n  ".join(p.stderr.strip().split("\n")[:5]), file=sys.stderr)
+    return parse_llvm_format(p.stdout, len(addrs), "llvm-symbolizer")
+
+
+def symbolize_ours(args, addrs):
+    text = "".join("0x%x\n" % a for a in addrs)
+    if args.peer == "llvm":
+        return symbolize_llvm(args, args.elf, addrs)
+    if args.peer == "binutils":
+        cmd = ["addr2line", "-a", "-f", "-e", args.elf]
+        if not args.no_inlines:
+            cmd.append("-i")
+        if not args.no_demangle:
+            cmd.append("-C")
+        p = run(cmd, text)
+        if p.returncode != 0:
+            die("addr2line exited %d: %s" % (p.returncode, p.stderr.strip()[:2000]))
+        return parse_binutils(p.stdout, addrs)
+    cmd = [args.symbolctl, "addr2line", "-e", args.elf]
+    if args.alt:
+        cmd += ["--alt", args.alt]
+    if args.no_inlines:
+        cmd.append("--no-inlines")
+    if args.no_demangle:
+        cmd.append("--no-demangle")
+    p = run(cmd, text)
+    if p.returncode != 0:
+        die("symbolctl exited %d: %s" % (p.returncode, p.stderr.strip()[:2000]))
+    return parse_llvm_format(p.stdout, len(addrs), "symbolctl")
+
+
+def fmt_block(frames):
+    out = []
+    for f, path, line, col in frames:
+        out.append("      %s" % (f if len(f) <= 240 else f[:200] + " ... " + f[-35:]))
+        out.append("      %s:%d:%s" % (path, line, "-" if col is None else col))
+    return "\n".join(out)
+
+
+def short_matches(short, full):
+    """Whether a DWARF short name (DW_AT_name, e.g. `dot` or `largest<int>`) is
+    the base name of a full, demangled one (`ns::Vec2::dot(...) const`).
+    Template arguments are left out: DW_AT_name spells them its own way."""
+    if short == full or short == strip_version(full):
+        return True
+    base = short if short.startswith("operator") else short.split("<")[0]
+    if not base:
+        return False
+    i = full.find(base)
+    while i >= 0:
+        before = full[i - 2:i] if i >= 2 else ""
+        after = full[i + len(base):i + len(base) + 1]
+        if (i == 0 or before == "::" or full[i - 1] == " ") and after in ("", "(", "<", " "):
+            return True
+        i = full.find(base, i + 1)
+    return False
+
+
+class Comparer:
+    def __init__(self, args, syms, ref):
+        self.args, self.syms, self.ref = args, syms, ref
+
+    def name_eq(self, a, b, addr):
+        """The issue's rule: equal without @VERSION, or both .symtab names of the address."""
+        if a == b or strip_version(a) == strip_version(b):
+            return True
+        al = self.syms.aliases(addr)
+        return a in al and b in al
+
+    def strict_frame_eq(self, x, y, addr):
+        return self.name_eq(x[0], y[0], addr) and x[1] == y[1] and x[2] == y[2]
+
+    def explain(self, cands, ours, theirs):
+        """For addresses that differ by the issue's rule, extra runs that tell
+        the differences that are not ours: llvm-symbolizer's .symtab override of
+        the outermost name, and two demanglers' spellings of one linkage name."""
+        addrs = [a for a, _, _ in cands]
+        short = symbolize_llvm(self.args, self.ref, addrs, ["--functions=short"])
+        if self.args.no_demangle:
+            return short, None, None
+        saved = self.args.no_demangle
+        self.args.no_demangle = True
+        try:
+            t_mangled = symbolize_llvm(self.args, self.ref, addrs)
+            o_mangled = symbolize_ours(self.args, addrs)
+        finally:
+            self.args.no_demangle = saved
+        return short, o_mangled, t_mangled
+
+    def name_verdict(self, k, addr, o, t, sh, om, tm):
+        """'eq', 'spelling', 'override' or 'diff' for frame k."""
+        a, b = o[k][0], t[k][0]
+        if self.name_eq(a, b, addr):
+            return "eq"
+        if (om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t) and
+                self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a and tm[k][0] != b):
+            return "spelling"
+        if (k == len(t) - 1 and sh is not None and len(sh) == len(t) and
+                b in self.syms.aliases(addr) and sh[k][0] != b and short_matches(sh[k][0], a)):
+            return "override"
+        return "diff"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("elf", nargs="?",
+                    help="ELF file (binary, shared library or separate debug file)")
+    ap.add_argument("--debug-for", metavar="FILE",
+                    help="instead of ELF: the debug file of FILE found by its build ID "
+                         "under /usr/lib/debug/.build-id (e.g. libc.so.6 and libc6-dbg)")
+    ap.add_argument("--symbolctl", help="path of symbolctl")
+    ap.add_argument("--peer", choices=["llvm", "binutils"],
+                    help="compare this peer instead of symbolctl (self-test of this script)")
+    ap.add_argument("--alt", help="dwz supplementary file, passed to symbolctl")
+    ap.add_argument("--ref-obj", help="file llvm-symbolizer reads instead of ELF (same code)")
+    ap.add_argument("--llvm-symbolizer", default="llvm-symbolizer")
+    ap.add_argument("-n", "--count", type=int, default=2000, help="addresses (default 2000)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--min-innermost", type=float, default=99.5)
+    ap.add_argument("--min-chain", type=float, default=99.0)
+    ap.add_argument("--no-inlines", action="store_true", help="both tools without inline frames")
+    ap.add_argument("--no-demangle", action="store_true", help="both tools without demangling")
+    ap.add_argument("--show", type=int, default=30, help="disagreements to list (default 30)")
+    ap.add_argument("--count-env", default="COMPARE_LLVM_COUNT",
+                    help="environment variable that overrides -n when set")
+    args = ap.parse_args()
+    if not args.peer and not args.symbolctl:
+        die("--symbolctl PATH (or --peer) is required")
+    if args.debug_for:
+        args.elf = debug_file_of(args.debug_for)
+    if not args.elf:
+        die("an ELF file (or --debug-for FILE) is required")
+    for f in [args.elf, args.alt, args.ref_obj, args.symbolctl]:
+        if f and not os.path.exists(f):
+            die("no such file: " + f)
+    env_n = os.environ.get(args.count_env)
+    if env_n:
+        args.count = int(env_n)
+
+    syms = Symbols(args.elf, demangle=not args.no_demangle)
+    rng = random.Random(args.seed)
+    addrs = syms.draw(args.count, rng)
+    ref = args.ref_obj or args.elf
+    cmp = Comparer(args, syms, ref)
+
+    theirs = symbolize_llvm(args, ref, addrs)
+    ours = symbolize_ours(args, addrs)
+
+    n = len(addrs)
+    s_inner = s_chain = 0
+    cands = []
+    for addr, o, t in zip(addrs, ours, theirs):
+        i_ok = cmp.strict_frame_eq(o[0], t[0], addr)
+        c_ok = len(o) == len(t) and all(cmp.strict_frame_eq(x, y, addr) for x, y in zip(o, t))
+        s_inner += i_ok
+        s_chain += c_ok
+        if not c_ok:
+            cands.append((addr, o, t))
+
+    g_inner, g_chain = s_inner, s_chain
+    explained = {}   # class -> [count, example]
+    bad = []         # (addr, o, t, innermost_ok, class, why)
+    if cands:
+        short, om_all, tm_all = cmp.explain(cands, ours, theirs)
+        for i, (addr, o, t) in enumerate(cands):
+            sh = short[i]
+            om = om_all[i] if om_all else None
+            tm = tm_all[i] if tm_all else None
+            verdicts = [cmp.name_verdict(k, addr, o, t, sh, om, tm)
+                        for k in range(min(len(o), len(t)))]
+            loc_ok = [o[k][1:3] == t[k][1:3] for k in range(len(verdicts))]
+            ok_k = [v != "diff" and l for v, l in zip(verdicts, loc_ok)]
+            i_strict = cmp.strict_frame_eq(o[0], t[0], addr)
+            i_ok = bool(ok_k) and ok_k[0]
+            c_ok = len(o) == len(t) and all(ok_k)
+            if i_ok and not i_strict:
+                g_inner += 1
+            if c_ok:
+                g_chain += 1
+                for cls in sorted({v for v in verdicts if v not in ("eq",)}):
+                    name = {"spelling": "demangler-spelling",
+                            "override": "llvm-symtab-override"}[cls]
+                    if cls == "override" and CLONE_RE.search(t[-1][0]):
+                        name = "llvm-wrong-clone-name"
+                    e = explained.setdefault(name, [0, addr, o, t])
+                    e[0] += 1
+                continue
+            cls, why = diagnose(cmp, addr, o, t, verdicts, loc_ok)
+            bad.append((addr, o, t, i_ok, cls, why))
+
+    pct = lambda k: 100.0 * k / n
+    who = args.peer or "symbolctl"
+    col_ok = sum(1 for o, t in zip(ours, theirs)
+                 if len(o) == len(t) and all(x[3] == y[3] for x, y in zip(o, t)))
+    print("compare_llvm: %s vs llvm-symbolizer on %s%s, %d addresses (seed %d)%s%s" % (
+        who, args.elf, " (llvm-symbolizer reads %s)" % ref if ref != args.elf else "",
+        n, args.seed, " --no-inlines" if args.no_inlines else "",
+        " --no-demangle" if args.no_demangle else ""))
+    print("  innermost frame (function, file, line): %6.2f%%  (%d/%d, min %.1f%%; "
+          "by the names rule alone %.2f%%)" % (pct(g_inner), g_inner, n, args.min_innermost,
+                                               pct(s_inner)))
+    print("  whole inline chain:                     %6.2f%%  (%d/%d, min %.1f%%; "
+          "by the names rule alone %.2f%%)" % (pct(g_chain), g_chain, n, args.min_chain,
+                                               pct(s_chain)))
+    print("  columns equal too (all frames):         %6.2f%%  (%d/%d, reported, not a gate)" % (
+        pct(col_ok), col_ok, n))
+    if explained:
+        print("  counted as agreeing after a check (llvm-symbolizer's own quirks):")
+        for name, (cnt, addr, o, t) in sorted(explained.items()):
+            print("    %-22s %5d  %s" % (name, cnt, EXPLAINED_WHY[name]))
+            print("      e.g. 0x%x: ours %r, llvm-symbolizer %r" % (
+                addr, short_name(o[-1][0] if name != "demangler-spelling" else
+                                 first_diff_name(o, t)[0]),
+                short_name(t[-1][0] if name != "demangler-spelling" else
+                           first_diff_name(o, t)[1])))
+    if bad:
+        by_class = {}
+        for b in bad:
+            by_class[b[4]] = by_class.get(b[4], 0) + 1
+        print("  disagreements: %d  by diagnosis: %s" % (
+            len(bad), ", ".join("%s %d" % kv for kv in sorted(by_class.items()))))
+        for addr, o, t, i_ok, cls, why in bad[:args.show]:
+            print("  0x%x  [%s] %s%s" % (addr, cls, why, "" if i_ok else "  (innermost differs)"))
+            print("    %s:\n%s" % (who, fmt_block(o)))
+            print("    llvm-symbolizer:\n%s" % fmt_block(t))
+        if len(bad) > args.show:
+            print("  ... %d more" % (len(bad) - args.show))
+    ok = pct(g_inner) >= args.min_innermost and pct(g_chain) >= args.min_chain
+    print("compare_llvm: %s" % ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+EXPLAINED_WHY = {
+    "demangler-spelling": "same linkage name; libiberty and LLVM's demangler spell it "
+                          "differently (checked with --no-demangle on both sides)",
+    "llvm-symtab-override": "llvm-symbolizer replaced the outermost DWARF name by a .symtab "
+                            "name of the address (its --functions=short answer is ours)",
+    "llvm-wrong-clone-name": "llvm-symbolizer names the outermost frame by the .symtab name of "
+                             "a compiler-made part/clone (foo.cold, foo.isra.0); DWARF's "
+                             "subprogram, which its --functions=short prints, is ours",
+}
+
+
+def short_name(s):
+    return s if len(s) <= 100 else s[:60] + "..." + s[-30:]
+
+
+def first_diff_name(o, t):
+    for x, y in zip(o, t):
+        if x[0] != y[0]:
+            return x[0], y[0]
+    return o[0][0], t[0][0]
+
+
+def diagnose(cmp, addr, o, t, verdicts, loc_ok):
+    """(class, why) of a real disagreement. Classes named llvm-wrong-* are the
+    ones where llvm-symbolizer is provably the wrong one."""
+    syms = cmp.syms
+    al = syms.aliases(addr)
+    starts = syms.containing(addr)
+    if starts:
+        nm = sorted(syms.names_at.get(starts[0], {"?"}))[0]
+        sym = "%s [0x%x, 0x%x)" % (nm, starts[0],
+                                    starts[0] + syms.sizes[syms.starts.index(starts[0])])
+    else:
+        sym = "no symbol"
+    tf, of = t[0][0], o[0][0]
+    if tf == "??" and of != "??":
+        if of in al or strip_version(of) in al:
+            return ("llvm-wrong-no-answer", "llvm-symbolizer has no function, but .symtab "
+                    "%s contains the address and has our name" % sym)
+        return ("llvm-no-answer", "llvm-symbolizer has no function; .symtab: %s" % sym)
+    if of == "??" and tf != "??":
+        return ("ours-no-answer", "we have no function, llvm-symbolizer has one; .symtab: %s"
+                % sym)
+    if len(o) != len(t):
+        return ("chain-length", "%d frames vs llvm-symbolizer's %d" % (len(o), len(t)))
+    diffs = []
+    for k, (x, y) in enumerate(zip(o, t)):
+        if verdicts[k] == "diff":
+            diffs.append("frame %d function" % k)
+        if x[1] != y[1]:
+            if os.path.normpath(x[1]) == os.path.normpath(y[1]):
+                diffs.append("frame %d file spelling" % k)
+            else:
+                diffs.append("frame %d file" % k)
+        if x[2] != y[2]:
+            diffs.append("frame %d line" % k)
+    if diffs and all("file spelling" in d for d in diffs):
+        return ("path-spelling", ", ".join(diffs))
+    return ("differs", ", ".join(diffs) or "?")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
