@@ -35,7 +35,12 @@ struct walk {
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
 	size_t file_strs_cap;
 	uint32_t order;
+	sym_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
 	char path[MAX_PATH_BYTES];
+};
+
+struct addr_range {
+	uint64_t lo, hi;
 };
 
 static sym_errc fail_nomem(struct walk *w)
@@ -79,8 +84,70 @@ static bool is_tombstone(const struct walk *w, Dwarf_Addr lo, Dwarf_Addr hi)
 	       lo == (Dwarf_Addr)-2 || lo == 0xffffffffu || lo == 0xfffffffeu;
 }
 
+static int cmp_range(const void *pa, const void *pb)
+{
+	const struct addr_range *a = pa, *b = pb;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* The unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges), sorted; none if absent. */
+static sym_errc load_cu_ranges(struct walk *w)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	w->cu_ranges.len = 0;
+	while ((off = dwarf_ranges(&w->cudie, off, &base, &lo, &hi)) > 0) {
+		if (lo >= hi)
+			continue;
+		struct addr_range *r = sym_vec_push(&w->cu_ranges);
+		if (!r)
+			return fail_nomem(w);
+		*r = (struct addr_range){lo, hi};
+	}
+	if (w->cu_ranges.len > 1)
+		qsort(w->cu_ranges.data, w->cu_ranges.len, sizeof(struct addr_range), cmp_range);
+	return SYM_OK;
+}
+
+static sym_errc push_line(struct walk *w, uint64_t lo, uint64_t hi, uint32_t file, int line,
+			  int col)
+{
+	sym_span *s = sym_vec_push(&w->out->line_spans);
+	if (!s)
+		return fail_nomem(w);
+	*s = (sym_span){.lo = lo, .hi = hi, .a = file, .b = (uint32_t)line, .c = (uint32_t)col,
+			.order = w->order++};
+	return SYM_OK;
+}
+
+/*
+ * Adds the row's span [lo, hi) clipped to the unit's ranges, as llvm-symbolizer
+ * only consults a unit's line table inside the unit. libdw sorts rows by address
+ * across sequences, so a row left after its sequence's end can otherwise reach
+ * over other units' code. *cursor walks the sorted ranges as rows ascend.
+ */
+static sym_errc push_clipped(struct walk *w, size_t *cursor, uint64_t lo, uint64_t hi,
+			     uint32_t file, int line, int col)
+{
+	size_t n = w->cu_ranges.len;
+	if (n == 0)
+		return push_line(w, lo, hi, file, line, col);
+	const struct addr_range *r = w->cu_ranges.data;
+	while (*cursor < n && r[*cursor].hi <= lo)
+		(*cursor)++;
+	for (size_t i = *cursor; i < n && r[i].lo < hi; i++) {
+		uint64_t a = lo > r[i].lo ? lo : r[i].lo, b = hi < r[i].hi ? hi : r[i].hi;
+		if (a < b && push_line(w, a, b, file, line, col))
+			return w->rc;
+	}
+	return SYM_OK;
+}
+
 static sym_errc collect_lines(struct walk *w)
 {
+	size_t cursor = 0;
+	if (load_cu_ranges(w))
+		return w->rc;
 	Dwarf_Lines *lines;
 	size_t n;
 	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0)
@@ -101,11 +168,8 @@ static sym_errc collect_lines(struct walk *w)
 		uint32_t file = dwarf_line_file(l, &files, &idx) == 0 ? unit_file(w, files, idx) : 0;
 		if (file == SYM_STR_NONE)
 			return fail_nomem(w);
-		sym_span *s = sym_vec_push(&w->out->line_spans);
-		if (!s)
-			return fail_nomem(w);
-		*s = (sym_span){.lo = lo, .hi = hi, .a = file, .b = (uint32_t)line,
-				.c = (uint32_t)col, .order = w->order++};
+		if (push_clipped(w, &cursor, lo, hi, file, line, col))
+			return w->rc;
 	}
 	return SYM_OK;
 }
@@ -342,6 +406,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	struct walk w = {.dw = dw, .out = out, .err = err};
 	sym_map64_init(&w.funcs);
 	sym_map64_init(&w.imported);
+	sym_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -357,6 +422,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 			break;
 	}
 	free(w.file_strs);
+	sym_vec_deinit(&w.cu_ranges);
 	sym_map64_deinit(&w.funcs);
 	sym_map64_deinit(&w.imported);
 	return rc;
