@@ -72,11 +72,22 @@ class Symbols:
             die("readelf -sW %s failed: %s" % (path, p.stderr.strip()))
         names_at = {}      # start -> set of names (any defined symbol type)
         ranges = {}        # start -> largest size, FUNC/IFUNC with size > 0
+        file_of = {}       # start of a LOCAL .symtab FUNC -> the STT_FILE before it
+        table, cur_file = "", None
         for line in p.stdout.splitlines():
+            if line.startswith("Symbol table '"):
+                table, cur_file = line.split("'")[1], None
+                continue
             f = line.split(None, 7)
+            if len(f) >= 7 and f[3] == "FILE" and table == ".symtab":
+                cur_file = f[7] if len(f) == 8 else None
+                continue
             if len(f) < 8 or not f[0].endswith(":"):
                 continue
             value, size, typ, ndx, name = f[1], f[2], f[3], f[6], f[7]
+            if (table == ".symtab" and typ == "FUNC" and f[4] == "LOCAL" and cur_file
+                    and ndx not in ("UND", "ABS")):
+                file_of[int(value, 16)] = cur_file
             if ndx in ("UND", "ABS") or typ in ("FILE", "SECTION", "OBJECT", "TLS"):
                 continue
             name = re.sub(r" \(\d+\)$", "", name)
@@ -93,6 +104,7 @@ class Symbols:
         self.starts = sorted(ranges)
         self.sizes = [ranges[s] for s in self.starts]
         self.names_at = names_at
+        self.file_of = file_of
         self.demangled = {}
         if demangle:
             self._demangle(sorted({n for s in names_at.values() for n in s}))
@@ -116,6 +128,32 @@ class Symbols:
             if self.starts[j] <= addr < self.starts[j] + self.sizes[j]:
                 found.append(self.starts[j])
         return found
+
+    def names_of(self, start):
+        out = set()
+        for n in self.names_at.get(start, ()):
+            out.add(n)
+            out.add(strip_version(n))
+            out.update(self.demangled.get(n, ()))
+        return out
+
+    def same_symbol(self, a, b):
+        """Whether a and b are two names of one address in .symtab/.dynsym."""
+        if not hasattr(self, "_starts_by_name"):
+            self._starts_by_name = {}
+            for st in self.names_at:
+                for n in self.names_of(st):
+                    self._starts_by_name.setdefault(n, set()).add(st)
+        sa = self._starts_by_name.get(a, set())
+        sb = self._starts_by_name.get(b, set())
+        return bool(sa & sb)
+
+    def stt_file(self, addr):
+        """The STT_FILE name before the local symbol that contains addr, if any."""
+        for s in self.containing(addr):
+            if s in self.file_of:
+                return self.file_of[s]
+        return None
 
     def aliases(self, addr):
         """Every name (raw, unversioned, demangled) of a symbol containing addr."""
@@ -275,25 +313,6 @@ def fmt_block(frames):
     return "\n".join(out)
 
 
-def short_matches(short, full):
-    """Whether a DWARF short name (DW_AT_name, e.g. `dot` or `largest<int>`) is
-    the base name of a full, demangled one (`ns::Vec2::dot(...) const`).
-    Template arguments are left out: DW_AT_name spells them its own way."""
-    if short == full or short == strip_version(full):
-        return True
-    base = short if short.startswith("operator") else short.split("<")[0]
-    if not base:
-        return False
-    i = full.find(base)
-    while i >= 0:
-        before = full[i - 2:i] if i >= 2 else ""
-        after = full[i + len(base):i + len(base) + 1]
-        if (i == 0 or before == "::" or full[i - 1] == " ") and after in ("", "(", "<", " "):
-            return True
-        i = full.find(base, i + 1)
-    return False
-
-
 class Comparer:
     def __init__(self, args, syms, ref):
         self.args, self.syms, self.ref = args, syms, ref
@@ -313,7 +332,15 @@ class Comparer:
         the differences that are not ours: llvm-symbolizer's .symtab override of
         the outermost name, and two demanglers' spellings of one linkage name."""
         addrs = [a for a, _, _ in cands]
-        short = symbolize_llvm(self.args, self.ref, addrs, ["--functions=short"])
+        # With inlines even under --no-inlines: its last frame is the DWARF
+        # subprogram (under --no-inlines llvm-symbolizer's short name is the
+        # innermost inlined function's, which it then replaces by the .symtab one).
+        saved = self.args.no_inlines
+        self.args.no_inlines = False
+        try:
+            short = symbolize_llvm(self.args, self.ref, addrs, ["--functions=short"])
+        finally:
+            self.args.no_inlines = saved
         if self.args.no_demangle:
             return short, None, None
         saved = self.args.no_demangle
@@ -331,11 +358,23 @@ class Comparer:
         if self.name_eq(a, b, addr):
             return "eq"
         if (om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t) and
-                self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a and tm[k][0] != b):
-            return "spelling"
-        if (k == len(t) - 1 and sh is not None and len(sh) == len(t) and
-                b in self.syms.aliases(addr) and sh[k][0] != b and short_matches(sh[k][0], a)):
-            return "override"
+                self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a):
+            # The same linkage name, which we demangled: either LLVM's demangler
+            # spells it differently or it failed and printed it mangled.
+            return "demangle-failure" if tm[k][0] == b and b.startswith("_Z") else "spelling"
+        if k == len(t) - 1 and b in self.syms.aliases(addr):
+            # llvm-symbolizer replaced the outermost name by the .symtab name b.
+            # Proven when ours is b without a clone suffix (foo for foo.cold), also
+            # in the linkage names, or another .symtab name of that same entry, or
+            # exactly the DW_AT_name llvm-symbolizer itself reads from DWARF.
+            base = CLONE_RE.sub("", b)
+            if self.name_eq(base, a, addr) or self.syms.same_symbol(a, base):
+                return "override"
+            if (om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t)
+                    and CLONE_RE.sub("", tm[k][0]) == om[k][0]):
+                return "override"
+            if sh and (self.args.no_inlines or len(sh) == len(t)) and sh[-1][0] == a:
+                return "override"
         return "diff"
 
 
@@ -418,6 +457,7 @@ def main():
                 g_chain += 1
                 for cls in sorted({v for v in verdicts if v not in ("eq",)}):
                     name = {"spelling": "demangler-spelling",
+                            "demangle-failure": "llvm-wrong-not-demangled",
                             "override": "llvm-symtab-override"}[cls]
                     if cls == "override" and CLONE_RE.search(t[-1][0]):
                         name = "llvm-wrong-clone-name"
@@ -448,9 +488,9 @@ def main():
         for name, (cnt, addr, o, t) in sorted(explained.items()):
             print("    %-22s %5d  %s" % (name, cnt, EXPLAINED_WHY[name]))
             print("      e.g. 0x%x: ours %r, llvm-symbolizer %r" % (
-                addr, short_name(o[-1][0] if name != "demangler-spelling" else
+                addr, short_name(o[-1][0] if "demangl" not in name else
                                  first_diff_name(o, t)[0]),
-                short_name(t[-1][0] if name != "demangler-spelling" else
+                short_name(t[-1][0] if "demangl" not in name else
                            first_diff_name(o, t)[1])))
     if bad:
         by_class = {}
@@ -472,11 +512,15 @@ def main():
 EXPLAINED_WHY = {
     "demangler-spelling": "same linkage name; libiberty and LLVM's demangler spell it "
                           "differently (checked with --no-demangle on both sides)",
+    "llvm-wrong-not-demangled": "LLVM's demangler failed on a valid linkage name and "
+                                "llvm-symbolizer printed it mangled; ours is libiberty's "
+                                "demangling of that same name (checked with --no-demangle)",
     "llvm-symtab-override": "llvm-symbolizer replaced the outermost DWARF name by a .symtab "
-                            "name of the address (its --functions=short answer is ours)",
+                            "name of the address; ours is DWARF's DW_AT_name, which its "
+                            "--functions=short prints, or another .symtab name of that entry",
     "llvm-wrong-clone-name": "llvm-symbolizer names the outermost frame by the .symtab name of "
-                             "a compiler-made part/clone (foo.cold, foo.isra.0); DWARF's "
-                             "subprogram, which its --functions=short prints, is ours",
+                             "a compiler-made part/clone (foo.cold, foo.isra.0); ours is "
+                             "that name without the suffix: DWARF's subprogram",
 }
 
 
@@ -512,6 +556,15 @@ def diagnose(cmp, addr, o, t, verdicts, loc_ok):
     if of == "??" and tf != "??":
         return ("ours-no-answer", "we have no function, llvm-symbolizer has one; .symtab: %s"
                 % sym)
+    if (len(o) == 1 and len(t) == 1 and o[0][1] == "??" and t[0][1] != "??" and t[0][2] == 0
+            and cmp.name_eq(of, tf, addr) and syms.stt_file(addr) == t[0][1]):
+        return ("llvm-stt-file", "llvm-symbolizer takes the file name from the STT_FILE "
+                "symbol before the local symbol in .symtab (line 0); we print ??")
+    if (len(o) == len(t) and all(x[1] != "??" and y[1] == "??" and y[2] == 0 for x, y in
+                                 zip(o[:1], t[:1])) and cmp.name_eq(of, tf, addr)):
+        return ("ours-line-outside-sequence", "llvm-symbolizer has no line-table row for the "
+                "address (??:0:0) and we print one: likely a row of a sequence that ended "
+                "before it (end_sequence not honoured), e.g. code without DWARF after a CU")
     if len(o) != len(t):
         return ("chain-length", "%d frames vs llvm-symbolizer's %d" % (len(o), len(t)))
     diffs = []
