@@ -6,5 +6,6 @@
 #define SYMBOLCTL_COMMANDS_H
 
 int cmd_addr2line(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 
 #endif

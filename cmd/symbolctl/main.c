@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"addr2line", cmd_addr2line, "symbolize addresses of a local ELF file (llvm-symbolizer format)"},
+	{"fetch", cmd_fetch, "fetch build IDs from local dirs and debuginfod upstreams into a store"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,327 @@
+/*
+ * symbolctl fetch: fetches build IDs through the local debug dirs and upstream
+ * debuginfod servers into a data dir (the store symbolizerd uses), with the
+ * daemon's own fetcher, and prints one line per build ID as its fetch ends.
+ * Also inspects a store (--info, --verify). The driver of the store/upstream
+ * integration tests and of bench/bench_fetch.sh.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+
+#include "cmd/symbolctl/commands.h"
+#include "service/fetch.h"
+#include "service/svc_config.h"
+#include "storage/stor_db.h"
+
+struct run {
+	stor_db *store;
+	svc_fetcher *fetcher;
+	sym_build_id *ids;
+	size_t n_ids, next, done, failed;
+	bool serial;
+	const char *out_dir;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: symbolctl fetch [FLAGS] [BUILDID...]\n"
+		"\n"
+		"Fetches each build ID (hex; read one per line from stdin when none is given)\n"
+		"into the store under --data-dir: local debug dirs first, then the upstream\n"
+		"debuginfod servers, as symbolizerd does. Prints, as each one ends:\n"
+		"  BUILDID STATUS kind=K size=N cached=0|1 source=S [alt=ID:STATUS] [error=\"...\"]\n"
+		"Exit status: 0 when every build ID is ok, 1 otherwise, 2 on bad usage.\n"
+		"\n"
+		"  --serial        one fetch at a time (default: all at once, within the limits)\n"
+		"  --out DIR       also write each fetched file to DIR/BUILDID\n"
+		"  --stats         print fetcher and per-upstream counters at the end\n"
+		"  --info          print what the store holds for each build ID; fetch nothing\n"
+		"  --verify        check the whole store's consistency; fetch nothing\n"
+		"\n");
+	svc_config_usage(out);
+}
+
+static void log_line(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "symbolctl fetch: %s\n", line);
+}
+
+static void print_escaped(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		putchar(*s == '\n' ? ' ' : *s);
+	}
+	putchar('"');
+}
+
+static int write_out(struct run *r, const sym_build_id *id, const char *hex)
+{
+	stor_blob b;
+	stor_error err = {0};
+	if (stor_get_file(r->store, id->bytes, id->len, &b, NULL, &err) != STOR_OK) {
+		fprintf(stderr, "symbolctl fetch: %s: reading the store: %s\n", hex, err.msg);
+		return -1;
+	}
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", r->out_dir, hex);
+	FILE *fp = fopen(path, "wb");
+	int rc = fp && fwrite(b.data, 1, b.size, fp) == b.size ? 0 : -1;
+	if (fp && fclose(fp) != 0)
+		rc = -1;
+	if (rc)
+		fprintf(stderr, "symbolctl fetch: %s: %s\n", path, strerror(errno));
+	stor_blob_release(&b);
+	return rc;
+}
+
+static void start_next(struct run *r);
+
+static void on_done(const svc_fetch_result *res, void *arg)
+{
+	struct run *r = arg;
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	sym_build_id_to_hex(&res->build_id, hex);
+	printf("%s %s kind=%s size=%llu cached=%d source=%s", hex,
+	       svc_fetch_status_name(res->status), stor_kind_name(res->kind),
+	       (unsigned long long)res->size, res->cached ? 1 : 0,
+	       res->source[0] ? res->source : "-");
+	if (res->has_alt) {
+		char alt[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(&res->alt_id, alt);
+		printf(" alt=%s:%s", alt, svc_fetch_status_name(res->alt_status));
+	}
+	if (res->error[0]) {
+		printf(" error=");
+		print_escaped(res->error);
+	}
+	putchar('\n');
+	fflush(stdout);
+	bool ok = res->status == SVC_FETCH_OK && (!res->has_alt || res->alt_status == SVC_FETCH_OK);
+	if (ok && r->out_dir && write_out(r, &res->build_id, hex) != 0)
+		ok = false;
+	if (!ok)
+		r->failed++;
+	r->done++;
+	if (r->serial)
+		start_next(r);
+}
+
+static void start_next(struct run *r)
+{
+	while (r->next < r->n_ids) {
+		sym_build_id *id = &r->ids[r->next++];
+		if (svc_fetch_start(r->fetcher, id, SVC_FETCH_SYMBOLS, on_done, r) != SYM_OK) {
+			fprintf(stderr, "symbolctl fetch: cannot start a fetch\n");
+			r->failed++;
+			r->done++;
+			continue;
+		}
+		if (r->serial)
+			return;
+	}
+}
+
+static bool add_id(struct run *r, const char *s)
+{
+	size_t len = strlen(s);
+	while (len && (s[len - 1] == '\n' || s[len - 1] == '\r' || s[len - 1] == ' '))
+		len--;
+	if (len == 0)
+		return true;
+	sym_build_id id;
+	if (!sym_build_id_from_hex(s, len, &id)) {
+		fprintf(stderr, "symbolctl fetch: '%.*s' is not a build ID (hex)\n", (int)len, s);
+		return false;
+	}
+	if (r->n_ids % 64 == 0) {
+		sym_build_id *n = realloc(r->ids, (r->n_ids + 64) * sizeof(*n));
+		if (!n)
+			return false;
+		r->ids = n;
+	}
+	r->ids[r->n_ids++] = id;
+	return true;
+}
+
+static void print_stats(struct run *r)
+{
+	svc_fetcher_stats st;
+	svc_fetcher_get_stats(r->fetcher, &st);
+	printf("fetcher started=%llu joined=%llu cache_hits=%llu local_hits=%llu "
+	       "upstream_hits=%llu not_found=%llu errors=%llu too_large=%llu\n",
+	       (unsigned long long)st.started, (unsigned long long)st.joined,
+	       (unsigned long long)st.cache_hits, (unsigned long long)st.local_hits,
+	       (unsigned long long)st.upstream_hits, (unsigned long long)st.not_found,
+	       (unsigned long long)st.errors, (unsigned long long)st.too_large);
+	svc_upstream_stats ups[64];
+	size_t n = svc_fetcher_get_upstreams(r->fetcher, ups, 64);
+	static const char *const states[] = {"closed", "open", "half_open"};
+	for (size_t i = 0; i < n; i++)
+		printf("upstream %s requests=%llu ok=%llu not_found=%llu too_large=%llu "
+		       "failures=%llu rejected=%llu skipped=%llu bytes=%llu breaker=%s opens=%llu\n",
+		       ups[i].url, (unsigned long long)ups[i].requests,
+		       (unsigned long long)ups[i].ok, (unsigned long long)ups[i].not_found,
+		       (unsigned long long)ups[i].too_large, (unsigned long long)ups[i].failures,
+		       (unsigned long long)ups[i].rejected, (unsigned long long)ups[i].skipped,
+		       (unsigned long long)ups[i].bytes, states[ups[i].breaker],
+		       (unsigned long long)ups[i].breaker_opens);
+	stor_stats ss;
+	stor_get_stats(r->store, &ss);
+	printf("store bytes=%llu max_bytes=%llu entries=%llu files=%llu evictions=%llu\n",
+	       (unsigned long long)ss.bytes, (unsigned long long)ss.max_bytes,
+	       (unsigned long long)ss.entries, (unsigned long long)ss.files,
+	       (unsigned long long)ss.evictions);
+}
+
+static void print_info(struct run *r)
+{
+	int64_t now_s = (int64_t)time(NULL);
+	for (size_t i = 0; i < r->n_ids; i++) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(&r->ids[i], hex);
+		stor_meta m;
+		stor_error err = {0};
+		stor_errc rc = stor_get_meta(r->store, r->ids[i].bytes, r->ids[i].len, &m, &err);
+		if (rc != STOR_OK) {
+			printf("%s state=%s\n", hex, rc == STOR_E_NOT_FOUND ? "none" : stor_errc_name(rc));
+			continue;
+		}
+		long long neg = m.neg_expiry ? (long long)(m.neg_expiry / 1000 - now_s) : 0;
+		printf("%s state=%s kind=%s size=%llu index_size=%llu source=%s neg_expiry_in=%llds",
+		       hex, stor_state_name(m.state), stor_kind_name(m.kind),
+		       (unsigned long long)m.size, (unsigned long long)m.index_size,
+		       m.source[0] ? m.source : "-", neg < 0 ? 0 : neg);
+		if (m.alt_len) {
+			sym_build_id alt = {.len = m.alt_len};
+			memcpy(alt.bytes, m.alt_id, m.alt_len);
+			char ahex[SYM_BUILD_ID_HEX_MAX];
+			sym_build_id_to_hex(&alt, ahex);
+			printf(" alt=%s", ahex);
+		}
+		if (m.last_error[0]) {
+			printf(" error=");
+			print_escaped(m.last_error);
+		}
+		putchar('\n');
+	}
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+	svc_config cfg;
+	svc_config_init(&cfg);
+	struct run r = {0};
+	bool stats = false, info = false, verify = false;
+	int status = 2;
+	struct event_base *base = NULL;
+	sym_error err = {0};
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i];
+		int used = svc_config_parse_arg(&cfg, argc, argv, &i, &err);
+		if (used < 0) {
+			fprintf(stderr, "symbolctl fetch: %s\n", err.msg);
+			goto out;
+		}
+		if (used)
+			continue;
+		i++;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			status = 0;
+			goto out;
+		} else if (!strcmp(a, "--serial")) {
+			r.serial = true;
+		} else if (!strcmp(a, "--stats")) {
+			stats = true;
+		} else if (!strcmp(a, "--info")) {
+			info = true;
+		} else if (!strcmp(a, "--verify")) {
+			verify = true;
+		} else if (!strcmp(a, "--out") && i < argc) {
+			r.out_dir = argv[i++];
+		} else if (!strncmp(a, "--out=", 6)) {
+			r.out_dir = a + 6;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "symbolctl fetch: unknown flag '%s'\n", a);
+			usage(stderr);
+			goto out;
+		} else if (!add_id(&r, a)) {
+			goto out;
+		}
+	}
+	if (svc_config_finish(&cfg, getenv("DEBUGINFOD_URLS"), &err) != SYM_OK) {
+		fprintf(stderr, "symbolctl fetch: %s\n", err.msg);
+		goto out;
+	}
+	if (r.n_ids == 0 && !verify) {
+		char line[512];
+		while (fgets(line, sizeof(line), stdin))
+			if (!add_id(&r, line))
+				goto out;
+	}
+	if (r.out_dir && mkdir(r.out_dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "symbolctl fetch: %s: %s\n", r.out_dir, strerror(errno));
+		goto out;
+	}
+
+	stor_options so;
+	stor_options_init(&so);
+	so.path = cfg.data_dir;
+	so.max_bytes = cfg.max_store_bytes;
+	stor_error serr = {0};
+	if (stor_open(&so, &r.store, &serr) != STOR_OK) {
+		fprintf(stderr, "symbolctl fetch: %s\n", serr.msg);
+		goto out;
+	}
+	if (verify || info) {
+		status = 0;
+		if (info)
+			print_info(&r);
+		if (verify) {
+			if (stor_verify(r.store, &serr) != STOR_OK) {
+				printf("store %s: %s\n", cfg.data_dir, serr.msg);
+				status = 1;
+			} else {
+				stor_stats ss;
+				stor_get_stats(r.store, &ss);
+				printf("store %s: ok, %llu entries, %llu bytes\n", cfg.data_dir,
+				       (unsigned long long)ss.entries, (unsigned long long)ss.bytes);
+			}
+		}
+		goto out;
+	}
+
+	base = event_base_new();
+	svc_fetcher_options fo = {
+		.base = base, .store = r.store, .config = &cfg, .log = log_line,
+	};
+	if (!base || !(r.fetcher = svc_fetcher_create(&fo, &err))) {
+		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
+		goto out;
+	}
+	start_next(&r);
+	while (r.done < r.n_ids)
+		if (event_base_loop(base, EVLOOP_ONCE) < 0)
+			break;
+	if (stats)
+		print_stats(&r);
+	status = r.failed || r.done < r.n_ids ? 1 : 0;
+out:
+	svc_fetcher_destroy(r.fetcher);
+	if (base)
+		event_base_free(base);
+	stor_close(r.store);
+	free(r.ids);
+	svc_config_deinit(&cfg);
+	return status;
+}

@@ -1,0 +1,100 @@
+/*
+ * svc_config: the operator's settings for the store and the debuginfo sources,
+ * and the command-line flags that set them. symbolizerd and `symbolctl fetch`
+ * share it: their main() hands each argument it does not know itself to
+ * svc_config_parse_arg(), then calls svc_config_finish() once.
+ *
+ * Flags (a value may follow as "--flag=V" or as the next argument):
+ *   --data-dir DIR                    store directory (default ./symbolizer-data)
+ *   --debug-dir DIR                   local debug dir, repeatable, searched in order
+ *                                     (.build-id/xx/rest.debug); default /usr/lib/debug;
+ *                                     "--debug-dir=" alone means none
+ *   --debuginfod-upstream-servers URL[,URL...]
+ *                                     upstream debuginfod servers, asked in order;
+ *                                     absent: $DEBUGINFOD_URLS (space-separated); absent
+ *                                     too: https://debuginfod.elfutils.org/; "" = none
+ *   --negative-cache-ttl DUR          how long "not found" is remembered (10m)
+ *   --error-cache-ttl DUR             how long an upstream failure is remembered (30s)
+ *   --upstream-timeout DUR            progress timeout of a download: connect, first
+ *                                     byte, and each window of DUR must bring
+ *                                     --upstream-min-progress bytes (90s)
+ *   --upstream-min-progress SIZE      bytes per timeout window (100K)
+ *   --max-debuginfo-size SIZE         largest file accepted (2G); sent upstream as
+ *                                     X-DEBUGINFOD-MAXSIZE and enforced on arrival
+ *   --max-store-bytes SIZE            bound of the store (0 = none; default 16G)
+ *   --max-concurrent-fetches N        downloads in flight in all (16)
+ *   --max-fetches-per-upstream N      downloads in flight per server (4)
+ *   --upstream-retries N              retries of a failing server within one fetch (2)
+ *   --upstream-retry-backoff DUR      first retry delay, doubled each time (250ms)
+ *   --upstream-breaker-failures N     consecutive failures that open a server's
+ *                                     circuit breaker (5)
+ *   --upstream-breaker-cooldown DUR   how long an open breaker skips the server (30s)
+ * DUR: a number with unit ms, s, m, h (a bare number is seconds).
+ * SIZE: a number with optional K, M, G, T (powers of 1024).
+ */
+#ifndef SVC_CONFIG_H
+#define SVC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "symbolizer/sym_error.h"
+
+#define SVC_DEFAULT_UPSTREAM "https://debuginfod.elfutils.org/"
+#define SVC_DEFAULT_DEBUG_DIR "/usr/lib/debug"
+#define SVC_DEFAULT_DATA_DIR "./symbolizer-data"
+
+typedef struct svc_config {
+	char *data_dir;
+	char **debug_dirs;           /* searched in order */
+	size_t n_debug_dirs;
+	char **upstreams;            /* base URLs without a trailing '/', asked in order */
+	size_t n_upstreams;
+	int64_t negative_cache_ttl_ms;
+	int64_t error_cache_ttl_ms;
+	int64_t upstream_timeout_ms;
+	uint64_t upstream_min_progress;
+	uint64_t max_debuginfo_size;
+	uint64_t max_store_bytes;    /* 0 = unbounded */
+	int max_concurrent_fetches;
+	int max_fetches_per_upstream;
+	int upstream_retries;
+	int64_t upstream_retry_backoff_ms;
+	int upstream_breaker_failures;
+	int64_t upstream_breaker_cooldown_ms;
+	int fetch_workers;           /* threads that read local files and write the store */
+	/* private: whether a flag set the lists (so defaults do not apply) */
+	bool debug_dirs_set_, upstreams_set_;
+} svc_config;
+
+/* Fills defaults (lists empty until svc_config_finish). */
+void svc_config_init(svc_config *c);
+void svc_config_deinit(svc_config *c);
+
+/*
+ * Looks at argv[*i]. When it is one of the flags above, consumes it (and its
+ * value, advancing *i past what it used) and returns 1; returns 0 for any other
+ * argument (untouched), -1 with err set for a bad value or a missing one.
+ */
+int svc_config_parse_arg(svc_config *c, int argc, char **argv, int *i, sym_error *err);
+
+/*
+ * Applies the fallbacks: debug dirs default, upstreams from debuginfod_urls
+ * (pass getenv("DEBUGINFOD_URLS")) or the default server. Checks the result.
+ */
+sym_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, sym_error *err);
+
+/* Replaces the upstream list from a comma- or space-separated string
+ * ("" = none). Each must be an http:// or https:// URL. */
+sym_errc svc_config_set_upstreams(svc_config *c, const char *list, sym_error *err);
+
+/* Parsers behind the flags, exposed for other flags of the same kinds. */
+bool svc_parse_duration_ms(const char *s, int64_t *out);
+bool svc_parse_size(const char *s, uint64_t *out);
+
+/* Prints the flag list above (for --help). */
+void svc_config_usage(FILE *out);
+
+#endif
