@@ -5,6 +5,7 @@
 #include "symbolizer/sym_elf_util.h"
 
 #include <elf.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,9 @@ struct inflated {
 	size_t size;
 	uint64_t new_offset;
 	uint64_t new_name;
+	bool drop;            /* not needed: becomes SHT_NOBITS in the new image */
+	sym_errc rc;
+	sym_error err;
 };
 
 /* A buffer that grows as bytes arrive, never past `limit`. */
@@ -51,6 +55,21 @@ static sym_errc grow(uint8_t **buf, size_t *cap, size_t need, uint64_t limit, sy
 	return SYM_OK;
 }
 
+/*
+ * The next buffer size: the claimed size when it is plausible for the
+ * compressed bytes at hand (at most 32 times as large), else growth by half.
+ * A hostile claim thus costs no more memory than the data really inflates to.
+ */
+static size_t first_allocation(const struct inflated *s, size_t cap)
+{
+	size_t want;
+	if (cap == 0 && s->claimed / 32 <= s->src_size + 4096)
+		want = (size_t)s->claimed;
+	else
+		want = s->size + (s->size < (1u << 20) ? (1u << 16) : s->size / 2);
+	return want > s->claimed ? (size_t)s->claimed : want;
+}
+
 static sym_errc inflate_zlib(struct inflated *s, sym_error *err)
 {
 	z_stream zs = {0};
@@ -65,9 +84,7 @@ static sym_errc inflate_zlib(struct inflated *s, sym_error *err)
 			zs.avail_in = in_left > UINT32_MAX ? UINT32_MAX : (uInt)in_left;
 			in_left -= zs.avail_in;
 		}
-		size_t want = s->size + (s->size < (1u << 20) ? (1u << 16) : s->size / 2);
-		if (want > s->claimed)
-			want = (size_t)s->claimed;
+		size_t want = first_allocation(s, cap);
 		if (s->size == cap) {
 			if (cap >= s->claimed) {
 				/* Full: only the stream end may follow. */
@@ -131,9 +148,7 @@ static sym_errc inflate_zstd(struct inflated *s, sym_error *err)
 						   "zstd: section inflates past its claimed size");
 				goto out;
 			}
-			size_t want = s->size + (s->size < (1u << 20) ? (1u << 16) : s->size / 2);
-			if (want > s->claimed)
-				want = (size_t)s->claimed;
+			size_t want = first_allocation(s, cap);
 			if ((rc = grow(&s->buf, &cap, want, s->claimed, err)))
 				goto out;
 		}
@@ -158,6 +173,23 @@ static sym_errc inflate_zstd(struct inflated *s, sym_error *err)
 out:
 	ZSTD_freeDStream(zs);
 	return rc;
+}
+
+/* Debug sections the index builder reads; other compressed ones are dropped. */
+static bool section_needed(const char *name)
+{
+	static const char *const needed[] = {
+		"info", "abbrev", "line", "line_str", "str", "str_offsets", "addr",
+		"ranges", "rnglists", "types", NULL,
+	};
+	const char *base = !strncmp(name, ".debug_", 7) ? name + 7
+			 : !strncmp(name, ".zdebug_", 8) ? name + 8 : NULL;
+	if (!base)
+		return false;
+	for (int i = 0; needed[i]; i++)
+		if (!strcmp(base, needed[i]))
+			return true;
+	return false;
 }
 
 static uint64_t read_be64(const uint8_t *p)
@@ -231,7 +263,8 @@ static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shn
 	bool renames = false;
 	for (size_t i = 0; i < nsecs; i++) {
 		secs[i].new_offset = off;
-		off = align_up(off + secs[i].size, 16);
+		if (!secs[i].drop)
+			off = align_up(off + secs[i].size, 16);
 		renames |= secs[i].rename;
 	}
 	uint64_t strtab_off = off, strtab_size = strsh.sh_size;
@@ -252,7 +285,8 @@ static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shn
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory for the inflated image");
 	memcpy(img, image, size);
 	for (size_t i = 0; i < nsecs; i++)
-		memcpy(img + secs[i].new_offset, secs[i].buf, secs[i].size);
+		if (!secs[i].drop && secs[i].size)
+			memcpy(img + secs[i].new_offset, secs[i].buf, secs[i].size);
 	if (renames) {
 		memcpy(img + strtab_off, image + strsh.sh_offset, strsh.sh_size);
 		for (size_t i = 0; i < nsecs; i++) {
@@ -280,6 +314,10 @@ static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shn
 			sh.sh_size = secs[next].size;
 			sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
 			sh.sh_addralign = secs[next].align ? secs[next].align : 1;
+			if (secs[next].drop) {
+				sh.sh_type = SHT_NOBITS;
+				sh.sh_size = 0;
+			}
 			if (secs[next].rename)
 				sh.sh_name = (Elf64_Word)secs[next].new_name;
 			next++;
@@ -302,6 +340,61 @@ static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shn
 	memcpy(img, &eh, sizeof(eh));
 	*out = img;
 	*out_size = (size_t)total;
+	return SYM_OK;
+}
+
+static sym_errc inflate_one(struct inflated *s)
+{
+	s->rc = s->method == COMP_ZSTD ? inflate_zstd(s, &s->err) : inflate_zlib(s, &s->err);
+	return s->rc;
+}
+
+struct inflate_pool {
+	struct inflated *secs;
+	size_t n;
+	size_t next;
+	pthread_mutex_t lock;
+};
+
+static void *inflate_worker(void *arg)
+{
+	struct inflate_pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		size_t i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->n)
+			return NULL;
+		if (!p->secs[i].drop)
+			inflate_one(&p->secs[i]);
+	}
+}
+
+/* Inflates the needed sections, on two threads when there is enough to do. */
+static sym_errc inflate_all(Elf *elf, struct inflated *secs, size_t n, sym_error *err)
+{
+	size_t work = 0;
+	for (size_t i = 0; i < n; i++)
+		work += secs[i].drop ? 0 : secs[i].src_size;
+	struct inflate_pool pool = {.secs = secs, .n = n};
+	pthread_mutex_init(&pool.lock, NULL);
+	pthread_t tid;
+	bool threaded = work >= ((size_t)1 << 20) &&
+			pthread_create(&tid, NULL, inflate_worker, &pool) == 0;
+	inflate_worker(&pool);
+	if (threaded)
+		pthread_join(tid, NULL);
+	pthread_mutex_destroy(&pool.lock);
+	for (size_t i = 0; i < n; i++) {
+		if (secs[i].rc) {
+			GElf_Shdr sh;
+			const char *name = sym_elf_section_name(elf, elf_getscn(elf, secs[i].index), &sh);
+			if (err)
+				*err = secs[i].err;
+			sym_error_prefix(err, "section %s", name ? name : "?");
+			return secs[i].rc;
+		}
+	}
 	return SYM_OK;
 }
 
@@ -338,7 +431,7 @@ sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, vo
 					   "compressed sections are supported in 64-bit little-endian ELF only");
 			goto out;
 		}
-		if (s.claimed > max_bytes || total + s.claimed > max_bytes) {
+		if (section_needed(name) && (s.claimed > max_bytes || total + s.claimed > max_bytes)) {
 			rc = sym_error_set(err, SYM_E_TOO_LARGE,
 					   "section %s inflates to %llu bytes, past the cap of %llu",
 					   name, (unsigned long long)s.claimed,
@@ -347,22 +440,19 @@ sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, vo
 		}
 		if (s.align == 0 || (s.align & (s.align - 1)) || s.align > 4096)
 			s.align = 1;
-		total += s.claimed;
 		struct inflated *p = realloc(secs, (nsecs + 1) * sizeof(*secs));
 		if (!p) {
 			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory");
 			goto out;
 		}
 		secs = p;
-		secs[nsecs] = s;
-		rc = s.method == COMP_ZSTD ? inflate_zstd(&secs[nsecs], err)
-					   : inflate_zlib(&secs[nsecs], err);
-		nsecs++;
-		if (rc) {
-			sym_error_prefix(err, "section %s", name);
-			goto out;
-		}
+		s.drop = !section_needed(name);
+		if (!s.drop)
+			total += s.claimed;
+		secs[nsecs++] = s;
 	}
+	if ((rc = inflate_all(elf, secs, nsecs, err)))
+		goto out;
 	if (nsecs)
 		rc = assemble(data, size, elf, shnum, secs, nsecs, out, out_size, err);
 out:

@@ -4,7 +4,9 @@
  * memory (or loads a saved one with --index), then answers addresses from the
  * arguments or, one per line, from stdin, flushing each answer.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +172,60 @@ static void answer_line(const sym_index *idx, const struct opts *o, const char *
 	answer(idx, o, addr);
 }
 
+/*
+ * Reads addresses from stdin with read(2) and answers every complete line in
+ * hand, flushing only before the next read could block: a pipe that sends one
+ * line at a time gets each answer before it sends the next, and a file of a
+ * million lines is not a million writes.
+ */
+static int answer_stdin(const sym_index *idx, const struct opts *o)
+{
+	enum { CHUNK = 1 << 16, MAX_LINE = 1 << 20 };
+	size_t cap = CHUNK, len = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf)
+		return -1;
+	for (;;) {
+		if (fflush(stdout) != 0)
+			break;
+		if (len == cap) {
+			if (cap >= MAX_LINE) {
+				fprintf(stderr, "symbolctl: input line longer than %d bytes\n", MAX_LINE);
+				free(buf);
+				return -1;
+			}
+			char *p = realloc(buf, cap * 2 + 1);
+			if (!p)
+				break;
+			buf = p;
+			cap *= 2;
+		}
+		ssize_t r = read(STDIN_FILENO, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (len) { /* a last line without a newline */
+				buf[len] = '\0';
+				answer_line(idx, o, buf);
+			}
+			break;
+		}
+		len += (size_t)r;
+		char *start = buf, *end = buf + len, *nl;
+		while ((nl = memchr(start, '\n', (size_t)(end - start))) != NULL) {
+			*nl = '\0';
+			if (nl > start && nl[-1] == '\r')
+				nl[-1] = '\0';
+			answer_line(idx, o, start);
+			start = nl + 1;
+		}
+		len = (size_t)(end - start);
+		memmove(buf, start, len);
+	}
+	free(buf);
+	return 0;
+}
+
 static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe, void **blob,
 		       size_t *size)
 {
@@ -214,19 +270,12 @@ int cmd_addr2line(int argc, char **argv)
 		for (int i = optind; i < argc; i++)
 			answer_line(idx, &o, argv[i]);
 	} else {
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t len;
-		while ((len = getline(&line, &cap, stdin)) > 0) {
-			while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-				line[--len] = '\0';
-			answer_line(idx, &o, line);
-			fflush(stdout);
-		}
-		free(line);
+		if (answer_stdin(idx, &o))
+			goto out_idx;
 	}
-	sym_index_destroy(idx);
 	rc = fflush(stdout) == 0 ? 0 : 1;
+out_idx:
+	sym_index_destroy(idx);
 out:
 	if (!o.index_in)
 		free(blob);
