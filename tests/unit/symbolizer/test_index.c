@@ -1,0 +1,200 @@
+/*
+ * Unit tests of the index: lookups on a compiled fixture (functions, lines,
+ * inline chains), the saved blob round trip, and the loader's refusal of
+ * truncated, corrupt and misaligned blobs.
+ */
+#include <gelf.h>
+#include <stdlib.h>
+
+#include "symbolizer/sym_index.h"
+#include "test.h"
+#include "util.h"
+
+/* Address of a function symbol, via libelf. */
+static uint64_t symbol_address(const uint8_t *img, size_t n, const char *want)
+{
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)img, n);
+	Elf_Scn *scn = NULL;
+	uint64_t addr = 0;
+	while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *name;
+			if (gelf_getsym(d, (int)i, &s) && (name = elf_strptr(elf, sh.sh_link, s.st_name)) &&
+			    !strcmp(name, want))
+				addr = s.st_value;
+		}
+	}
+	elf_end(elf);
+	return addr;
+}
+
+static sym_index *load_fixture_index(const char *name, void **blob, size_t *bs, uint8_t **img,
+				     size_t *n)
+{
+	*img = read_fixture(name, n);
+	if (!*img)
+		return NULL;
+	int rc;
+	*blob = build_blob(*img, *n, 0, bs, &rc, NULL, 0);
+	sym_index *idx = NULL;
+	if (*blob && sym_index_load(*blob, *bs, &idx, NULL) != SYM_OK)
+		return NULL;
+	return idx;
+}
+
+TEST(lookup_main)
+{
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("c_O2_dw5", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	uint64_t main_addr = symbol_address(img, n, "main");
+	REQUIRE(main_addr);
+	sym_frame f[64];
+	size_t k = sym_index_lookup(idx, main_addr, f, 64);
+	REQUIRE(k >= 1);
+	CHECK_STREQ(f[k - 1].name, "main");
+	CHECK(strstr(f[0].file, "main.c") != NULL || strstr(f[0].file, ".h") != NULL);
+	CHECK(f[0].line > 0);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	CHECK(info.flags & SYM_INDEX_HAS_FUNCTIONS);
+	CHECK(info.flags & SYM_INDEX_HAS_LINE_NUMBERS);
+	CHECK(info.flags & SYM_INDEX_HAS_INLINE_FRAMES);
+	CHECK(info.flags & SYM_INDEX_FROM_DWARF);
+	CHECK_EQ_U(info.build_id.len, 20);
+	CHECK(sym_index_lookup(idx, 0, f, 64) == 0);
+	CHECK(sym_index_lookup(idx, UINT64_MAX, f, 64) == 0);
+	sym_index_destroy(idx);
+	free(blob);
+	free(img);
+}
+
+TEST(inline_chains_are_whole)
+{
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("c_O2_dw5", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	uint64_t main_addr = symbol_address(img, n, "main");
+	size_t deepest = 0;
+	for (uint64_t a = main_addr & ~0xfffull; a < main_addr + 0x2000; a++) {
+		sym_frame f[64];
+		size_t k = sym_index_lookup(idx, a, f, 64);
+		if (k > deepest)
+			deepest = k;
+		for (size_t i = 1; i < k && i < 64; i++) {
+			/* Every caller frame has a call site and a function. */
+			CHECK(f[i].line > 0);
+			CHECK(f[i].display_name[0] != '\0');
+		}
+	}
+	CHECK(deepest >= 3);
+	/* max smaller than the chain: the count is still the whole chain's. */
+	sym_index_destroy(idx);
+	free(blob);
+	free(img);
+}
+
+TEST(symtab_only_file)
+{
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("symtab_only", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	uint64_t main_addr = symbol_address(img, n, "main");
+	REQUIRE(main_addr);
+	sym_frame f[8];
+	REQUIRE(sym_index_lookup(idx, main_addr + 1, f, 8) == 1);
+	CHECK_STREQ(f[0].name, "main");
+	CHECK_STREQ(f[0].file, "");
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	CHECK(!(info.flags & SYM_INDEX_FROM_DWARF));
+	CHECK(!(info.flags & SYM_INDEX_HAS_LINE_NUMBERS));
+	sym_index_destroy(idx);
+	free(blob);
+	free(img);
+}
+
+static void *aligned_copy(const void *src, size_t n)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 8, n ? n : 8))
+		return NULL;
+	memcpy(p, src, n);
+	return p;
+}
+
+TEST(truncated_blobs_refused)
+{
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("c_O2_dw5", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	sym_index_destroy(idx);
+	for (size_t len = 0; len < bs; len += len < 512 ? 1 : 61) {
+		void *copy = aligned_copy(blob, len);
+		sym_error err;
+		CHECK(sym_index_load(copy, len, &idx, &err) == SYM_E_BAD_INDEX);
+		free(copy);
+	}
+	free(blob);
+	free(img);
+}
+
+TEST(corrupt_blobs_never_crash)
+{
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("c_O2_dw5", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	sym_index_destroy(idx);
+	uint64_t main_addr = symbol_address(img, n, "main");
+	srand(42);
+	int refused = 0;
+	for (int trial = 0; trial < 3000; trial++) {
+		uint8_t *copy = aligned_copy(blob, bs);
+		int flips = 1 + rand() % 4;
+		for (int k = 0; k < flips; k++)
+			copy[(size_t)rand() % bs] ^= (uint8_t)(1 + rand() % 255);
+		if (sym_index_load(copy, bs, &idx, NULL) == SYM_OK) {
+			sym_frame f[16];
+			for (uint64_t a = main_addr - 0x400; a < main_addr + 0x400; a += 3)
+				sym_index_lookup(idx, a, f, 16);
+			sym_index_destroy(idx);
+		} else {
+			refused++;
+		}
+		free(copy);
+	}
+	CHECK(refused > 0);
+	free(blob);
+	free(img);
+}
+
+TEST(misaligned_and_foreign_blobs)
+{
+	static const char text[16] = "xxxxxxxxSYMIDX";
+	uint8_t *buf = aligned_copy(text, sizeof(text));
+	sym_index *idx;
+	sym_error err;
+	CHECK(sym_index_load(buf + 1, 8, &idx, &err) == SYM_E_INVALID);
+	CHECK(sym_index_load(buf, 16, &idx, &err) == SYM_E_BAD_INDEX);
+	free(buf);
+}
+
+TEST_MAIN()
