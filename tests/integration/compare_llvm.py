@@ -73,6 +73,7 @@ class Symbols:
         names_at = {}      # start -> set of names (any defined symbol type)
         ranges = {}        # start -> largest size, FUNC/IFUNC with size > 0
         file_of = {}       # start of a LOCAL .symtab FUNC -> the STT_FILE before it
+        labels = {}        # name of a size-0 symbol (an assembler label) -> its address
         table, cur_file = "", None
         for line in p.stdout.splitlines():
             if line.startswith("Symbol table '"):
@@ -99,12 +100,15 @@ class Symbols:
             if not name:
                 continue
             names_at.setdefault(start, set()).add(name)
+            if size == 0:
+                labels.setdefault(strip_version(name), start)
             if typ in ("FUNC", "IFUNC") and size > 0:
                 ranges[start] = max(size, ranges.get(start, 0))
         self.starts = sorted(ranges)
         self.sizes = [ranges[s] for s in self.starts]
         self.names_at = names_at
         self.file_of = file_of
+        self.labels = labels
         self.demangled = {}
         if demangle:
             self._demangle(sorted({n for s in names_at.values() for n in s}))
@@ -498,12 +502,24 @@ def main():
             by_class[b[4]] = by_class.get(b[4], 0) + 1
         print("  disagreements: %d  by diagnosis: %s" % (
             len(bad), ", ".join("%s %d" % kv for kv in sorted(by_class.items()))))
-        for addr, o, t, i_ok, cls, why in bad[:args.show]:
-            print("  0x%x  [%s] %s%s" % (addr, cls, why, "" if i_ok else "  (innermost differs)"))
-            print("    %s:\n%s" % (who, fmt_block(o)))
-            print("    llvm-symbolizer:\n%s" % fmt_block(t))
-        if len(bad) > args.show:
-            print("  ... %d more" % (len(bad) - args.show))
+        # Up to --show in all, shared among the diagnoses so each one has examples;
+        # one line each for the rest of a diagnosis' first --show.
+        per = max(2, args.show // max(1, len(by_class)))
+        shown = 0
+        for c in sorted(by_class):
+            items = [b for b in bad if b[4] == c]
+            print("  -- %s: %d" % (c, len(items)))
+            for j, (addr, o, t, i_ok, cls, why) in enumerate(items[:args.show]):
+                if j < per and shown < args.show:
+                    shown += 1
+                    print("  0x%x  [%s] %s%s" % (addr, cls, why,
+                                                 "" if i_ok else "  (innermost differs)"))
+                    print("    %s:\n%s" % (who, fmt_block(o)))
+                    print("    llvm-symbolizer:\n%s" % fmt_block(t))
+                else:
+                    print("  0x%x  [%s] %s" % (addr, cls, why[:150]))
+            if len(items) > args.show:
+                print("  ... %d more [%s]" % (len(items) - args.show, c))
     ok = pct(g_inner) >= args.min_innermost and pct(g_chain) >= args.min_chain
     print("compare_llvm: %s" % ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
@@ -556,6 +572,13 @@ def diagnose(cmp, addr, o, t, verdicts, loc_ok):
     if of == "??" and tf != "??":
         return ("ours-no-answer", "we have no function, llvm-symbolizer has one; .symtab: %s"
                 % sym)
+    if (len(o) == len(t) and o[-1][1:3] == t[-1][1:3] and starts and
+            strip_version(t[-1][0]) in syms.labels and
+            starts[0] < syms.labels[strip_version(t[-1][0])] <= addr and
+            o[-1][0] in syms.names_of(starts[0])):
+        return ("llvm-wrong-inner-label", "llvm-symbolizer names the frame by %r, a size-0 "
+                "label at 0x%x inside the sized FUNC %s, whose name we print"
+                % (t[-1][0], syms.labels[strip_version(t[-1][0])], sym))
     if (len(o) == 1 and len(t) == 1 and o[0][1] == "??" and t[0][1] != "??" and t[0][2] == 0
             and cmp.name_eq(of, tf, addr) and syms.stt_file(addr) == t[0][1]):
         return ("llvm-stt-file", "llvm-symbolizer takes the file name from the STT_FILE "
