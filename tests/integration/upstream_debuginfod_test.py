@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from upstream_lib import (Debuginfod, check, fetch, info, verify, run_cases,  # noqa: E402
                           tempdir, build_id, free_port)

@@ -1,0 +1,161 @@
+/*
+ * test_svc_config: the store/source flags, their value syntax, and the
+ * upstream fallbacks (flag, then DEBUGINFOD_URLS, then the default server).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/svc_config.h"
+#include "test.h"
+
+static int parse_all(svc_config *c, int argc, char **argv, sym_error *err)
+{
+	for (int i = 0; i < argc;) {
+		int r = svc_config_parse_arg(c, argc, argv, &i, err);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return i + 100; /* unknown at i */
+	}
+	return 0;
+}
+
+TEST(defaults)
+{
+	svc_config c;
+	svc_config_init(&c);
+	sym_error err = {0};
+	REQUIRE(svc_config_finish(&c, NULL, &err) == SYM_OK);
+	CHECK_STREQ(c.data_dir, SVC_DEFAULT_DATA_DIR);
+	REQUIRE(c.n_debug_dirs == 1);
+	CHECK_STREQ(c.debug_dirs[0], "/usr/lib/debug");
+	REQUIRE(c.n_upstreams == 1);
+	CHECK_STREQ(c.upstreams[0], "https://debuginfod.elfutils.org");
+	CHECK_EQ_U(c.negative_cache_ttl_ms, 600000);
+	/* Errors are remembered much shorter than "not found". */
+	CHECK(c.error_cache_ttl_ms * 10 <= c.negative_cache_ttl_ms);
+	CHECK(c.max_concurrent_fetches >= c.max_fetches_per_upstream);
+	svc_config_deinit(&c);
+}
+
+TEST(flags_both_forms)
+{
+	svc_config c;
+	svc_config_init(&c);
+	char *argv[] = {"--data-dir", "/var/lib/s", "--debug-dir=/a", "--debug-dir", "/b",
+			"--debuginfod-upstream-servers=http://127.0.0.1:1/,https://x.example/d//",
+			"--negative-cache-ttl=5m", "--error-cache-ttl", "1500ms",
+			"--upstream-timeout=2", "--max-debuginfo-size=64M", "--max-store-bytes=1g",
+			"--max-concurrent-fetches=3", "--max-fetches-per-upstream", "2",
+			"--upstream-retries=0", "--upstream-breaker-failures=7",
+			"--upstream-breaker-cooldown=1h", "--upstream-min-progress=10k"};
+	int argc = (int)(sizeof(argv) / sizeof(argv[0]));
+	sym_error err = {0};
+	REQUIRE(parse_all(&c, argc, argv, &err) == 0);
+	REQUIRE(svc_config_finish(&c, "http://ignored:1", &err) == SYM_OK);
+	CHECK_STREQ(c.data_dir, "/var/lib/s");
+	REQUIRE(c.n_debug_dirs == 2);
+	CHECK_STREQ(c.debug_dirs[0], "/a");
+	CHECK_STREQ(c.debug_dirs[1], "/b");
+	REQUIRE(c.n_upstreams == 2);
+	CHECK_STREQ(c.upstreams[0], "http://127.0.0.1:1");
+	CHECK_STREQ(c.upstreams[1], "https://x.example/d");
+	CHECK_EQ_U(c.negative_cache_ttl_ms, 300000);
+	CHECK_EQ_U(c.error_cache_ttl_ms, 1500);
+	CHECK_EQ_U(c.upstream_timeout_ms, 2000);
+	CHECK_EQ_U(c.max_debuginfo_size, 64u << 20);
+	CHECK_EQ_U(c.max_store_bytes, 1ull << 30);
+	CHECK_EQ_U(c.max_concurrent_fetches, 3);
+	CHECK_EQ_U(c.max_fetches_per_upstream, 2);
+	CHECK_EQ_U(c.upstream_retries, 0);
+	CHECK_EQ_U(c.upstream_breaker_failures, 7);
+	CHECK_EQ_U(c.upstream_breaker_cooldown_ms, 3600000);
+	CHECK_EQ_U(c.upstream_min_progress, 10240);
+	svc_config_deinit(&c);
+}
+
+TEST(upstream_fallbacks)
+{
+	sym_error err = {0};
+	svc_config c;
+	/* DEBUGINFOD_URLS when the flag is absent: space-separated. */
+	svc_config_init(&c);
+	REQUIRE(svc_config_finish(&c, "http://127.0.0.1:2  http://127.0.0.1:3/", &err) == SYM_OK);
+	REQUIRE(c.n_upstreams == 2);
+	CHECK_STREQ(c.upstreams[1], "http://127.0.0.1:3");
+	svc_config_deinit(&c);
+	/* An empty flag: no upstream at all, the variable ignored. */
+	svc_config_init(&c);
+	char *argv[] = {"--debuginfod-upstream-servers=", "--debug-dir="};
+	REQUIRE(parse_all(&c, 2, argv, &err) == 0);
+	REQUIRE(svc_config_finish(&c, "http://127.0.0.1:2", &err) == SYM_OK);
+	CHECK_EQ_U(c.n_upstreams, 0);
+	CHECK_EQ_U(c.n_debug_dirs, 0);
+	svc_config_deinit(&c);
+	/* A bad URL in the variable is named. */
+	svc_config_init(&c);
+	CHECK(svc_config_finish(&c, "ftp://x", &err) == SYM_E_INVALID);
+	CHECK(strstr(err.msg, "DEBUGINFOD_URLS") && strstr(err.msg, "ftp://x"));
+	svc_config_deinit(&c);
+}
+
+TEST(bad_values)
+{
+	const char *bad[][2] = {
+		{"--negative-cache-ttl", "ten"}, {"--upstream-timeout", "5y"},
+		{"--max-debuginfo-size", "12Q"}, {"--max-store-bytes", "-1"},
+		{"--max-concurrent-fetches", "x"}, {"--upstream-retries", "-2"},
+		{"--debuginfod-upstream-servers", "127.0.0.1:8002"},
+		{"--max-debuginfo-size", "99999999999999999999"},
+	};
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		svc_config c;
+		svc_config_init(&c);
+		char *argv[] = {(char *)bad[k][0], (char *)bad[k][1]};
+		int i = 0;
+		sym_error err = {0};
+		CHECK(svc_config_parse_arg(&c, 2, argv, &i, &err) == -1);
+		CHECK(strstr(err.msg, bad[k][0] + 2) || strstr(err.msg, "URL"));
+		svc_config_deinit(&c);
+	}
+	/* A flag at the end without its value. */
+	svc_config c;
+	svc_config_init(&c);
+	char *argv[] = {"--data-dir"};
+	int i = 0;
+	sym_error err = {0};
+	CHECK(svc_config_parse_arg(&c, 1, argv, &i, &err) == -1);
+	CHECK(strstr(err.msg, "missing value") != NULL);
+	/* Not ours: untouched. */
+	char *other[] = {"--listen=:8080", "--data-directory=x"};
+	i = 0;
+	CHECK(svc_config_parse_arg(&c, 2, other, &i, &err) == 0);
+	CHECK_EQ_U(i, 0);
+	i = 1;
+	CHECK(svc_config_parse_arg(&c, 2, other, &i, &err) == 0);
+	/* Zero limits are refused at finish. */
+	char *zero[] = {"--max-concurrent-fetches=0"};
+	i = 0;
+	CHECK(svc_config_parse_arg(&c, 1, zero, &i, &err) == 1);
+	CHECK(svc_config_finish(&c, NULL, &err) == SYM_E_INVALID);
+	svc_config_deinit(&c);
+	svc_config_deinit(NULL);
+}
+
+TEST(parsers)
+{
+	int64_t ms;
+	uint64_t sz;
+	CHECK(svc_parse_duration_ms("0", &ms) && ms == 0);
+	CHECK(svc_parse_duration_ms("1.5s", &ms) && ms == 1500);
+	CHECK(svc_parse_duration_ms("2h", &ms) && ms == 7200000);
+	CHECK(!svc_parse_duration_ms("", &ms));
+	CHECK(!svc_parse_duration_ms("s", &ms));
+	CHECK(svc_parse_size("0", &sz) && sz == 0);
+	CHECK(svc_parse_size("3KiB", &sz) && sz == 3072);
+	CHECK(svc_parse_size("2T", &sz) && sz == 2ull << 40);
+	CHECK(!svc_parse_size("1KX", &sz));
+	CHECK(!svc_parse_size("20000000T", &sz));
+}
+
+TEST_MAIN()
