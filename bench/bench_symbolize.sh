@@ -58,6 +58,7 @@ trap 'rm -rf "$tmp"' EXIT
 sample() {
 	python3 - "$1" "$2" "$3" "$4" <<'EOF'
 import os, random, sys
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.environ["BENCH_INTEGRATION"])
 import compare_llvm
 syms = compare_llvm.Symbols(sys.argv[1], demangle=False)
