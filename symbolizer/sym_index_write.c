@@ -189,8 +189,10 @@ static sym_errc layout(const sym_index_input *in, const sym_vec *ranges, void **
 	}
 	if (n)
 		recs[n - 1] = gap_rec;
-	memcpy(b + h.off_scopes, c->scopes.data, c->scopes.len * sizeof(struct sym_ix_scope));
-	memcpy(b + h.off_funcs, c->funcs.data, c->funcs.len * sizeof(struct sym_ix_func));
+	if (c->scopes.len)
+		memcpy(b + h.off_scopes, c->scopes.data, c->scopes.len * sizeof(struct sym_ix_scope));
+	if (c->funcs.len)
+		memcpy(b + h.off_funcs, c->funcs.data, c->funcs.len * sizeof(struct sym_ix_func));
 	uint32_t *buckets = (uint32_t *)(b + h.off_buckets);
 	size_t j = 0;
 	for (uint64_t k = 0; k <= n_buckets; k++) {

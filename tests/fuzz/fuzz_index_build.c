@@ -1,0 +1,38 @@
+/*
+ * libFuzzer target: an ELF image (with DWARF, compressed sections, symbols) ->
+ * sym_index_build -> sym_index_load -> lookups. A built blob must always load.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer/sym_index.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* An exact-size copy, so reads past the end are caught. */
+	uint8_t *img = malloc(size ? size : 1);
+	if (!img)
+		return 0;
+	memcpy(img, data, size);
+	sym_build_options o = {.max_decompressed_bytes = 64u << 20, .threads = 1};
+	void *blob = NULL;
+	size_t bs = 0;
+	sym_error err;
+	if (sym_index_build(img, size, &o, &blob, &bs, &err) == SYM_OK) {
+		sym_index *idx = NULL;
+		if (sym_index_load(blob, bs, &idx, &err) != SYM_OK)
+			abort(); /* the builder wrote a blob its own loader refuses */
+		sym_index_info info;
+		sym_index_get_info(idx, &info);
+		sym_frame f[16];
+		for (uint64_t a = 0; a < 0x3000; a += 5)
+			sym_index_lookup(idx, a, f, 16);
+		sym_index_destroy(idx);
+		free(blob);
+	}
+	free(img);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * libFuzzer target: an index blob from an untrusted store -> sym_index_load ->
+ * lookups at addresses taken from the input. Loading either refuses or yields
+ * an index every lookup can walk without leaving the blob.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer/sym_index.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	void *blob = NULL;
+	if (posix_memalign(&blob, 8, size ? size : 8))
+		return 0;
+	memcpy(blob, data, size);
+	sym_index *idx = NULL;
+	if (sym_index_load(blob, size, &idx, NULL) == SYM_OK) {
+		sym_frame f[8];
+		for (size_t i = 0; i + 8 <= size && i < 4096; i += 8) {
+			uint64_t a;
+			memcpy(&a, data + i, 8);
+			sym_index_lookup(idx, a, f, 8);
+			sym_index_lookup(idx, a & 0xffffff, f, 8);
+		}
+		sym_index_destroy(idx);
+	}
+	free(blob);
+	return 0;
+}
