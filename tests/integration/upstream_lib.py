@@ -140,8 +140,15 @@ class FaultServer:
         self.proc.wait()
 
 
+def no_sanitizer_report(proc):
+    """In sanitizer builds a report (leak, UB) fails the test whatever the case checks."""
+    for marker in ("Sanitizer", "runtime error:"):
+        check(marker not in (proc.stderr or ""), "sanitizer report:\n%s" % proc.stderr)
+
+
 class FetchRun:
     def __init__(self, proc):
+        no_sanitizer_report(proc)
         self.rc = proc.returncode
         self.stdout = proc.stdout
         self.stderr = proc.stderr
@@ -204,6 +211,7 @@ def info(symbolctl, data_dir, ids):
 def verify(symbolctl, data_dir):
     proc = subprocess.run([symbolctl, "fetch", "--data-dir", data_dir, "--verify"],
                           capture_output=True, text=True, timeout=300)
+    no_sanitizer_report(proc)
     check(proc.returncode == 0, "store verify failed: %s %s" % (proc.stdout, proc.stderr))
 
 
