@@ -203,15 +203,17 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 	int n = 0;
 	chain[n++] = *die;
 	const char *name = NULL, *linkage = NULL;
-	Dwarf_Die *decl = NULL;
+	Dwarf_Die *decl = NULL, *name_die = NULL, *linkage_die = NULL;
 	for (;;) {
 		Dwarf_Attribute attr;
-		if (!name)
-			name = dwarf_formstring(dwarf_attr(cur, DW_AT_name, &attr));
+		if (!name && (name = dwarf_formstring(dwarf_attr(cur, DW_AT_name, &attr))))
+			name_die = cur;
 		if (!linkage) {
 			linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_linkage_name, &attr));
 			if (!linkage)
 				linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_MIPS_linkage_name, &attr));
+			if (linkage)
+				linkage_die = cur;
 		}
 		if (!decl && dwarf_hasattr(cur, DW_AT_decl_line))
 			decl = cur;
@@ -224,8 +226,12 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 			break;
 		cur = &chain[n++];
 	}
-	/* Key by the last DIE of the chain: the abstract declaration all instances share. */
-	uint64_t key = die_key(w, cur);
+	/*
+	 * Key by the DIE the names come from: instances of one abstract function
+	 * share it, while variants that only share a declaration (a C++ class's
+	 * D0/D1/D2 destructors) carry linkage names of their own.
+	 */
+	uint64_t key = die_key(w, linkage_die ? linkage_die : name_die ? name_die : cur);
 	uint32_t id = sym_map64_get(&w->funcs, key);
 	if (id != UINT32_MAX)
 		return id;

@@ -61,8 +61,13 @@ static int push_range(sym_vec *ranges, uint64_t start, const struct sym_ix_rec *
 static const struct sym_ix_rec gap_rec = {.scope = SYM_IX_NONE};
 
 /* Merges the three segment lists into ranges: scopes from DWARF over symbols, line rows. */
-static sym_errc sweep(struct cursor *cs, struct cursor *cy, struct cursor *cl, sym_vec *ranges,
-		      sym_error *err)
+static const struct sym_ix_scope *sym_vec_at_scope(const sym_index_input *in, uint32_t id)
+{
+	return &SYM_VEC_AT(&in->c->scopes, struct sym_ix_scope, id);
+}
+
+static sym_errc sweep(const sym_index_input *in, struct cursor *cs, struct cursor *cy,
+		      struct cursor *cl, sym_vec *ranges, sym_error *err)
 {
 	uint64_t pos = UINT64_MAX;
 	struct cursor *all[3] = {cs, cy, cl};
@@ -81,6 +86,11 @@ static sym_errc sweep(struct cursor *cs, struct cursor *cy, struct cursor *cl, s
 				rec.scope = cs->spans[s->span].a;
 			else if (y)
 				rec.scope = cy->spans[y->span].a;
+			if (!s && !l && y) {
+				/* Symbol only: its STT_FILE, if any, names the file. */
+				const struct sym_ix_scope *sc = sym_vec_at_scope(in, rec.scope);
+				rec.file = SYM_VEC_AT(&in->c->funcs, struct sym_ix_func, sc->func).decl_file;
+			}
 			if (l) {
 				const sym_span *ls = &cl->spans[l->span];
 				rec.file = ls->a;
@@ -221,7 +231,7 @@ sym_errc sym_index_write(sym_index_input *in, void **blob, size_t *size, sym_err
 		cur[k] = (struct cursor){segs[k].data, segs[k].len, 0, spans[k]->data};
 	}
 	if (!rc)
-		rc = sweep(&cur[0], &cur[1], &cur[2], &ranges, err);
+		rc = sweep(in, &cur[0], &cur[1], &cur[2], &ranges, err);
 	if (!rc && ranges.len > UINT32_MAX - 1)
 		rc = sym_error_set(err, SYM_E_TOO_LARGE, "too many ranges for one index");
 	if (!rc)

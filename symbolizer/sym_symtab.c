@@ -4,7 +4,9 @@
  * STT_FUNC and STT_GNU_IFUNC symbols defined in a section. Of several symbols at
  * one address (aliases) one is kept: a sized one, then GLOBAL over WEAK over
  * LOCAL, then .symtab over .dynsym. A zero-size symbol reaches to the next
- * symbol or the end of its section.
+ * symbol or the end of its section. A local symbol's function records the
+ * STT_FILE before it as its file: where no line table covers the code, that
+ * is the file the frame names (with line 0), as llvm-symbolizer does.
  */
 #include "symbolizer/sym_symtab.h"
 #include "symbolizer/sym_demangle.h"
@@ -18,6 +20,7 @@
 struct fsym {
 	uint64_t addr, size, sec_end;
 	const char *name;
+	const char *file;  /* a local symbol's STT_FILE, or NULL */
 	int rank;      /* lower is preferred */
 	uint32_t order;
 };
@@ -45,11 +48,17 @@ static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank
 		return SYM_OK;
 	size_t n = data->d_size / sh->sh_entsize, shnum = 0;
 	elf_getshdrnum(elf, &shnum);
+	const char *file = NULL;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym s;
 		if (!gelf_getsym(data, (int)i, &s))
 			break;
 		int type = GELF_ST_TYPE(s.st_info);
+		if (type == STT_FILE) {
+			/* Names the source of the local symbols that follow it (ELF spec). */
+			file = elf_strptr(elf, sh->sh_link, s.st_name);
+			continue;
+		}
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
 		    s.st_shndx >= shnum || s.st_value == 0)
 			continue;
@@ -64,6 +73,7 @@ static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank
 			return sym_error_set(err, SYM_E_NOMEM, "out of memory reading symbols");
 		*f = (struct fsym){.addr = s.st_value, .size = s.st_size, .sec_end = sec_end,
 				   .name = name,
+				   .file = GELF_ST_BIND(s.st_info) == STB_LOCAL ? file : NULL,
 				   .rank = (s.st_size ? 0 : 8) + bind_rank(GELF_ST_BIND(s.st_info)) * 2 +
 					   table_rank,
 				   .order = (uint32_t)syms->len};
@@ -78,12 +88,14 @@ static sym_errc add_symbol(sym_collect *out, const struct fsym *f, uint64_t hi, 
 	char *d = sym_demangle(f->name);
 	fn.linkage = d ? fn.name : 0;
 	fn.display = d ? sym_strtab_add_cstr(&out->strs, d) : fn.name;
+	fn.decl_file = sym_strtab_add_cstr(&out->strs, f->file);
 	free(d);
 	uint32_t fid = (uint32_t)out->funcs.len, sid = (uint32_t)out->scopes.len;
 	struct sym_ix_func *pf = sym_vec_push(&out->funcs);
 	struct sym_ix_scope *ps = sym_vec_push(&out->scopes);
 	sym_span *sp = sym_vec_push(&out->scope_spans);
-	if (!pf || !ps || !sp || fn.name == SYM_STR_NONE || fn.display == SYM_STR_NONE)
+	if (!pf || !ps || !sp || fn.name == SYM_STR_NONE || fn.display == SYM_STR_NONE ||
+	    fn.decl_file == SYM_STR_NONE)
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory reading symbols");
 	*pf = fn;
 	*ps = (struct sym_ix_scope){.func = fid, .parent = SYM_IX_NONE};
