@@ -7,6 +7,7 @@ CONFIG maps "<buildid>/<debuginfo|executable>" to a behaviour:
     "404" | "406" | "500"      that status, short body
     "file:PATH"                200 with the file (Content-Length, X-DEBUGINFOD-SIZE)
     "flaky:N:PATH"             500 for the first N requests, then like file:PATH
+    "slow:PATH"                like file:PATH, after 300 ms
     "hang"                     read the request, never answer (until the client leaves)
     "trickle:PATH"             200, Content-Length, then 16 bytes every 200 ms
     "close:PATH"               200, full Content-Length, half the body, then close
@@ -14,7 +15,8 @@ CONFIG maps "<buildid>/<debuginfo|executable>" to a behaviour:
     "big:BYTES"                200 with Content-Length BYTES, streams zeros
     "stream:BYTES"             200 without Content-Length (close-delimited), streams zeros
 Anything else is 404. GET /stats answers JSON: per path the request count, the
-bytes of body sent, and the last X-DEBUGINFOD-MAXSIZE and User-Agent seen.
+bytes of body sent, and the last X-DEBUGINFOD-MAXSIZE and User-Agent seen; under
+"_server", the most requests it ever had in progress at once ("max_active").
 Listens on 127.0.0.1 only; writes the port to --port-file once listening.
 """
 import argparse
@@ -28,6 +30,7 @@ import time
 
 LOCK = threading.Lock()
 STATS = {}
+ACTIVE = {"now": 0, "max_active": 0}
 
 
 def stat(path):
@@ -79,13 +82,18 @@ class Handler(socketserver.BaseRequestHandler):
         except (BrokenPipeError, ConnectionResetError, socket.timeout):
             pass
 
+    def busy(self, delta):
+        with LOCK:
+            ACTIVE["now"] += delta
+            ACTIVE["max_active"] = max(ACTIVE["max_active"], ACTIVE["now"])
+
     def serve(self):
         path, headers = self.read_request()
         if path is None:
             return
         if path == "/stats":
             with LOCK:
-                body = json.dumps(STATS).encode()
+                body = json.dumps(dict(STATS, _server={"max_active": ACTIVE["max_active"]})).encode()
             self.status(200, "OK", body)
             return
         key = path.strip("/")
@@ -107,6 +115,13 @@ class Handler(socketserver.BaseRequestHandler):
             kind = "file"
         if kind in ("404", "406", "500"):
             self.status(int(kind), "Status", b"fault server\n")
+        elif kind == "slow":
+            self.busy(1)
+            time.sleep(0.3)
+            self.busy(-1)
+            data = open(arg, "rb").read()
+            self.file_head(len(data))
+            self.body(st, data)
         elif kind == "file":
             data = open(arg, "rb").read()
             self.file_head(len(data))

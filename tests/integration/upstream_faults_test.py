@@ -189,13 +189,42 @@ def main():
             "--serial", "--upstream-retries=0", "--upstream-breaker-failures=3",
             "--upstream-breaker-cooldown=10m"])
         check(all(r.one(b)["status"] == "error" for b in ids), str(r))
-        total = sum(v["requests"] for v in s.stats().values())
+        total = sum(v["requests"] for k, v in s.stats().items() if k != "_server")
         check(total == 3, "the server got %d requests: %s" % (total, s.stats()))
         u = r.upstreams[s.url]
         check(u["breaker"] == "open" and u["opens"] == "1", str(r))
         check(u["skipped"] == "9", str(r))
         check("circuit open" in r.stderr, str(r))
         check("circuit breaker open" in r.one(ids[-1])["error"], str(r))
+
+    def breaker_half_open_probe_closes_it():
+        ids = [fresh() for _ in range(4)]
+        d = os.path.join(work, "data-halfopen")
+        cfg = {}
+        for k, (b, path, _) in enumerate(ids):
+            cfg[b + "/debuginfo"] = "500" if k < 2 else "file:" + path
+            cfg[b + "/executable"] = "500"
+        s = server(cfg)
+        # Cooldown 0: an open breaker half-opens at once; each probe that fails
+        # opens it again, the first one that succeeds closes it.
+        r = fetch(S, d, [b for b, _, _ in ids], [s.url], extra=FAST + [
+            "--serial", "--upstream-retries=0", "--upstream-breaker-failures=2",
+            "--upstream-breaker-cooldown=0"])
+        check([r.one(b)["status"] for b, _, _ in ids] == ["error", "error", "ok", "ok"], str(r))
+        u = r.upstreams[s.url]
+        check(u["opens"] == "3" and u["breaker"] == "closed", str(r))
+        check("circuit closed" in r.stderr, str(r))
+
+    def concurrency_limits():
+        ids = [fresh() for _ in range(8)]
+        for per, total, want in ((2, 16, 2), (8, 3, 3)):
+            s = server({b + "/debuginfo": "slow:" + p for b, p, _ in ids})
+            d = os.path.join(work, "data-limits-%d-%d" % (per, total))
+            r = fetch(S, d, [b for b, _, _ in ids], [s.url], extra=FAST + [
+                "--max-fetches-per-upstream=%d" % per, "--max-concurrent-fetches=%d" % total])
+            check(r.rc == 0, str(r))
+            got = s.stats()["_server"]["max_active"]
+            check(got == want, "per-upstream %d, global %d: %d at once" % (per, total, got))
 
     def error_then_executable():
         bid = build_id(os.path.join(a.fixtures, "c_stripped"))
@@ -224,6 +253,8 @@ def main():
             ("http_406_too_large", http_406_too_large),
             ("refused_then_next_server", refused_then_next_server),
             ("circuit_breaker_opens", circuit_breaker_opens),
+            ("breaker_half_open_probe_closes_it", breaker_half_open_probe_closes_it),
+            ("concurrency_limits", concurrency_limits),
             ("error_then_executable", error_then_executable),
         ], a.cases)
     finally:
