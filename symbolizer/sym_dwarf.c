@@ -50,20 +50,33 @@ static sym_errc fail_nomem(struct walk *w)
 	return w->rc;
 }
 
-/* Interns dir-joined path: relative paths get the unit's comp_dir in front, as llvm does. */
+/*
+ * Interns a path as llvm-symbolizer prints it: a relative path gets the unit's
+ * comp_dir in front, and separators doubled at a join ("dir/" + "/" + "f")
+ * collapse into one.
+ */
 static uint32_t intern_path(struct walk *w, const char *name)
 {
 	if (!name || !*name)
 		return 0;
-	if (name[0] == '/' || !w->comp_dir || !*w->comp_dir)
-		return sym_strtab_add_cstr(&w->out->strs, name);
-	size_t a = strlen(w->comp_dir), b = strlen(name);
-	if (a + 1 + b >= sizeof(w->path))
-		return sym_strtab_add_cstr(&w->out->strs, name);
-	memcpy(w->path, w->comp_dir, a);
-	w->path[a] = '/';
-	memcpy(w->path + a + 1, name, b);
-	return sym_strtab_add(&w->out->strs, w->path, a + 1 + b);
+	const char *dir = name[0] != '/' && w->comp_dir && *w->comp_dir ? w->comp_dir : NULL;
+	size_t n = 0;
+	for (int part = dir ? 0 : 1; part < 2; part++) {
+		const char *p = part == 0 ? dir : name;
+		if (part == 1 && dir) {
+			if (n + 1 >= sizeof(w->path))
+				return sym_strtab_add_cstr(&w->out->strs, name);
+			w->path[n++] = '/';
+		}
+		for (; *p; p++) {
+			if (*p == '/' && n > 0 && w->path[n - 1] == '/')
+				continue;
+			if (n + 1 >= sizeof(w->path))
+				return sym_strtab_add_cstr(&w->out->strs, name);
+			w->path[n++] = *p;
+		}
+	}
+	return sym_strtab_add(&w->out->strs, w->path, n);
 }
 
 /* The interned path of file index idx of the current unit, 0 when unknown. */
