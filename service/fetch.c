@@ -64,6 +64,7 @@ struct flight {
 	struct event *timer;     /* kick, backoff */
 	svc_http_req *req;
 	bool job_running;        /* a worker holds a job of this flight */
+	flight *alt_wait;        /* the flight of the dwz file this one waits for */
 	svc_fetch_result res;
 };
 
@@ -385,14 +386,30 @@ static bool job_submit(flight *fl, job *j)
 static void alt_done(const svc_fetch_result *res, void *arg)
 {
 	flight *fl = arg;
+	fl->alt_wait = NULL;
 	fl->res.alt_status = res->status;
 	finish(fl);
+}
+
+/* Waits for the dwz supplementary file; false when that cannot start, or would
+ * wait on a flight that waits on this one (two files naming each other). */
+static bool start_alt(flight *fl)
+{
+	svc_fetcher *f = fl->f;
+	if (sym_build_id_equal(&fl->res.alt_id, &fl->id))
+		return false;
+	flight *other = flight_find(f, &fl->res.alt_id);
+	if (other && other->alt_wait == fl)
+		return false;
+	if (svc_fetch_start(f, &fl->res.alt_id, SVC_FETCH_DEBUGINFO, alt_done, fl) != SYM_OK)
+		return false;
+	fl->alt_wait = flight_find(f, &fl->res.alt_id);
+	return true;
 }
 
 /* The file is in the store: fill the result, fetch the dwz file if needed. */
 static void succeed(flight *fl, const job *j)
 {
-	svc_fetcher *f = fl->f;
 	fl->res.status = SVC_FETCH_OK;
 	fl->res.kind = j->kind;
 	fl->res.size = j->size;
@@ -402,10 +419,10 @@ static void succeed(flight *fl, const job *j)
 	else
 		fl->res.error[0] = '\0';
 	if (j->kind == STOR_KIND_DEBUGINFO && j->info.has_alt && j->info.alt_build_id.len &&
-	    !sym_build_id_equal(&j->info.alt_build_id, &fl->id) && fl->kind == SVC_FETCH_SYMBOLS) {
+	    fl->kind == SVC_FETCH_SYMBOLS) {
 		fl->res.has_alt = true;
 		fl->res.alt_id = j->info.alt_build_id;
-		if (svc_fetch_start(f, &fl->res.alt_id, SVC_FETCH_DEBUGINFO, alt_done, fl) == SYM_OK)
+		if (start_alt(fl))
 			return;
 		fl->res.alt_status = SVC_FETCH_ERROR;
 	}
@@ -750,8 +767,7 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 				fl->res.has_alt = true;
 				fl->res.alt_id.len = m.alt_len;
 				memcpy(fl->res.alt_id.bytes, m.alt_id, m.alt_len);
-				if (!sym_build_id_equal(&fl->res.alt_id, &fl->id) &&
-				    svc_fetch_start(f, &fl->res.alt_id, SVC_FETCH_DEBUGINFO, alt_done, fl) == SYM_OK)
+				if (start_alt(fl))
 					return;
 				fl->res.alt_status = SVC_FETCH_ERROR;
 			}
