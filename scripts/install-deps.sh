@@ -10,6 +10,7 @@ PKGS=(
   libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev
   libevent-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev librocksdb-dev
   # test and benchmark peers and fixtures
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine
   # Rust-mangled fixture (tests/fixtures) and peak memory in bench/ (/usr/bin/time -v)
   rustc time
