@@ -39,6 +39,8 @@ typedef struct stor_entry {
 	bool has_index;
 	bool present;             /* state PRESENT */
 	uint32_t pins;
+	bool busy;                /* a write of this entry is in progress */
+	uint32_t waiters;         /* threads waiting for busy to clear */
 	uint64_t bytes;           /* logical size: file + index + meta record */
 	int64_t last_access;      /* in memory */
 	int64_t persisted_access; /* as in the meta record */
@@ -59,6 +61,7 @@ struct stor_db {
 	uint64_t max_bytes;
 
 	pthread_mutex_t mu;
+	pthread_cond_t cv;        /* signalled when an entry stops being busy */
 	stor_entry **buckets;
 	size_t n_buckets, n_entries;
 	stor_entry *lru_head, *lru_tail;
@@ -311,7 +314,7 @@ static void lru_push_front(stor_db *db, stor_entry *e)
 /* Frees e when nothing keeps it (no record, no pin). */
 static void entry_maybe_free(stor_db *db, stor_entry *e)
 {
-	if (e->stored || e->pins)
+	if (e->stored || e->pins || e->busy || e->waiters)
 		return;
 	size_t h = hash_id(e->id, e->id_len) & (db->n_buckets - 1);
 	for (stor_entry **pp = &db->buckets[h]; *pp; pp = &(*pp)->hnext)
@@ -373,7 +376,7 @@ static size_t plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t i
 	uint64_t total = db->bytes - outgoing + incoming;
 	size_t n = 0, cap = 0;
 	for (stor_entry *e = db->lru_tail; e && total > db->max_bytes; e = e->prev) {
-		if (e->pins || e == keep)
+		if (e->pins || e->busy || e == keep)
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 8;
@@ -384,6 +387,7 @@ static size_t plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t i
 			cap = nc;
 		}
 		(*victims)[n++] = e;
+		e->busy = true; /* until the batch is written */
 		total -= e->bytes;
 		for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
 			rocksdb_writebatch_delete_cf(batch, db->cf[cf], (const char *)e->id, e->id_len);
@@ -391,14 +395,66 @@ static size_t plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t i
 	return n;
 }
 
+/* The batch was written: the victims are gone. */
 static void apply_eviction(stor_db *db, stor_entry **victims, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		victims[i]->busy = false;
 		entry_clear(db, victims[i]);
 		db->evictions++;
 		entry_maybe_free(db, victims[i]);
 	}
 	free(victims);
+	if (n)
+		pthread_cond_broadcast(&db->cv);
+}
+
+/* The batch failed: the victims stay. */
+static void cancel_eviction(stor_db *db, stor_entry **victims, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		victims[i]->busy = false;
+	free(victims);
+	if (n)
+		pthread_cond_broadcast(&db->cv);
+}
+
+/* Waits until no other thread writes e, then marks it as ours (mutex held). */
+static void entry_acquire(stor_db *db, stor_entry *e)
+{
+	e->waiters++;
+	while (e->busy)
+		pthread_cond_wait(&db->cv, &db->mu);
+	e->waiters--;
+	e->busy = true;
+}
+
+static void entry_release(stor_db *db, stor_entry *e)
+{
+	e->busy = false;
+	pthread_cond_broadcast(&db->cv);
+	entry_maybe_free(db, e);
+}
+
+/* Evicts until the store is back under its bound, as far as pins allow
+ * (after puts that raced, or pins that kept it over). Mutex held; small write. */
+static void catch_up(stor_db *db)
+{
+	if (!db->max_bytes || db->bytes <= db->max_bytes)
+		return;
+	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+	stor_entry **victims;
+	size_t nv = plan_eviction(db, b, 0, 0, NULL, &victims);
+	char *rerr = NULL;
+	if (nv)
+		rocksdb_write(db->db, db->wnosync, b, &rerr);
+	if (rerr) {
+		rocksdb_free(rerr);
+		cancel_eviction(db, victims, nv);
+	} else {
+		apply_eviction(db, victims, nv);
+	}
+	rocksdb_writebatch_destroy(b);
 }
 
 /* ---- open / close ------------------------------------------------------- */
@@ -493,6 +549,7 @@ stor_errc stor_open(const stor_options *o, stor_db **out, stor_error *err)
 	db->now_ms = o->now_ms ? o->now_ms : real_now_ms;
 	db->max_bytes = o->max_bytes;
 	pthread_mutex_init(&db->mu, NULL);
+	pthread_cond_init(&db->cv, NULL);
 	db->n_buckets = 256;
 	db->buckets = calloc(db->n_buckets, sizeof(*db->buckets));
 	if (!db->buckets) {
@@ -592,6 +649,7 @@ void stor_close(stor_db *db)
 		free(db->buckets);
 	}
 	pthread_mutex_destroy(&db->mu);
+	pthread_cond_destroy(&db->cv);
 	free(db);
 }
 
@@ -661,7 +719,7 @@ static void touch(stor_db *db, const uint8_t *id, size_t len)
 			e->last_access = now;
 		lru_unlink(db, e);
 		lru_push_front(db, e);
-		if (e->last_access - e->persisted_access >= ACCESS_PERSIST_MS)
+		if (!e->busy && e->last_access - e->persisted_access >= ACCESS_PERSIST_MS)
 			persist_access(db, e);
 	}
 	pthread_mutex_unlock(&db->mu);
@@ -741,23 +799,33 @@ stor_errc stor_get_index(stor_db *db, const uint8_t *id, size_t len, stor_blob *
 
 /* ---- writes ------------------------------------------------------------ */
 
-/* Writes batch (with eviction of LRU entries to make room for `incoming` bytes
- * replacing `outgoing`), then updates memory. Mutex held. */
+/*
+ * Writes batch, with the deletion of least recently used entries to make room
+ * for `incoming` bytes replacing `outgoing`, then updates memory. Mutex held and
+ * e acquired; with `unlocked` the mutex is released during the write itself (a
+ * large value with fsync), so that pins, reads and other keys' writes go on.
+ */
 static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
-			const stor_meta *m, size_t meta_len, bool sync, stor_error *err)
+			const stor_meta *m, size_t meta_len, bool sync, bool unlocked,
+			stor_error *err)
 {
 	uint64_t incoming = m->size + m->index_size + meta_len;
 	uint64_t outgoing = e->stored ? e->bytes : 0;
 	stor_entry **victims;
 	size_t nv = plan_eviction(db, batch, incoming, outgoing, e, &victims);
 	char *rerr = NULL;
+	if (unlocked)
+		pthread_mutex_unlock(&db->mu);
 	rocksdb_write(db->db, sync ? db->wsync : db->wnosync, batch, &rerr);
+	if (unlocked)
+		pthread_mutex_lock(&db->mu);
 	if (rerr) {
-		free(victims);
+		cancel_eviction(db, victims, nv);
 		return rocks_err(err, rerr, "writing batch");
 	}
 	entry_set(db, e, m, meta_len);
 	apply_eviction(db, victims, nv);
+	catch_up(db);
 	return STOR_OK;
 }
 
@@ -788,10 +856,12 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 		pthread_mutex_unlock(&db->mu);
 		return set_err(err, STOR_E_NOMEM, "store: out of memory");
 	}
+	entry_acquire(db, e);
 	if (m.kind == STOR_KIND_EXECUTABLE && e->present) {
 		stor_meta old;
 		if (read_meta(db, db->ropts, id, len, &old, NULL) == STOR_OK &&
 		    old.state == STOR_STATE_PRESENT && old.kind == STOR_KIND_DEBUGINFO) {
+			entry_release(db, e);
 			pthread_mutex_unlock(&db->mu);
 			return set_err(err, STOR_E_EXISTS, "store: debuginfo held already");
 		}
@@ -802,9 +872,9 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	rocksdb_writebatch_put_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len, data, size);
 	rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
 	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
-	rc = commit(db, b, e, &m, mlen, true, err);
+	rc = commit(db, b, e, &m, mlen, true, true, err);
 	rocksdb_writebatch_destroy(b);
-	entry_maybe_free(db, e);
+	entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -826,6 +896,7 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 		pthread_mutex_unlock(&db->mu);
 		return set_err(err, STOR_E_NOMEM, "store: out of memory");
 	}
+	entry_acquire(db, e);
 	stor_meta m;
 	int64_t now = db->now_ms();
 	bool keep_file = false;
@@ -850,9 +921,9 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
 	}
 	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
-	rc = commit(db, b, e, &m, mlen, false, err);
+	rc = commit(db, b, e, &m, mlen, false, false, err);
 	rocksdb_writebatch_destroy(b);
-	entry_maybe_free(db, e);
+	entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -867,16 +938,22 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 		return set_err(err, STOR_E_INVALID, "store: empty index");
 	pthread_mutex_lock(&db->mu);
 	stor_entry *e = entry_find(db, id, len);
+	if (!e) {
+		pthread_mutex_unlock(&db->mu);
+		return set_err(err, STOR_E_NOT_FOUND, "store: no file to index");
+	}
+	entry_acquire(db, e);
 	stor_meta m;
-	if (!e || !e->present ||
-	    (rc = read_meta(db, db->ropts, id, len, &m, err)) != STOR_OK ||
+	if (!e->present || (rc = read_meta(db, db->ropts, id, len, &m, err)) != STOR_OK ||
 	    m.state != STOR_STATE_PRESENT) {
+		entry_release(db, e);
 		pthread_mutex_unlock(&db->mu);
 		return rc == STOR_OK || rc == STOR_E_NOT_FOUND
 			       ? set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
 			       : rc;
 	}
 	if (db->max_bytes && size + m.size > db->max_bytes) {
+		entry_release(db, e);
 		pthread_mutex_unlock(&db->mu);
 		return set_err(err, STOR_E_TOO_LARGE, "store: index of %zu bytes exceeds the store bound",
 			       size);
@@ -889,8 +966,9 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	rocksdb_writebatch_put_cf(b, db->cf[CF_INDEX], (const char *)id, len, data, size);
 	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
-	rc = commit(db, b, e, &m, mlen, true, err);
+	rc = commit(db, b, e, &m, mlen, true, true, err);
 	rocksdb_writebatch_destroy(b);
+	entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -902,19 +980,26 @@ stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_err
 		return rc;
 	pthread_mutex_lock(&db->mu);
 	stor_entry *e = entry_find(db, id, len);
-	stor_meta m;
-	if (!e || !e->has_index || read_meta(db, db->ropts, id, len, &m, NULL) != STOR_OK) {
+	if (!e) {
 		pthread_mutex_unlock(&db->mu);
 		return STOR_OK;
 	}
-	m.index_size = 0;
-	uint8_t buf[META_BUF_MAX];
-	size_t mlen = meta_encode(&m, buf);
-	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
-	rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
-	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
-	rc = commit(db, b, e, &m, mlen, false, err);
-	rocksdb_writebatch_destroy(b);
+	entry_acquire(db, e);
+	stor_meta m;
+	if (e->has_index && read_meta(db, db->ropts, id, len, &m, NULL) == STOR_OK) {
+		m.index_size = 0;
+		if (e->last_access > m.last_access)
+			m.last_access = e->last_access;
+		uint8_t buf[META_BUF_MAX];
+		size_t mlen = meta_encode(&m, buf);
+		rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+		rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
+		rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len,
+					  (const char *)buf, mlen);
+		rc = commit(db, b, e, &m, mlen, false, false, err);
+		rocksdb_writebatch_destroy(b);
+	}
+	entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -925,21 +1010,21 @@ stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t len, stor_error *er
 	if (rc != STOR_OK)
 		return rc;
 	pthread_mutex_lock(&db->mu);
+	stor_entry *e = entry_find(db, id, len);
+	if (e)
+		entry_acquire(db, e);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
 		rocksdb_writebatch_delete_cf(b, db->cf[cf], (const char *)id, len);
 	char *rerr = NULL;
 	rocksdb_write(db->db, db->wnosync, b, &rerr);
 	rocksdb_writebatch_destroy(b);
-	if (rerr) {
+	if (rerr)
 		rc = rocks_err(err, rerr, "deleting");
-	} else {
-		stor_entry *e = entry_find(db, id, len);
-		if (e) {
-			entry_clear(db, e);
-			entry_maybe_free(db, e);
-		}
-	}
+	else if (e)
+		entry_clear(db, e);
+	if (e)
+		entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -967,21 +1052,7 @@ void stor_unpin(stor_db *db, const uint8_t *id, size_t len)
 		db->pinned--;
 		entry_maybe_free(db, e);
 		/* Pins may have kept the store over its bound: catch up now. */
-		if (db->max_bytes && db->bytes > db->max_bytes) {
-			rocksdb_writebatch_t *b = rocksdb_writebatch_create();
-			stor_entry **victims;
-			size_t nv = plan_eviction(db, b, 0, 0, NULL, &victims);
-			char *rerr = NULL;
-			if (nv)
-				rocksdb_write(db->db, db->wnosync, b, &rerr);
-			if (rerr) {
-				rocksdb_free(rerr);
-				free(victims);
-			} else {
-				apply_eviction(db, victims, nv);
-			}
-			rocksdb_writebatch_destroy(b);
-		}
+		catch_up(db);
 	}
 	pthread_mutex_unlock(&db->mu);
 }
@@ -1038,7 +1109,7 @@ stor_errc stor_flush_access(stor_db *db, stor_error *err)
 {
 	pthread_mutex_lock(&db->mu);
 	for (stor_entry *e = db->lru_head; e; e = e->next)
-		if (e->last_access > e->persisted_access)
+		if (!e->busy && e->last_access > e->persisted_access)
 			persist_access(db, e);
 	pthread_mutex_unlock(&db->mu);
 	(void)err;
