@@ -3,27 +3,38 @@
  * sym_index.h, layout in sym_index_format.h).
  *
  * sym_index_load checks everything a lookup will rely on, once, so lookups run
- * without checks: array extents against the blob size, starts strictly
- * ascending, every record, scope and function field in range, parents before
- * children (chains end), buckets exact, the string table NUL-terminated.
+ * without checks: array and table extents against the blob size (with the
+ * padding a field read needs), field widths, every bucket and the starts in it
+ * ascending, every range, scope, function and file field in range, parents
+ * before children (chains end), the string table NUL-terminated.
  */
 #include "symbolizer/sym_index.h"
+#include "symbolizer/sym_bits.h"
 #include "symbolizer/sym_index_format.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* A packed table, ready to read: row width and each field's offset in a row. */
+struct ptab {
+	const uint8_t *p;
+	uint32_t count, row;
+	uint8_t width[SYM_IX_MAX_FIELDS], at[SYM_IX_MAX_FIELDS];
+};
+
 struct sym_index {
 	const struct sym_ix_header *h;
-	const uint32_t *starts;
-	const struct sym_ix_rec *recs;
-	const struct sym_ix_scope *scopes;
-	const struct sym_ix_func *funcs;
-	const uint32_t *buckets;
+	const uint16_t *starts;
+	struct ptab ranges, scopes, funcs, files, buckets;
 	const char *strs;
 	uint64_t base;
-	uint32_t n_ranges, n_scopes, n_buckets, shift;
+	uint32_t n_buckets, shift;
 };
+
+static inline uint32_t get(const struct ptab *t, uint32_t i, unsigned f)
+{
+	return sym_bits_get(t->p, (uint64_t)i * t->row + t->at[f], t->width[f]);
+}
 
 static sym_errc bad(sym_error *err, const char *what)
 {
@@ -40,9 +51,32 @@ static bool extent_ok(uint64_t off, uint64_t count, uint64_t elem, size_t size)
 	return true;
 }
 
-static sym_errc check_header(const void *blob, size_t size, const struct sym_ix_header *h,
-			     sym_error *err)
+/* Checks a table's descriptor and extent (rows plus padding) and fills t. */
+static bool table_ok(const uint8_t *blob, size_t size, const struct sym_ix_table *d,
+		     unsigned fields, struct ptab *t)
 {
+	uint32_t row = 0;
+	if (d->count > (uint64_t)size * 8)
+		return false;   /* bounds the loader's work even for zero-width rows */
+	for (unsigned f = 0; f < SYM_IX_MAX_FIELDS; f++) {
+		if (d->bits[f] > 32 || (f >= fields && d->bits[f]))
+			return false;
+		t->at[f] = (uint8_t)row;
+		t->width[f] = d->bits[f];
+		row += d->bits[f];
+	}
+	uint64_t bytes = ((uint64_t)d->count * row + 7) / 8 + SYM_IX_PAD;
+	if (!extent_ok(d->off, bytes, 1, size))
+		return false;
+	t->p = blob + d->off;
+	t->count = d->count;
+	t->row = row;
+	return true;
+}
+
+static sym_errc check_header(const uint8_t *blob, size_t size, sym_index *x, sym_error *err)
+{
+	const struct sym_ix_header *h = (const struct sym_ix_header *)blob;
 	if (size < sizeof(*h))
 		return bad(err, "truncated header");
 	if (memcmp(h->magic, SYM_IX_MAGIC, 8) != 0)
@@ -54,54 +88,74 @@ static sym_errc check_header(const void *blob, size_t size, const struct sym_ix_
 		return bad(err, "size in header does not match the blob");
 	if (h->n_loads > SYM_IX_MAX_LOADS || h->build_id_len > SYM_BUILD_ID_MAX)
 		return bad(err, "bad header counts");
-	if (!extent_ok(h->off_starts, h->n_ranges, sizeof(uint32_t), size) ||
-	    !extent_ok(h->off_recs, h->n_ranges, sizeof(struct sym_ix_rec), size) ||
-	    !extent_ok(h->off_scopes, h->n_scopes, sizeof(struct sym_ix_scope), size) ||
-	    !extent_ok(h->off_funcs, h->n_funcs, sizeof(struct sym_ix_func), size) ||
-	    !extent_ok(h->off_buckets, (uint64_t)h->n_buckets + 1, sizeof(uint32_t), size) ||
+	if (!table_ok(blob, size, &h->ranges, SYM_IX_R_FIELDS, &x->ranges) ||
+	    !table_ok(blob, size, &h->scopes, SYM_IX_S_FIELDS, &x->scopes) ||
+	    !table_ok(blob, size, &h->funcs, SYM_IX_F_FIELDS, &x->funcs) ||
+	    !table_ok(blob, size, &h->files, SYM_IX_FILE_FIELDS, &x->files) ||
+	    !table_ok(blob, size, &h->buckets, SYM_IX_B_FIELDS, &x->buckets) ||
+	    !extent_ok(h->off_starts, h->ranges.count, sizeof(uint16_t), size) ||
 	    !extent_ok(h->off_strtab, h->strtab_size, 1, size))
 		return bad(err, "array extends past the end of the blob");
-	if (h->strtab_size == 0 || h->n_buckets == 0 || h->bucket_shift >= 64)
-		return bad(err, "empty string table or bucket table");
-	const char *strs = (const char *)blob + h->off_strtab;
-	if (strs[0] != '\0' || strs[h->strtab_size - 1] != '\0')
+	if (h->strtab_size == 0 || h->buckets.count < 2 || h->bucket_shift > SYM_IX_MAX_SHIFT ||
+	    h->files.count == 0)
+		return bad(err, "empty string table, bucket table or file table");
+	x->n_buckets = h->buckets.count - 1;
+	x->shift = h->bucket_shift;
+	if (((uint64_t)(x->n_buckets - 1) << x->shift) > UINT32_MAX)
+		return bad(err, "bucket table longer than 32-bit offsets reach");
+	x->strs = (const char *)blob + h->off_strtab;
+	if (x->strs[0] != '\0' || x->strs[h->strtab_size - 1] != '\0')
 		return bad(err, "string table not NUL-terminated");
-	(void)blob;
+	x->starts = (const uint16_t *)(blob + h->off_starts);
+	x->h = h;
+	x->base = h->base;
 	return SYM_OK;
 }
 
-static sym_errc check_tables(const sym_index *x, const struct sym_ix_header *h, sym_error *err)
+/* Buckets cover all ranges in order; each range's low bits sit in its bucket, ascending. */
+static sym_errc check_buckets(const sym_index *x, sym_error *err)
 {
-	uint32_t ns = h->strtab_size;
-	for (uint32_t i = 1; i < x->n_ranges; i++)
-		if (x->starts[i] <= x->starts[i - 1])
-			return bad(err, "range starts not ascending");
-	for (uint32_t i = 0; i < x->n_ranges; i++) {
-		const struct sym_ix_rec *r = &x->recs[i];
-		if ((r->scope != SYM_IX_NONE && r->scope >= x->n_scopes) || r->file >= ns)
-			return bad(err, "range record out of bounds");
-	}
-	for (uint32_t i = 0; i < x->n_scopes; i++) {
-		const struct sym_ix_scope *s = &x->scopes[i];
-		if (s->func >= h->n_funcs || s->call_file >= ns ||
-		    (s->parent != SYM_IX_NONE && s->parent >= i))
-			return bad(err, "scope record out of bounds");
-	}
-	for (uint32_t i = 0; i < h->n_funcs; i++) {
-		const struct sym_ix_func *f = &x->funcs[i];
-		if (f->name >= ns || f->linkage >= ns || f->display >= ns || f->decl_file >= ns)
-			return bad(err, "function record out of bounds");
-	}
-	/* Buckets must be exactly what the writer computes. */
-	uint32_t j = 0;
-	for (uint64_t k = 0; k <= x->n_buckets; k++) {
-		uint64_t target = k << x->shift;
-		while (j + 1 < x->n_ranges && x->starts[j + 1] <= target)
-			j++;
-		if (x->buckets[k] != (x->n_ranges ? j : 0))
-			return bad(err, "bucket table inconsistent");
+	uint32_t n = x->ranges.count, shift = x->shift;
+	uint32_t page_mask = (1u << (SYM_IX_MAX_SHIFT - shift)) - 1;
+	if (get(&x->buckets, 0, SYM_IX_B_FIRST) != 0 ||
+	    get(&x->buckets, x->n_buckets, SYM_IX_B_FIRST) != n)
+		return bad(err, "bucket table does not cover the ranges");
+	for (uint32_t k = 0; k < x->n_buckets; k++) {
+		uint32_t lo = get(&x->buckets, k, SYM_IX_B_FIRST);
+		uint32_t hi = get(&x->buckets, k + 1, SYM_IX_B_FIRST);
+		if (hi < lo || hi > n)
+			return bad(err, "bucket table not ascending");
+		for (uint32_t i = lo; i < hi; i++) {
+			if ((uint32_t)(x->starts[i] >> shift) != (k & page_mask))
+				return bad(err, "range start outside its bucket");
+			if (i > lo && x->starts[i] <= x->starts[i - 1])
+				return bad(err, "range starts not ascending");
+		}
 	}
 	return SYM_OK;
+}
+
+static sym_errc check_tables(const sym_index *x, sym_error *err)
+{
+	uint32_t ns = x->h->strtab_size, nf = x->files.count;
+	for (uint32_t i = 0; i < nf; i++)
+		if (get(&x->files, i, SYM_IX_FILE_NAME) >= ns)
+			return bad(err, "file record out of bounds");
+	for (uint32_t i = 0; i < x->ranges.count; i++)
+		if (get(&x->ranges, i, SYM_IX_R_SCOPE) > x->scopes.count ||
+		    get(&x->ranges, i, SYM_IX_R_FILE) >= nf)
+			return bad(err, "range record out of bounds");
+	for (uint32_t i = 0; i < x->scopes.count; i++)
+		if (get(&x->scopes, i, SYM_IX_S_FUNC) >= x->funcs.count ||
+		    get(&x->scopes, i, SYM_IX_S_PARENT) > i ||
+		    get(&x->scopes, i, SYM_IX_S_CALL_FILE) >= nf)
+			return bad(err, "scope record out of bounds");
+	for (uint32_t i = 0; i < x->funcs.count; i++)
+		if (get(&x->funcs, i, SYM_IX_F_NAME) >= ns || get(&x->funcs, i, SYM_IX_F_LINKAGE) >= ns ||
+		    get(&x->funcs, i, SYM_IX_F_DISPLAY) >= ns ||
+		    get(&x->funcs, i, SYM_IX_F_DECL_FILE) >= nf)
+			return bad(err, "function record out of bounds");
+	return check_buckets(x, err);
 }
 
 sym_errc sym_index_load(const void *blob, size_t size, sym_index **out, sym_error *err)
@@ -109,26 +163,9 @@ sym_errc sym_index_load(const void *blob, size_t size, sym_index **out, sym_erro
 	*out = NULL;
 	if (!blob || ((uintptr_t)blob & 7))
 		return sym_error_set(err, SYM_E_INVALID, "index: blob must be 8-byte aligned");
-	const struct sym_ix_header *h = blob;
-	sym_errc rc = check_header(blob, size, h, err);
-	if (rc)
-		return rc;
-	const uint8_t *b = blob;
-	sym_index x = {
-		.h = h,
-		.starts = (const uint32_t *)(b + h->off_starts),
-		.recs = (const struct sym_ix_rec *)(b + h->off_recs),
-		.scopes = (const struct sym_ix_scope *)(b + h->off_scopes),
-		.funcs = (const struct sym_ix_func *)(b + h->off_funcs),
-		.buckets = (const uint32_t *)(b + h->off_buckets),
-		.strs = (const char *)(b + h->off_strtab),
-		.base = h->base,
-		.n_ranges = h->n_ranges,
-		.n_scopes = h->n_scopes,
-		.n_buckets = h->n_buckets,
-		.shift = h->bucket_shift,
-	};
-	if ((rc = check_tables(&x, h, err)))
+	sym_index x = {0};
+	sym_errc rc = check_header(blob, size, &x, err);
+	if (rc || (rc = check_tables(&x, err)))
 		return rc;
 	sym_index *idx = malloc(sizeof(*idx));
 	if (!idx)
@@ -150,8 +187,8 @@ void sym_index_get_info(const sym_index *idx, sym_index_info *out)
 	out->build_id.len = h->build_id_len;
 	memcpy(out->build_id.bytes, h->build_id, h->build_id_len);
 	out->flags = h->flags;
-	out->n_ranges = h->n_ranges;
-	out->n_functions = h->n_funcs;
+	out->n_ranges = h->ranges.count;
+	out->n_functions = h->funcs.count;
 	out->n_loads = h->n_loads;
 	for (uint32_t i = 0; i < h->n_loads; i++) {
 		const struct sym_ix_load *l = &h->loads[i];
@@ -159,14 +196,18 @@ void sym_index_get_info(const sym_index *idx, sym_index_info *out)
 	}
 }
 
+static inline const char *file_name(const sym_index *x, uint32_t file)
+{
+	return x->strs + get(&x->files, file, SYM_IX_FILE_NAME);
+}
+
 static void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
 {
-	const struct sym_ix_func *fn = &x->funcs[func];
-	f->name = x->strs + fn->name;
-	f->linkage_name = x->strs + fn->linkage;
-	f->display_name = x->strs + fn->display;
-	f->decl_file = x->strs + fn->decl_file;
-	f->decl_line = fn->decl_line;
+	f->name = x->strs + get(&x->funcs, func, SYM_IX_F_NAME);
+	f->linkage_name = x->strs + get(&x->funcs, func, SYM_IX_F_LINKAGE);
+	f->display_name = x->strs + get(&x->funcs, func, SYM_IX_F_DISPLAY);
+	f->decl_file = file_name(x, get(&x->funcs, func, SYM_IX_F_DECL_FILE));
+	f->decl_line = get(&x->funcs, func, SYM_IX_F_DECL_LINE);
 	f->function_id = func;
 }
 
@@ -177,47 +218,54 @@ static const sym_frame unknown_function = {
 
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
-	if (x->n_ranges < 2 || addr < x->base)
+	if (addr < x->base)
 		return 0;
 	uint64_t off = addr - x->base;
-	if (off >= x->starts[x->n_ranges - 1])
-		return 0;
 	uint64_t k = off >> x->shift;
 	if (k >= x->n_buckets)
-		k = x->n_buckets - 1;
-	/* Last i in [lo, hi] with starts[i] <= off. */
-	uint32_t lo = x->buckets[k], hi = x->buckets[k + 1];
-	uint32_t o = (uint32_t)off;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo + 1) / 2;
-		if (x->starts[mid] <= o)
-			lo = mid;
-		else
-			hi = mid - 1;
+		return 0;
+	/* Bucket k holds the ranges starting in off's (1 << shift)-aligned block, so
+	 * their 16-bit starts compare with off's low bits. The range covering off is
+	 * the last of them starting at or before off, else the one before them. */
+	uint32_t lo = get(&x->buckets, (uint32_t)k, SYM_IX_B_FIRST);
+	uint32_t hi = get(&x->buckets, (uint32_t)k + 1, SYM_IX_B_FIRST);
+	/* Its row is (almost always) among the bucket's: fetch them during the search. */
+	__builtin_prefetch(x->ranges.p + (uint64_t)lo * x->ranges.row / 8);
+	__builtin_prefetch(x->ranges.p + (uint64_t)hi * x->ranges.row / 8);
+	uint16_t o = (uint16_t)off;
+	uint32_t r = lo;   /* one past the covering range */
+	if (hi > lo) {
+		/* Branch-free: the first start above o stays within [b, b + n]. */
+		const uint16_t *b = x->starts + lo;
+		for (uint32_t n = hi - lo; n > 1; n -= n / 2)
+			b = b[n / 2] <= o ? b + n / 2 : b;
+		r = (uint32_t)(b - x->starts) + (*b <= o);
 	}
-	const struct sym_ix_rec *r = &x->recs[lo];
-	if (r->scope == SYM_IX_NONE && r->file == 0)
+	if (r-- == 0)
+		return 0;
+	uint32_t scope = get(&x->ranges, r, SYM_IX_R_SCOPE);
+	uint32_t file = get(&x->ranges, r, SYM_IX_R_FILE);
+	if (scope == 0 && file == 0)
 		return 0;
 	size_t n = 0;
 	sym_frame f = unknown_function;
-	if (r->scope != SYM_IX_NONE)
-		fill_function(x, x->scopes[r->scope].func, &f);
-	f.file = x->strs + r->file;
-	f.line = r->line;
-	f.column = r->column;
+	if (scope)
+		fill_function(x, get(&x->scopes, scope - 1, SYM_IX_S_FUNC), &f);
+	f.file = file_name(x, file);
+	f.line = get(&x->ranges, r, SYM_IX_R_LINE);
+	f.column = get(&x->ranges, r, SYM_IX_R_COLUMN);
 	if (n < max)
 		frames[n] = f;
 	n++;
-	for (uint32_t s = r->scope; s != SYM_IX_NONE && x->scopes[s].parent != SYM_IX_NONE;) {
-		const struct sym_ix_scope *sc = &x->scopes[s];
+	/* Scopes are stored plus one: s - 1 is the scope, its parent field the parent plus one. */
+	for (uint32_t s = scope, p; s && (p = get(&x->scopes, s - 1, SYM_IX_S_PARENT)) != 0; s = p) {
 		if (n < max) {
-			fill_function(x, x->scopes[sc->parent].func, &frames[n]);
-			frames[n].file = x->strs + sc->call_file;
-			frames[n].line = sc->call_line;
-			frames[n].column = sc->call_column;
+			fill_function(x, get(&x->scopes, p - 1, SYM_IX_S_FUNC), &frames[n]);
+			frames[n].file = file_name(x, get(&x->scopes, s - 1, SYM_IX_S_CALL_FILE));
+			frames[n].line = get(&x->scopes, s - 1, SYM_IX_S_CALL_LINE);
+			frames[n].column = get(&x->scopes, s - 1, SYM_IX_S_CALL_COLUMN);
 		}
 		n++;
-		s = sc->parent;
 	}
 	return n;
 }

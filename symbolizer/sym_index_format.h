@@ -1,20 +1,35 @@
 /*
- * sym_index_format: the on-disk layout of an index blob (version 1).
+ * sym_index_format: the on-disk layout of an index blob (version 2).
  *
  *   header                    struct sym_ix_header
- *   uint32 starts[n_ranges]   range start, as an offset from header.base, ascending
- *   rec    recs[n_ranges]     parallel: what covers [starts[i], starts[i+1]);
- *                             the last entry is a terminator
- *   scope  scopes[n_scopes]   a function instance: the subprogram, or one inlined
+ *   uint16 starts[n_ranges]   low 16 bits of each range start (an offset from
+ *                             header.base); the bucket a range sits in gives
+ *                             the high bits (see buckets)
+ *   packed ranges[n_ranges]   what covers [start i, start i+1): innermost scope,
+ *                             file, line, column; the last range is a terminator
+ *   packed scopes[n_scopes]   a function instance: the subprogram, or one inlined
  *                             call (with its call site and the scope it was inlined
  *                             into: parent < own index, so chains always end)
- *   func   funcs[n_funcs]     names of a function, shared by all its instances
- *   uint32 buckets[n_buckets + 1]  range index at each (1 << bucket_shift) step,
- *                             to narrow the binary search
+ *   packed funcs[n_funcs]     names of a function, shared by all its instances
+ *   packed files[n_files]     string offset of each file name; file 0 is ""
+ *   packed buckets[n_buckets + 1]  bucket k holds the ranges whose start is in
+ *                             [k << shift, (k + 1) << shift), shift <= 16, so
+ *                             one 64 KiB page: entry k is the first of them, and
+ *                             a range's full start is the high bits of its
+ *                             bucket's base with its own low 16 bits
  *   char   strtab[strtab_size] NUL-terminated strings; offset 0 is ""
  *
- * All integers little-endian, every array 8-byte aligned, SYM_IX_NONE marks an
- * absent index. A range whose record has scope NONE and file 0 is a gap.
+ * A packed table is an array of fixed-width rows of bit fields: a row is the
+ * concatenation of its fields (first field in the lowest bits), each
+ * table.bits[f] wide (0..32), rows laid end to end from bit 0 of the table,
+ * bit b of the table being bit (b % 8) of byte b / 8. Each table is followed by
+ * at least 8 bytes of zero padding, so a field is read with one unaligned 8-byte
+ * load. The widths are chosen per blob as the fewest bits that hold the largest
+ * value of each field.
+ *
+ * Optional references are stored plus one, 0 meaning none (a range's scope, a
+ * scope's parent). A range whose scope and file are both 0 is a gap. All
+ * integers little-endian, every array 8-byte aligned.
  */
 #ifndef SYM_INDEX_FORMAT_H
 #define SYM_INDEX_FORMAT_H
@@ -22,14 +37,34 @@
 #include <stdint.h>
 
 #define SYM_IX_MAGIC "SYMIDX\x1a\n"
-#define SYM_IX_VERSION 1
+#define SYM_IX_VERSION 2
 #define SYM_IX_NONE UINT32_MAX
 #define SYM_IX_MAX_LOADS 16
+#define SYM_IX_MAX_FIELDS 5
+#define SYM_IX_MAX_SHIFT 16
+#define SYM_IX_PAD 8      /* zero bytes after each packed table */
 
 struct sym_ix_load {
 	uint64_t vaddr, offset, filesz, memsz;
 	uint32_t flags, reserved;
 };
+
+/* One packed table: where it starts, its row count, its field widths. */
+struct sym_ix_table {
+	uint64_t off;
+	uint32_t count;
+	uint8_t bits[SYM_IX_MAX_FIELDS];   /* fields past the table's own are 0 */
+	uint8_t reserved[7];
+};
+
+/* Fields of each packed table, in row order. */
+enum { SYM_IX_R_SCOPE, SYM_IX_R_FILE, SYM_IX_R_LINE, SYM_IX_R_COLUMN, SYM_IX_R_FIELDS };
+enum { SYM_IX_S_FUNC, SYM_IX_S_PARENT, SYM_IX_S_CALL_FILE, SYM_IX_S_CALL_LINE,
+       SYM_IX_S_CALL_COLUMN, SYM_IX_S_FIELDS };
+enum { SYM_IX_F_NAME, SYM_IX_F_LINKAGE, SYM_IX_F_DISPLAY, SYM_IX_F_DECL_FILE,
+       SYM_IX_F_DECL_LINE, SYM_IX_F_FIELDS };
+enum { SYM_IX_FILE_NAME, SYM_IX_FILE_FIELDS };
+enum { SYM_IX_B_FIRST, SYM_IX_B_FIELDS };
 
 struct sym_ix_header {
 	char magic[8];
@@ -38,20 +73,26 @@ struct sym_ix_header {
 	uint64_t blob_size;
 	uint64_t base;
 	uint32_t flags;
-	uint32_t n_ranges;
-	uint32_t n_scopes;
-	uint32_t n_funcs;
-	uint32_t n_buckets;
+	uint32_t n_loads;
 	uint32_t bucket_shift;
 	uint32_t strtab_size;
-	uint32_t n_loads;
 	uint8_t build_id_len;
 	uint8_t reserved[7];
 	uint8_t build_id[64];
 	struct sym_ix_load loads[SYM_IX_MAX_LOADS];
-	uint64_t off_starts, off_recs, off_scopes, off_funcs, off_buckets, off_strtab;
+	uint64_t off_starts, off_strtab;
+	struct sym_ix_table ranges;    /* SYM_IX_R_*; count is n_ranges */
+	struct sym_ix_table scopes;    /* SYM_IX_S_* */
+	struct sym_ix_table funcs;     /* SYM_IX_F_* */
+	struct sym_ix_table files;     /* SYM_IX_FILE_* */
+	struct sym_ix_table buckets;   /* SYM_IX_B_*; count is n_buckets + 1 */
 };
 
+/*
+ * The builder's unpacked records (what the packed rows hold, before files
+ * become file-table indexes and optional references gain their +1): file
+ * fields are string offsets, absent references SYM_IX_NONE.
+ */
 struct sym_ix_rec {
 	uint32_t scope;    /* innermost scope, or NONE */
 	uint32_t file;     /* string offset of the line table's file; 0 unknown */

@@ -1,7 +1,8 @@
 /*
  * sym_index_write: lays out the index blob from merged collections: flattens
  * DWARF scopes, symbol scopes and line rows into disjoint ranges, and writes
- * header, starts, records, scopes, functions, buckets and strings.
+ * header, starts, records, scopes, functions, buckets and strings (the last
+ * step in sym_index_pack.h).
  */
 #ifndef SYM_INDEX_WRITE_H
 #define SYM_INDEX_WRITE_H
