@@ -18,7 +18,7 @@
 
 #include <event2/event.h>
 
-#include "service/fetch_pool.h"
+#include "service/svc_pool.h"
 #include "service/upstream_http.h"
 
 #ifndef SYMBOLIZER_VERSION

@@ -1,11 +1,12 @@
 /*
- * fetch_pool: the fetcher's worker threads. Jobs that block (reading local debug
- * files, checking ELF files, writing the store with fsync) run here; their
- * completion is handed back to the event loop through a pipe, so the loop never
- * waits on a disk and never needs libevent's thread support.
+ * svc_pool: worker threads of the service. Jobs that block or take long run
+ * here: the fetcher's local file reads, ELF checks and store writes, index
+ * builds, and the lookups of big Symbolize batches. Their completion is
+ * handed back to the event loop through a pipe, so the loop never waits on a
+ * disk and never needs libevent's thread support.
  */
-#ifndef FETCH_POOL_H
-#define FETCH_POOL_H
+#ifndef SVC_POOL_H
+#define SVC_POOL_H
 
 #include <stdbool.h>
 

@@ -1,7 +1,7 @@
 /*
- * fetch_pool: worker threads + a self-pipe back to the event loop (fetch_pool.h).
+ * svc_pool: worker threads + a self-pipe back to the event loop (svc_pool.h).
  */
-#include "service/fetch_pool.h"
+#include "service/svc_pool.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,132 @@
+/*
+ * symbolizerd: the symbolization daemon. Parses flags, wires the server
+ * (service/svc_server) to an event loop, and handles signals: SIGTERM and
+ * SIGINT stop it gracefully (no new connections, calls in flight finish, the
+ * store is flushed), then it exits 0.
+ *
+ * Exit status: 0 after a clean stop, 1 when it cannot start, 2 on bad usage.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "service/svc_config.h"
+#include "service/svc_log.h"
+#include "service/svc_server.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: symbolizerd [FLAGS]\n"
+		"\n"
+		"Serves symbolizer.v1.SymbolizerService/Symbolize (Connect protocol, HTTP/1.1,\n"
+		"application/proto), /healthz and /metrics (Prometheus). Debug info comes from\n"
+		"the store under --data-dir, the local --debug-dir trees, then the upstream\n"
+		"debuginfod servers, in that order.\n"
+		"\n"
+		"  --log-level LEVEL           debug, info, warn or error (info)\n"
+		"  -h, --help                  this text\n"
+		"\n");
+	svc_server_usage(out);
+	fprintf(out, "\nStore and source flags:\n");
+	svc_config_usage(out);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	svc_logf(SVC_LOG_INFO, "signal", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	svc_server_shutdown(arg);
+}
+
+int main(int argc, char **argv)
+{
+	svc_config config;
+	svc_config_init(&config);
+	svc_server_options opts;
+	svc_server_options_init(&opts);
+	sym_error err = {0};
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			svc_config_deinit(&config);
+			return 0;
+		}
+		if (strncmp(a, "--log-level", 11) == 0 && (a[11] == '=' || a[11] == '\0')) {
+			const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[i + 1] : "");
+			int level = svc_log_parse_level(v);
+			if (level < 0) {
+				fprintf(stderr, "symbolizerd: --log-level: '%s' is not a level\n", v);
+				return 2;
+			}
+			svc_log_set_level((svc_log_level)level);
+			i += a[11] == '=' ? 1 : 2;
+			continue;
+		}
+		int rc = svc_server_parse_arg(&opts, argc, argv, &i, &err);
+		if (rc == 0)
+			rc = svc_config_parse_arg(&config, argc, argv, &i, &err);
+		if (rc == 0) {
+			fprintf(stderr, "symbolizerd: unknown argument '%s' (see --help)\n", a);
+			svc_config_deinit(&config);
+			return 2;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "symbolizerd: %s\n", err.msg);
+			svc_config_deinit(&config);
+			return 2;
+		}
+	}
+	if (svc_config_finish(&config, getenv("DEBUGINFOD_URLS"), &err) != SYM_OK) {
+		fprintf(stderr, "symbolizerd: %s\n", err.msg);
+		svc_config_deinit(&config);
+		return 2;
+	}
+	opts.config = &config;
+	signal(SIGPIPE, SIG_IGN);
+
+	struct event_base *base = event_base_new();
+	if (!base) {
+		fprintf(stderr, "symbolizerd: cannot create the event loop\n");
+		return 1;
+	}
+	svc_server *srv = svc_server_create(base, &opts, &err);
+	if (!srv) {
+		svc_logf(SVC_LOG_ERROR, "cannot start", "error=\"%s\"", err.msg);
+		event_base_free(base);
+		svc_config_deinit(&config);
+		return 1;
+	}
+	struct event *sigterm = evsignal_new(base, SIGTERM, on_signal, srv);
+	struct event *sigint = evsignal_new(base, SIGINT, on_signal, srv);
+	if (!sigterm || !sigint || event_add(sigterm, NULL) || event_add(sigint, NULL)) {
+		fprintf(stderr, "symbolizerd: cannot handle signals\n");
+		return 1;
+	}
+	char upstreams[1024] = "";
+	for (size_t i = 0; i < config.n_upstreams; i++) {
+		size_t n = strlen(upstreams);
+		snprintf(upstreams + n, sizeof(upstreams) - n, "%s%s", i ? "," : "",
+			 config.upstreams[i]);
+	}
+	char dirs[1024] = "";
+	for (size_t i = 0; i < config.n_debug_dirs; i++) {
+		size_t n = strlen(dirs);
+		snprintf(dirs + n, sizeof(dirs) - n, "%s%s", i ? "," : "", config.debug_dirs[i]);
+	}
+	svc_logf(SVC_LOG_INFO, "listening",
+		 "addr=%s data_dir=\"%s\" debug_dirs=\"%s\" upstreams=\"%s\"",
+		 svc_server_address(srv), config.data_dir, dirs, upstreams);
+	event_base_dispatch(base);
+	event_free(sigterm);
+	event_free(sigint);
+	svc_server_destroy(srv);
+	event_base_free(base);
+	svc_config_deinit(&config);
+	svc_logf(SVC_LOG_INFO, "stopped", NULL);
+	return 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * svc_index_cache: the loaded indexes, in memory, by build ID, least recently
+ * used first out, bounded by bytes (--index-cache-bytes).
+ *
+ * An entry owns its blob and the sym_index over it. Calls take a reference
+ * (svc_index_cache_get / _put) while they look addresses up, on the loop or
+ * on a worker, and give it back on the loop with svc_index_entry_release();
+ * an entry is freed only when it is out of the cache and nobody holds it, so
+ * eviction never pulls an index from under a running lookup. Loop thread only
+ * (references are counted there; workers only read the index).
+ */
+#ifndef SVC_INDEX_CACHE_H
+#define SVC_INDEX_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/sym_index.h"
+
+typedef struct svc_index_cache svc_index_cache;
+
+typedef struct svc_index_entry {
+	sym_build_id id;
+	sym_index *index;
+	sym_index_info info;
+	size_t bytes;             /* the blob's size: what the cache bound counts */
+	/* private */
+	void *blob_;
+	void (*free_blob_)(void *blob);
+	unsigned refs_;
+	bool in_cache_;
+	struct svc_index_entry *hnext_, *prev_, *next_;
+} svc_index_entry;
+
+typedef struct svc_index_cache_stats {
+	uint64_t hits, misses, inserts, evictions;
+	size_t bytes, entries, max_bytes;
+} svc_index_cache_stats;
+
+svc_index_cache *svc_index_cache_create(size_t max_bytes);
+/* Entries still referenced are freed too: release every reference first. */
+void svc_index_cache_destroy(svc_index_cache *c);
+
+/* A referenced entry (most recently used now), or NULL (counted as a miss). */
+svc_index_entry *svc_index_cache_get(svc_index_cache *c, const sym_build_id *id);
+
+/*
+ * Adds a loaded index (taking ownership of blob, freed with free_blob, and of
+ * index; blob_size is what the bound counts) and returns it referenced. When
+ * the build ID is present already, the new entry replaces it (the old one
+ * lives on while referenced). An index larger than the whole bound is returned
+ * referenced but not kept. NULL only when out of memory (blob and index are
+ * freed then).
+ */
+svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id, void *blob,
+				     size_t blob_size, void (*free_blob)(void *), sym_index *index);
+
+/* One more reference to an entry already held. */
+void svc_index_entry_ref(svc_index_entry *e);
+void svc_index_entry_release(svc_index_cache *c, svc_index_entry *e);
+
+/* Drops the build ID from the cache (it lives on while referenced). */
+void svc_index_cache_remove(svc_index_cache *c, const sym_build_id *id);
+
+void svc_index_cache_get_stats(const svc_index_cache *c, svc_index_cache_stats *out);
+
+#endif
