@@ -23,12 +23,14 @@ static inline uint32_t sym_bits_get(const uint8_t *p, uint64_t bit, unsigned wid
 	return (uint32_t)((v >> (bit & 7)) & ((UINT64_C(1) << width) - 1));
 }
 
-/* ORs val (which fits in width bits) into bits [bit, bit + width) of zeroed p. */
+/* ORs val (which fits in width bits) into bits [bit, bit + width) of zeroed p;
+ * needs 8 writable bytes at p + bit / 8. */
 static inline void sym_bits_put(uint8_t *p, uint64_t bit, unsigned width, uint32_t val)
 {
-	for (unsigned i = 0; i < width; i++, bit++)
-		if (val >> i & 1)
-			p[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+	uint64_t v;
+	memcpy(&v, p + (bit >> 3), sizeof(v));
+	v |= ((uint64_t)val & ((UINT64_C(1) << width) - 1)) << (bit & 7);
+	memcpy(p + (bit >> 3), &v, sizeof(v));
 }
 
 /* The fewest bits that hold v (0 for 0). */

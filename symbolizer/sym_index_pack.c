@@ -21,6 +21,7 @@ struct pack {
 	uint64_t base;
 	sym_map64 file_index;    /* file string offset -> index in files */
 	sym_vec files;           /* uint32_t string offsets, in index order */
+	uint32_t *range_file;    /* file index of each range (looked up once) */
 	uint32_t *buckets;
 };
 
@@ -42,7 +43,7 @@ static void range_row(const struct pack *pk, uint32_t i, uint32_t *v)
 {
 	const struct sym_ix_rec *r = i + 1 == pk->n ? &gap_rec : &pk->ranges[i].rec;
 	v[SYM_IX_R_SCOPE] = plus_one(r->scope);
-	v[SYM_IX_R_FILE] = file_of(pk, r->file);
+	v[SYM_IX_R_FILE] = i + 1 == pk->n ? 0 : pk->range_file[i];
 	v[SYM_IX_R_LINE] = r->line;
 	v[SYM_IX_R_COLUMN] = r->column;
 }
@@ -127,31 +128,35 @@ static void fill(const struct pack *pk, row_fn row, unsigned fields,
 	}
 }
 
-/* Gives every file string a file index, "" first. */
-static int add_file(struct pack *pk, uint32_t str)
+/* The file index of a file string, given on first sight; UINT32_MAX out of memory. */
+static uint32_t add_file(struct pack *pk, uint32_t str)
 {
-	if (sym_map64_get(&pk->file_index, str) != UINT32_MAX)
-		return 0;
+	uint32_t id = sym_map64_get(&pk->file_index, str);
+	if (id != UINT32_MAX)
+		return id;
 	uint32_t *slot = sym_vec_push(&pk->files);
-	if (!slot || sym_map64_put(&pk->file_index, str, (uint32_t)(pk->files.len - 1)))
-		return -1;
+	id = (uint32_t)(pk->files.len - 1);
+	if (!slot || sym_map64_put(&pk->file_index, str, id))
+		return UINT32_MAX;
 	*slot = str;
-	return 0;
+	return id;
 }
 
+/* The file table: "" first, then every file a range, scope or function names. */
 static int build_files(struct pack *pk)
 {
 	const sym_collect *c = pk->in->c;
-	if (add_file(pk, 0))
+	pk->range_file = malloc((pk->n ? pk->n : 1) * sizeof(uint32_t));
+	if (!pk->range_file || add_file(pk, 0) == UINT32_MAX)
 		return -1;
 	for (size_t i = 0; i < pk->n; i++)
-		if (add_file(pk, pk->ranges[i].rec.file))
+		if ((pk->range_file[i] = add_file(pk, pk->ranges[i].rec.file)) == UINT32_MAX)
 			return -1;
 	for (size_t i = 0; i < c->scopes.len; i++)
-		if (add_file(pk, SYM_VEC_AT(&c->scopes, struct sym_ix_scope, i).call_file))
+		if (add_file(pk, SYM_VEC_AT(&c->scopes, struct sym_ix_scope, i).call_file) == UINT32_MAX)
 			return -1;
 	for (size_t i = 0; i < c->funcs.len; i++)
-		if (add_file(pk, SYM_VEC_AT(&c->funcs, struct sym_ix_func, i).decl_file))
+		if (add_file(pk, SYM_VEC_AT(&c->funcs, struct sym_ix_func, i).decl_file) == UINT32_MAX)
 			return -1;
 	return 0;
 }
@@ -272,5 +277,6 @@ sym_errc sym_index_pack(const sym_index_input *in, const sym_ix_range *ranges, s
 	sym_map64_deinit(&pk.file_index);
 	sym_vec_deinit(&pk.files);
 	free(pk.buckets);
+	free(pk.range_file);
 	return rc;
 }
