@@ -14,6 +14,8 @@ PKGS=(
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine
   # Rust-mangled fixture (tests/fixtures) and peak memory in bench/ (/usr/bin/time -v)
   rustc time
+  # daemon tests: promtool (checks /metrics), protoc (the Node Connect client's code)
+  prometheus protobuf-compiler
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -7,5 +7,6 @@
 
 int cmd_addr2line(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 #endif

@@ -1,0 +1,334 @@
+/*
+ * symbolctl symbolize: a client of symbolizerd. Sends addresses of one build ID
+ * to the daemon's Symbolize RPC and prints the answers in llvm-symbolizer's
+ * format, like `symbolctl addr2line`, so the two diff cleanly. A mapping the
+ * daemon answers PENDING for (fetch or index build in progress) is asked
+ * again after its retry hint, until --wait runs out.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/llvm_format.h"
+#include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/svc_client.h"
+#include "service/svc_config.h"
+
+#define BATCH_MAX 10000
+#define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
+
+struct opts {
+	const char *server;
+	const char *build_id;
+	Symbolizer__V1__AddressKind kind;
+	uint64_t memory_start, memory_limit, file_offset;
+	bool no_inline, no_demangle, return_addresses;
+	int64_t wait_ms;
+	int64_t timeout_ms;
+	bool failed;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: symbolctl symbolize --server URL --build-id HEX [FLAGS] [ADDR...]\n"
+		"\n"
+		"Asks symbolizerd to symbolize addresses (hex, with or without 0x) of the ELF\n"
+		"file with that build ID, from the arguments or, when there are none, one per\n"
+		"line on stdin, and prints the frames as llvm-symbolizer does.\n"
+		"\n"
+		"  --server URL           the daemon, e.g. http://127.0.0.1:8080\n"
+		"  --build-id HEX         GNU build ID of the file\n"
+		"  --runtime              addresses are process addresses of a mapping:\n"
+		"    --memory-start A     where the mapping starts (hex)\n"
+		"    --memory-limit A     where it ends (hex; optional)\n"
+		"    --file-offset O      the file offset it maps (hex)\n"
+		"  --offsets              addresses are offsets in the file\n"
+		"  --return-addresses     addresses are return addresses (looked up at -1)\n"
+		"  --no-inlines           only the function the code belongs to\n"
+		"  --no-demangle          linkage names as in the symbol table\n"
+		"  --wait DUR             how long to keep asking while the daemon fetches or\n"
+		"                         indexes the file (default 60s)\n"
+		"  --timeout DUR          deadline of each call (Connect-Timeout-Ms; default 30s)\n"
+		"Exit status: 0 when every address was answered from an index, 1 when the\n"
+		"daemon had no symbols for the build ID or a call failed, 2 on bad usage.\n");
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *status_name(int s)
+{
+	static const char *const names[] = {"unspecified", "ok",      "not_found",  "pending",
+					    "error",       "no_symbols", "invalid", "too_large"};
+	return s >= 0 && s < 8 ? names[s] : "unknown";
+}
+
+/* One call; returns the response (caller frees) or NULL after printing why. */
+static Symbolizer__V1__SymbolizeResponse *call_once(const struct opts *o, const uint64_t *addrs,
+						    size_t n, uint32_t max_wait_ms)
+{
+	Symbolizer__V1__Mapping m = SYMBOLIZER__V1__MAPPING__INIT;
+	m.build_id = (char *)o->build_id;
+	m.address_kind = o->kind;
+	m.memory_start = o->memory_start;
+	m.memory_limit = o->memory_limit;
+	m.file_offset = o->file_offset;
+	Symbolizer__V1__Mapping *mp = &m;
+	Symbolizer__V1__Location *locs = calloc(n, sizeof(*locs));
+	Symbolizer__V1__Location **lp = calloc(n, sizeof(*lp));
+	uint8_t *buf = NULL;
+	Symbolizer__V1__SymbolizeResponse *resp = NULL;
+	if (!locs || !lp)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		Symbolizer__V1__Location l = SYMBOLIZER__V1__LOCATION__INIT;
+		l.address = addrs[i];
+		l.is_return_address = o->return_addresses;
+		locs[i] = l;
+		lp[i] = &locs[i];
+	}
+	Symbolizer__V1__Options op = SYMBOLIZER__V1__OPTIONS__INIT;
+	op.no_inline = o->no_inline;
+	op.no_demangle = o->no_demangle;
+	op.max_wait_ms = max_wait_ms;
+	Symbolizer__V1__SymbolizeRequest req = SYMBOLIZER__V1__SYMBOLIZE_REQUEST__INIT;
+	req.n_mappings = 1;
+	req.mappings = &mp;
+	req.n_locations = n;
+	req.locations = lp;
+	req.options = &op;
+	size_t size = symbolizer__v1__symbolize_request__get_packed_size(&req);
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		goto out;
+	symbolizer__v1__symbolize_request__pack(&req, buf);
+	svc_client_call call = {
+		.server = o->server,
+		.method = "symbolizer.v1.SymbolizerService/Symbolize",
+		.request = buf,
+		.request_size = size,
+		.timeout_ms = o->timeout_ms,
+	};
+	svc_client_result res;
+	if (svc_client_unary(&call, &res) != SYM_OK) {
+		fprintf(stderr, "symbolctl symbolize: %s: %s\n", res.code, res.message);
+		goto out;
+	}
+	resp = symbolizer__v1__symbolize_response__unpack(NULL, res.body_size, res.body);
+	if (!resp)
+		fprintf(stderr, "symbolctl symbolize: the response is not a SymbolizeResponse\n");
+	else if (resp->n_locations != n || resp->n_mappings != 1) {
+		fprintf(stderr, "symbolctl symbolize: the response does not match the request\n");
+		symbolizer__v1__symbolize_response__free_unpacked(resp, NULL);
+		resp = NULL;
+	}
+	svc_client_result_deinit(&res);
+out:
+	free(buf);
+	free(locs);
+	free(lp);
+	return resp;
+}
+
+static const char *str(const Symbolizer__V1__SymbolizeResponse *r, uint64_t i)
+{
+	return i < r->n_string_table ? r->string_table[i] : "";
+}
+
+static void print_location(const Symbolizer__V1__SymbolizeResponse *r, size_t i)
+{
+	const Symbolizer__V1__LocationResult *lr = r->locations[i];
+	llvm_frame frames[128];
+	size_t n = 0;
+	for (size_t j = 0; j < lr->n_lines && n < 128; j++) {
+		const Symbolizer__V1__Line *l = lr->lines[j];
+		llvm_frame f = {0};
+		if (l->function_index < r->n_functions) {
+			const Symbolizer__V1__Function *fn = r->functions[l->function_index];
+			f.function = str(r, fn->name);
+			f.file = str(r, fn->filename);
+		}
+		f.line = l->line > 0 && l->line <= UINT32_MAX ? (uint32_t)l->line : 0;
+		f.column = l->column > 0 && l->column <= UINT32_MAX ? (uint32_t)l->column : 0;
+		frames[n++] = f;
+	}
+	llvm_format_frames(stdout, frames, n);
+}
+
+/* Symbolizes one batch, asking again while the daemon answers PENDING. */
+static int run_batch(struct opts *o, const uint64_t *addrs, size_t n)
+{
+	int64_t give_up = now_ms() + o->wait_ms;
+	for (;;) {
+		int64_t left = give_up - now_ms();
+		uint32_t max_wait = left > 0 ? (uint32_t)(left < 10000 ? left : 10000) : 1;
+		Symbolizer__V1__SymbolizeResponse *r = call_once(o, addrs, n, max_wait);
+		if (!r) {
+			for (size_t i = 0; i < n; i++)
+				llvm_format_frames(stdout, NULL, 0);
+			o->failed = true;
+			return fflush(stdout) == 0 ? 0 : -1;
+		}
+		const Symbolizer__V1__MappingResult *m = r->mappings[0];
+		if (m->status == STATUS(PENDING) && now_ms() < give_up) {
+			int64_t sleep_ms = m->retry_after_ms ? m->retry_after_ms : 500;
+			if (sleep_ms > give_up - now_ms())
+				sleep_ms = give_up - now_ms();
+			symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+			if (sleep_ms > 0) {
+				struct timespec ts = {sleep_ms / 1000, (long)(sleep_ms % 1000) * 1000000};
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		if (m->status != STATUS(OK)) {
+			fprintf(stderr, "symbolctl symbolize: build id %s: %s%s%s\n", o->build_id,
+				status_name(m->status), m->error[0] ? ": " : "", m->error);
+			o->failed = true;
+		}
+		for (size_t i = 0; i < n; i++)
+			print_location(r, i);
+		symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+		return fflush(stdout) == 0 ? 0 : -1;
+	}
+}
+
+/* Reads stdin lines; sends a batch when BATCH_MAX is reached or no more input
+ * is ready right now, so a pipe gets each answer before it sends the next. */
+static int run_stdin(struct opts *o)
+{
+	uint64_t *addrs = malloc(BATCH_MAX * sizeof(*addrs));
+	char line[4096];
+	size_t n = 0;
+	int rc = 0;
+	if (!addrs)
+		return -1;
+	for (;;) {
+		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+		bool ready = poll(&p, 1, 0) > 0;
+		if (n > 0 && (!ready || n == BATCH_MAX)) {
+			if (run_batch(o, addrs, n) != 0) {
+				rc = -1;
+				break;
+			}
+			n = 0;
+		}
+		if (!fgets(line, sizeof(line), stdin))
+			break;
+		if (strspn(line, " \t\r\n") == strlen(line))
+			continue;
+		if (llvm_format_parse_address(line, &addrs[n]) != 0) {
+			fprintf(stderr, "symbolctl symbolize: not a hex address: %s", line);
+			o->failed = true;
+			continue;
+		}
+		n++;
+	}
+	if (rc == 0 && n > 0 && run_batch(o, addrs, n) != 0)
+		rc = -1;
+	free(addrs);
+	return rc;
+}
+
+static bool parse_hex(const char *s, uint64_t *out)
+{
+	return llvm_format_parse_address(s, out) == 0;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	struct opts o = {.wait_ms = 60000, .timeout_ms = 30000,
+			 .kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_ELF};
+	uint64_t *addrs = calloc((size_t)argc, sizeof(*addrs));
+	size_t n = 0;
+	int i = 1;
+	if (!addrs)
+		return 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			free(addrs);
+			return 0;
+		}
+#define NEED_VALUE                                                                        \
+	do {                                                                              \
+		if (!v) {                                                                 \
+			fprintf(stderr, "symbolctl symbolize: %s needs a value\n", a);   \
+			goto bad;                                                         \
+		}                                                                         \
+		i++;                                                                      \
+	} while (0)
+		if (!strcmp(a, "--server")) {
+			NEED_VALUE;
+			o.server = v;
+		} else if (!strcmp(a, "--build-id")) {
+			NEED_VALUE;
+			o.build_id = v;
+		} else if (!strcmp(a, "--runtime")) {
+			o.kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME;
+		} else if (!strcmp(a, "--offsets")) {
+			o.kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET;
+		} else if (!strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
+			   !strcmp(a, "--file-offset")) {
+			NEED_VALUE;
+			uint64_t *dst = !strcmp(a, "--memory-start")   ? &o.memory_start
+					: !strcmp(a, "--memory-limit") ? &o.memory_limit
+								       : &o.file_offset;
+			if (!parse_hex(v, dst)) {
+				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not hex\n", a, v);
+				goto bad;
+			}
+		} else if (!strcmp(a, "--return-addresses")) {
+			o.return_addresses = true;
+		} else if (!strcmp(a, "--no-inlines")) {
+			o.no_inline = true;
+		} else if (!strcmp(a, "--no-demangle")) {
+			o.no_demangle = true;
+		} else if (!strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
+			NEED_VALUE;
+			int64_t *dst = !strcmp(a, "--wait") ? &o.wait_ms : &o.timeout_ms;
+			if (!svc_parse_duration_ms(v, dst)) {
+				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not a duration\n", a,
+					v);
+				goto bad;
+			}
+		} else if (a[0] == '-' && a[1] == '-') {
+			fprintf(stderr, "symbolctl symbolize: unknown flag %s\n", a);
+			goto bad;
+		} else if (!parse_hex(a, &addrs[n++])) {
+			fprintf(stderr, "symbolctl symbolize: '%s' is not a hex address\n", a);
+			goto bad;
+		}
+#undef NEED_VALUE
+	}
+	if (!o.server || !o.build_id) {
+		fprintf(stderr, "symbolctl symbolize: --server and --build-id are required\n");
+		goto bad;
+	}
+	int rc = 0;
+	if (n == 0) {
+		rc = run_stdin(&o);
+	} else {
+		for (size_t k = 0; k < n && rc == 0; k += BATCH_MAX)
+			rc = run_batch(&o, addrs + k, n - k < BATCH_MAX ? n - k : BATCH_MAX);
+	}
+	free(addrs);
+	return rc != 0 || o.failed ? 1 : 0;
+bad:
+	free(addrs);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,35 @@
+/*
+ * svc_client: a client of symbolizerd's Connect RPCs (unary, binary protobuf
+ * over HTTP/1.1, libcurl), for symbolctl. Sends one request message and
+ * returns the response message or the Connect error of the call.
+ */
+#ifndef SVC_CLIENT_H
+#define SVC_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/sym_error.h"
+
+typedef struct svc_client_call {
+	const char *server;        /* base URL, e.g. http://127.0.0.1:8080 */
+	const char *method;        /* "symbolizer.v1.SymbolizerService/Symbolize" */
+	const void *request;
+	size_t request_size;
+	int64_t timeout_ms;        /* sent as Connect-Timeout-Ms and enforced; 0 = none */
+	size_t max_response;       /* cap on the response body; 0 = 256 MiB */
+} svc_client_call;
+
+typedef struct svc_client_result {
+	long http_status;          /* 0 when no HTTP answer came */
+	char code[32];             /* Connect code of an error ("" on success) */
+	char message[512];         /* error text (transport, or the server's message) */
+	uint8_t *body;             /* success: the response message (malloc'ed) */
+	size_t body_size;
+} svc_client_result;
+
+/* SYM_OK when the call succeeded (body set); otherwise res describes it. */
+sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res);
+void svc_client_result_deinit(svc_client_result *res);
+
+#endif
