@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds, and runs the service on its embedded defaults.
-# Until the daemon exists this runs symbolctl addr2line on this machine's libc
-# (its Debian debug file), reading addresses from stdin.
+# Installs what is needed, builds, and runs symbolizerd on its embedded defaults:
+# 127.0.0.1:8080, store in ./symbolizer-data, debug info from /usr/lib/debug, then
+# $DEBUGINFOD_URLS or https://debuginfod.elfutils.org/. Arguments go to symbolizerd.
+# (Without a built daemon it falls back to symbolctl addr2line on this machine's libc.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
