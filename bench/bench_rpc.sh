@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# bench_rpc.sh: symbolizerd's Symbolize RPC end to end over loopback, on a warm
+# index, next to the in-process lookup rate of the same index.
+#
+#   bench/bench_rpc.sh [--build DIR] [--scale F] [--pool N] [--workers N]
+#                      [--daemon-arg ARG]...
+#
+# On this machine's libc.so.6 debug file (Debian's libc6-dbg, found by build ID
+# under /usr/lib/debug): starts symbolizerd (--workers 2, a fresh data dir,
+# --debug-dir /usr/lib/debug, no upstream) on 127.0.0.1:0, warms the index with
+# one request (waits until the mapping is OK), then runs bench_rpc (C, blocking
+# HTTP/1.1 keep-alive, one thread per client, protobuf-c) in four
+# configurations: 1 and 16 clients x batches of 1,000 and 10,000 random
+# addresses inside libc's functions. For each: frames/s, addresses/s,
+# requests/s, p50/p99/max latency per request, and the CPU the daemon and the
+# client used (cores). Then bench_lookup's warm in-process rate (one core) on
+# the same addresses, so the protocol's cost is visible.
+#
+# --scale multiplies the number of requests of each run (default 1: a few
+# seconds each). --pool is the number of distinct addresses drawn (200000).
+# --daemon-arg passes one more flag to symbolizerd (e.g. --worker-lookup-min=1).
+# Builds DIR (default build/, scripts/build.sh) when a program is missing. Not a
+# test: the goals are printed next to the figures, never checked.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+scale=1
+pool=200000
+workers=2
+daemon_args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) mkdir -p "$2"; build=$(cd "$2" && pwd); shift 2 ;;
+	--scale) scale=$2; shift 2 ;;
+	--pool) pool=$2; shift 2 ;;
+	--workers) workers=$2; shift 2 ;;
+	--daemon-arg) daemon_args+=("$2"); shift 2 ;;
+	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	*) echo "bench_rpc: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+symbolizerd=$build/cmd/symbolizerd/symbolizerd
+bench_rpc=$build/bench/bench_rpc
+bench_lookup=$build/bench/bench_lookup
+if [ ! -x "$symbolizerd" ] || [ ! -x "$bench_rpc" ] || [ ! -x "$bench_lookup" ]; then
+	echo "== building $build" >&2
+	bash "$root/scripts/build.sh" "$build" >&2
+fi
+for t in readelf python3; do
+	command -v $t >/dev/null || { echo "bench_rpc: $t not found (scripts/install-deps.sh)" >&2; exit 1; }
+done
+
+libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || true)
+[ -n "$libc" ] || libc=$(readlink -f "$(gcc -print-file-name=libc.so.6)")
+bid=$(readelf -n "$libc" | sed -n 's/.*Build ID: //p')
+dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+[ -f "$dbg" ] || { echo "bench_rpc: no $dbg: install libc6-dbg" >&2; exit 1; }
+
+tmp=$(mktemp -d /tmp/bench_rpc.XXXXXX)
+daemon_pid=""
+cleanup() {
+	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+		kill -TERM "$daemon_pid" 2>/dev/null || true
+		wait "$daemon_pid" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The same random addresses inside functions as bench_symbolize.sh draws.
+BENCH_INTEGRATION=$root/tests/integration python3 - "$dbg" "$pool" 1 "$tmp/addrs.txt" <<'EOF'
+import os, random, sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.environ["BENCH_INTEGRATION"])
+import compare_llvm
+syms = compare_llvm.Symbols(sys.argv[1], demangle=False)
+addrs = syms.draw(int(sys.argv[2]), random.Random(int(sys.argv[3])))
+with open(sys.argv[4], "w") as f:
+    f.write("".join("0x%x\n" % a for a in addrs))
+EOF
+
+echo "== bench_rpc: symbolizerd on 127.0.0.1, $libc's debug file"
+echo "   $dbg ($(stat -c %s "$dbg") bytes), build ID $bid"
+echo "   $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), --workers $workers ${daemon_args[*]-}"
+
+"$symbolizerd" --listen 127.0.0.1:0 --data-dir "$tmp/data" --debug-dir /usr/lib/debug \
+	--debuginfod-upstream-servers= --workers "$workers" --default-wait 2s \
+	${daemon_args[@]+"${daemon_args[@]}"} 2> "$tmp/daemon.log" &
+daemon_pid=$!
+port=""
+for _ in $(seq 1 300); do
+	port=$(sed -n 's/.*msg="listening".* addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/daemon.log" | head -1)
+	[ -n "$port" ] && break
+	kill -0 "$daemon_pid" 2>/dev/null || { cat "$tmp/daemon.log" >&2; echo "bench_rpc: symbolizerd exited" >&2; exit 1; }
+	sleep 0.1
+done
+[ -n "$port" ] || { cat "$tmp/daemon.log" >&2; echo "bench_rpc: symbolizerd did not listen" >&2; exit 1; }
+
+"$bench_rpc" --port "$port" --build-id "$bid" --addrs "$tmp/addrs.txt" --batch 1000 --warm > "$tmp/warm.out"
+echo "   index ready after $(sed -n 's/^warm_seconds //p' "$tmp/warm.out") s (fetch from /usr/lib/debug + index build), port $port"
+
+# cpu_ticks PID: utime + stime of a process, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+runs=""
+# run CLIENTS BATCH REQUESTS_PER_CLIENT
+run() {
+	local c=$1 b=$2 m=$3 out=$tmp/run_${1}_${2}.out
+	m=$(python3 -c "print(max(1, int($m * $scale)))")
+	local d0 d1
+	d0=$(cpu_ticks "$daemon_pid")
+	"$bench_rpc" --port "$port" --build-id "$bid" --addrs "$tmp/addrs.txt" \
+		--clients "$c" --batch "$b" --requests "$m" --seed "$((c * 100003 + b))" > "$out"
+	d1=$(cpu_ticks "$daemon_pid")
+	echo "daemon_cpu_seconds $(python3 -c "print(($d1 - $d0) / $hz)")" >> "$out"
+	runs="$runs $out"
+}
+run 1 1000 3000
+run 16 1000 250
+run 1 10000 300
+run 16 10000 25
+
+"$bench_lookup" "$dbg" "$tmp/addrs.txt" > "$tmp/lookup.out"
+
+kill -TERM "$daemon_pid"
+rc=0
+wait "$daemon_pid" || rc=$?
+daemon_pid=""
+[ "$rc" = 0 ] || echo "bench_rpc: warning: symbolizerd exited $rc after SIGTERM" >&2
+metrics_note=$(grep -c 'level=error' "$tmp/daemon.log" || true)
+
+python3 - "$tmp/lookup.out" "$metrics_note" $runs <<'EOF'
+import sys
+def kv(path):
+    d = {}
+    for line in open(path):
+        k, _, v = line.strip().partition(" ")
+        d[k] = v
+    return d
+lookup = kv(sys.argv[1])
+errors = int(sys.argv[2])
+rows = [kv(p) for p in sys.argv[3:]]
+fmt = lambda x: format(int(float(x)), ",")
+print()
+print("end to end over loopback, warm index (frames = Line entries in the responses)")
+print("  %7s %7s %9s %13s %13s %9s %9s %9s %9s %7s %7s" % (
+    "clients", "batch", "requests", "frames/s", "addresses/s", "req/s",
+    "p50 ms", "p99 ms", "max ms", "daemon", "client"))
+for r in rows:
+    secs = float(r["seconds"])
+    print("  %7s %7s %9s %13s %13s %9s %9s %9s %9s %6.2fc %6.2fc" % (
+        r["clients"], fmt(r["batch"]), r["requests"], fmt(r["frames_per_second"]),
+        fmt(r["addresses_per_second"]), r["requests_per_second"], r["latency_p50_ms"],
+        r["latency_p99_ms"], r["latency_max_ms"],
+        float(r["daemon_cpu_seconds"]) / secs, float(r["client_cpu_seconds"]) / secs))
+bad = [r for r in rows if r["not_ok_responses"] != "0"]
+print("  (%s frames per address, %s of the addresses found; daemon/client: CPU cores used"
+      % (rows[0]["frames_per_address"], rows[0]["found_fraction"]) +
+      (", %d responses NOT OK" % sum(int(r["not_ok_responses"]) for r in bad) if bad else "") + ")")
+lps = float(lookup["lookups_per_second"])
+fpa = float(lookup["frames_per_address"])
+print()
+print("in process, same index and addresses, one core (bench_lookup, best of 5 passes)")
+print("  %13s frames/s  (%s lookups/s, %s ns each, %s frames/address)" % (
+    fmt(lps * fpa), fmt(lps), lookup["ns_per_lookup"], lookup["frames_per_address"]))
+print()
+best1k = max(float(r["frames_per_second"]) for r in rows if r["batch"] == "1000")
+worst_p99 = max(float(r["latency_p99_ms"]) for r in rows if r["batch"] == "1000")
+print("goal (2 cores): >= 1,000,000 frames/s with 1,000-address batches: best %s frames/s;"
+      % fmt(best1k))
+print("                p99 <= 10 ms per 1,000-address batch: %s"
+      % ", ".join("%s ms (%s client%s)" % (r["latency_p99_ms"], r["clients"],
+                                          "" if r["clients"] == "1" else "s")
+                  for r in rows if r["batch"] == "1000"))
+print("  RPC / in-process frames per second: %.2f (1 client, 1,000) ... %.2f (best)"
+      % (float(rows[0]["frames_per_second"]) / (lps * fpa),
+         max(float(r["frames_per_second"]) for r in rows) / (lps * fpa)))
+if errors:
+    print("  daemon logged %d error line(s)" % errors)
+EOF
