@@ -2,7 +2,7 @@
  * stor_db: the RocksDB object store (see stor_db.h for the contract).
  *
  * Layout: column families "debuginfo" (files; blob files, zstd), "index",
- * "meta" (stor_meta encoded by stor_meta_encode, below), plus RocksDB's
+ * "meta" (stor_meta records, encoded by stor_meta.c), plus RocksDB's
  * mandatory "default", unused. Keys are the raw build ID bytes.
  *
  * In memory: one stor_entry per build ID that has a record or a pin, in a hash
@@ -11,10 +11,10 @@
  * by one scan of "meta", ordered by the persisted last_access.
  */
 #include "storage/stor_db.h"
+#include "storage/stor_meta.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +23,6 @@
 
 #include <rocksdb/c.h>
 
-#define META_MAGIC0 'S'
-#define META_MAGIC1 'M'
-#define META_VERSION 1
-#define META_FIXED 48                 /* bytes before the variable part */
 #define ACCESS_PERSIST_MS (60 * 1000) /* granularity of persisted last_access */
 
 enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_COUNT };
@@ -68,64 +64,12 @@ struct stor_db {
 	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
 };
 
-/* ---- errors ---------------------------------------------------------------- */
-
-__attribute__((format(printf, 3, 4)))
-static stor_errc set_err(stor_error *err, stor_errc code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-		err->code = code;
-	}
-	return code;
-}
-
 /* Turns a RocksDB error string (freed here) into STOR_E_IO. */
 static stor_errc rocks_err(stor_error *err, char *rerr, const char *what)
 {
-	stor_errc rc = set_err(err, STOR_E_IO, "rocksdb: %s: %s", what, rerr ? rerr : "?");
+	stor_errc rc = stor_set_err(err, STOR_E_IO, "rocksdb: %s: %s", what, rerr ? rerr : "?");
 	rocksdb_free(rerr);
 	return rc;
-}
-
-const char *stor_errc_name(stor_errc code)
-{
-	switch (code) {
-	case STOR_OK: return "ok";
-	case STOR_E_NOMEM: return "nomem";
-	case STOR_E_INVALID: return "invalid";
-	case STOR_E_IO: return "io";
-	case STOR_E_NOT_FOUND: return "not_found";
-	case STOR_E_CORRUPT: return "corrupt";
-	case STOR_E_TOO_LARGE: return "too_large";
-	case STOR_E_EXISTS: return "exists";
-	}
-	return "unknown";
-}
-
-const char *stor_state_name(stor_state s)
-{
-	switch (s) {
-	case STOR_STATE_NONE: return "none";
-	case STOR_STATE_PRESENT: return "present";
-	case STOR_STATE_NOT_FOUND: return "not_found";
-	case STOR_STATE_ERROR: return "error";
-	case STOR_STATE_TOO_LARGE: return "too_large";
-	}
-	return "unknown";
-}
-
-const char *stor_kind_name(stor_kind k)
-{
-	switch (k) {
-	case STOR_KIND_NONE: return "none";
-	case STOR_KIND_DEBUGINFO: return "debuginfo";
-	case STOR_KIND_EXECUTABLE: return "executable";
-	}
-	return "unknown";
 }
 
 static int64_t real_now_ms(void)
@@ -138,93 +82,7 @@ static int64_t real_now_ms(void)
 static stor_errc check_id(const uint8_t *id, size_t len, stor_error *err)
 {
 	if (!id || len < 1 || len > STOR_ID_MAX)
-		return set_err(err, STOR_E_INVALID, "store: build ID of %zu bytes", len);
-	return STOR_OK;
-}
-
-/* ---- metadata record ---------------------------------------------------- */
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-/* Encodes m into buf (at least META_FIXED + STOR_ID_MAX + 4 + SOURCE + ERROR). */
-#define META_BUF_MAX (META_FIXED + STOR_ID_MAX + 4 + STOR_SOURCE_MAX + STOR_ERROR_MAX)
-
-static size_t meta_encode(const stor_meta *m, uint8_t *buf)
-{
-	size_t src_len = strnlen(m->source, STOR_SOURCE_MAX - 1);
-	size_t err_len = strnlen(m->last_error, STOR_ERROR_MAX - 1);
-	uint8_t alt_len = m->alt_len <= STOR_ID_MAX ? m->alt_len : 0;
-	memset(buf, 0, META_FIXED);
-	buf[0] = META_MAGIC0;
-	buf[1] = META_MAGIC1;
-	buf[2] = META_VERSION;
-	buf[3] = (uint8_t)m->state;
-	buf[4] = (uint8_t)m->kind;
-	buf[5] = alt_len;
-	put_u64(buf + 8, m->size);
-	put_u64(buf + 16, m->index_size);
-	put_u64(buf + 24, (uint64_t)m->fetch_time);
-	put_u64(buf + 32, (uint64_t)m->last_access);
-	put_u64(buf + 40, (uint64_t)m->neg_expiry);
-	size_t off = META_FIXED;
-	memcpy(buf + off, m->alt_id, alt_len);
-	off += alt_len;
-	buf[off++] = (uint8_t)(src_len & 0xff);
-	buf[off++] = (uint8_t)(src_len >> 8);
-	memcpy(buf + off, m->source, src_len);
-	off += src_len;
-	buf[off++] = (uint8_t)(err_len & 0xff);
-	buf[off++] = (uint8_t)(err_len >> 8);
-	memcpy(buf + off, m->last_error, err_len);
-	off += err_len;
-	return off;
-}
-
-static stor_errc meta_decode(const uint8_t *p, size_t n, stor_meta *m, stor_error *err)
-{
-	memset(m, 0, sizeof(*m));
-	if (n < META_FIXED + 4 || p[0] != META_MAGIC0 || p[1] != META_MAGIC1)
-		return set_err(err, STOR_E_CORRUPT, "store: metadata record of %zu bytes is malformed", n);
-	if (p[2] != META_VERSION)
-		return set_err(err, STOR_E_CORRUPT, "store: metadata version %u unknown", p[2]);
-	if (p[3] > STOR_STATE_TOO_LARGE || p[4] > STOR_KIND_EXECUTABLE || p[5] > STOR_ID_MAX)
-		return set_err(err, STOR_E_CORRUPT, "store: metadata fields out of range");
-	m->state = (stor_state)p[3];
-	m->kind = (stor_kind)p[4];
-	m->alt_len = p[5];
-	m->size = get_u64(p + 8);
-	m->index_size = get_u64(p + 16);
-	m->fetch_time = (int64_t)get_u64(p + 24);
-	m->last_access = (int64_t)get_u64(p + 32);
-	m->neg_expiry = (int64_t)get_u64(p + 40);
-	size_t off = META_FIXED;
-	if (n - off < (size_t)m->alt_len + 2)
-		return set_err(err, STOR_E_CORRUPT, "store: metadata truncated");
-	memcpy(m->alt_id, p + off, m->alt_len);
-	off += m->alt_len;
-	size_t src_len = p[off] | (size_t)p[off + 1] << 8;
-	off += 2;
-	if (src_len >= STOR_SOURCE_MAX || n - off < src_len + 2)
-		return set_err(err, STOR_E_CORRUPT, "store: metadata source truncated");
-	memcpy(m->source, p + off, src_len);
-	off += src_len;
-	size_t err_len = p[off] | (size_t)p[off + 1] << 8;
-	off += 2;
-	if (err_len >= STOR_ERROR_MAX || n - off != err_len)
-		return set_err(err, STOR_E_CORRUPT, "store: metadata error text truncated");
-	memcpy(m->last_error, p + off, err_len);
+		return stor_set_err(err, STOR_E_INVALID, "store: build ID of %zu bytes", len);
 	return STOR_OK;
 }
 
@@ -503,14 +361,14 @@ static stor_errc load_entries(stor_db *db, stor_error *err)
 		const char *v = rocksdb_iter_value(it, &vlen);
 		stor_meta m;
 		if (klen < 1 || klen > STOR_ID_MAX ||
-		    meta_decode((const uint8_t *)v, vlen, &m, NULL) != STOR_OK) {
+		    stor_meta_decode((const uint8_t *)v, vlen, &m, NULL) != STOR_OK) {
 			/* Unreadable record: not served; its bytes still count until deleted. */
 			fprintf(stderr, "store: ignoring malformed metadata record (%zu-byte key)\n", klen);
 			continue;
 		}
 		stor_entry *e = entry_get(db, (const uint8_t *)k, klen);
 		if (!e || (n == cap && !(all = realloc(all, (cap = cap ? cap * 2 : 256) * sizeof(*all))))) {
-			rc = set_err(err, STOR_E_NOMEM, "store: out of memory loading metadata");
+			rc = stor_set_err(err, STOR_E_NOMEM, "store: out of memory loading metadata");
 			break;
 		}
 		entry_set(db, e, &m, vlen);
@@ -540,12 +398,12 @@ stor_errc stor_open(const stor_options *o, stor_db **out, stor_error *err)
 {
 	*out = NULL;
 	if (!o || !o->path || !*o->path)
-		return set_err(err, STOR_E_INVALID, "store: no data directory");
+		return stor_set_err(err, STOR_E_INVALID, "store: no data directory");
 	if (mkdir_p(o->path) != 0)
-		return set_err(err, STOR_E_IO, "store: creating %s: %s", o->path, strerror(errno));
+		return stor_set_err(err, STOR_E_IO, "store: creating %s: %s", o->path, strerror(errno));
 	stor_db *db = calloc(1, sizeof(*db));
 	if (!db)
-		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
 	db->now_ms = o->now_ms ? o->now_ms : real_now_ms;
 	db->max_bytes = o->max_bytes;
 	pthread_mutex_init(&db->mu, NULL);
@@ -554,7 +412,7 @@ stor_errc stor_open(const stor_options *o, stor_db **out, stor_error *err)
 	db->buckets = calloc(db->n_buckets, sizeof(*db->buckets));
 	if (!db->buckets) {
 		stor_close(db);
-		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
 	}
 
 	db->opts = rocksdb_options_create();
@@ -592,7 +450,7 @@ stor_errc stor_open(const stor_options *o, stor_db **out, stor_error *err)
 					      (const rocksdb_options_t *const *)db->cf_opts,
 					      db->cf, &rerr);
 	if (!db->db) {
-		stor_errc rc = set_err(err, STOR_E_IO, "store: opening %s: %s", o->path,
+		stor_errc rc = stor_set_err(err, STOR_E_IO, "store: opening %s: %s", o->path,
 				       rerr ? rerr : "?");
 		rocksdb_free(rerr);
 		stor_close(db);
@@ -665,8 +523,8 @@ static stor_errc read_meta(stor_db *db, const rocksdb_readoptions_t *ro, const u
 	if (rerr)
 		return rocks_err(err, rerr, "reading metadata");
 	if (!v)
-		return set_err(err, STOR_E_NOT_FOUND, "store: no entry");
-	stor_errc rc = meta_decode((const uint8_t *)v, vlen, m, err);
+		return stor_set_err(err, STOR_E_NOT_FOUND, "store: no entry");
+	stor_errc rc = stor_meta_decode((const uint8_t *)v, vlen, m, err);
 	rocksdb_free(v);
 	return rc;
 }
@@ -696,8 +554,8 @@ static void persist_access(stor_db *db, stor_entry *e)
 	if (read_meta(db, db->ropts, e->id, e->id_len, &m, NULL) != STOR_OK)
 		return;
 	m.last_access = e->last_access;
-	uint8_t buf[META_BUF_MAX];
-	size_t n = meta_encode(&m, buf);
+	uint8_t buf[STOR_META_MAX];
+	size_t n = stor_meta_encode(&m, buf);
 	char *rerr = NULL;
 	rocksdb_put_cf(db->db, db->wnosync, db->cf[CF_META], (const char *)e->id, e->id_len,
 		       (const char *)buf, n, &rerr);
@@ -735,7 +593,7 @@ static stor_errc get_pinned(stor_db *db, const rocksdb_readoptions_t *ro, int cf
 	if (rerr)
 		return rocks_err(err, rerr, what);
 	if (!ps)
-		return set_err(err, STOR_E_NOT_FOUND, "store: no %s", what);
+		return stor_set_err(err, STOR_E_NOT_FOUND, "store: no %s", what);
 	size_t n = 0;
 	out->data = rocksdb_pinnableslice_value(ps, &n);
 	out->size = n;
@@ -766,12 +624,12 @@ stor_errc stor_get_file(stor_db *db, const uint8_t *id, size_t len, stor_blob *o
 	stor_meta m;
 	rc = read_meta(db, ro, id, len, &m, err);
 	if (rc == STOR_OK && m.state != STOR_STATE_PRESENT)
-		rc = set_err(err, STOR_E_NOT_FOUND, "store: no file (%s)", stor_state_name(m.state));
+		rc = stor_set_err(err, STOR_E_NOT_FOUND, "store: no file (%s)", stor_state_name(m.state));
 	if (rc == STOR_OK)
 		rc = get_pinned(db, ro, CF_DEBUGINFO, id, len, out, "file", err);
 	if (rc == STOR_OK && out->size != m.size) {
 		stor_blob_release(out);
-		rc = set_err(err, STOR_E_CORRUPT, "store: file of %zu bytes, metadata says %llu",
+		rc = stor_set_err(err, STOR_E_CORRUPT, "store: file of %zu bytes, metadata says %llu",
 			     out->size, (unsigned long long)m.size);
 	}
 	rocksdb_readoptions_destroy(ro);
@@ -837,9 +695,9 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 		return rc;
 	if (!in || (in->kind != STOR_KIND_DEBUGINFO && in->kind != STOR_KIND_EXECUTABLE) ||
 	    (size && !data) || in->alt_len > STOR_ID_MAX)
-		return set_err(err, STOR_E_INVALID, "store: bad file put");
+		return stor_set_err(err, STOR_E_INVALID, "store: bad file put");
 	if (db->max_bytes && size > db->max_bytes)
-		return set_err(err, STOR_E_TOO_LARGE,
+		return stor_set_err(err, STOR_E_TOO_LARGE,
 			       "store: file of %zu bytes exceeds the store bound of %llu bytes", size,
 			       (unsigned long long)db->max_bytes);
 	stor_meta m = *in;
@@ -854,7 +712,7 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	stor_entry *e = entry_get(db, id, len);
 	if (!e) {
 		pthread_mutex_unlock(&db->mu);
-		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
 	}
 	entry_acquire(db, e);
 	if (m.kind == STOR_KIND_EXECUTABLE && e->present) {
@@ -863,11 +721,11 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 		    old.state == STOR_STATE_PRESENT && old.kind == STOR_KIND_DEBUGINFO) {
 			entry_release(db, e);
 			pthread_mutex_unlock(&db->mu);
-			return set_err(err, STOR_E_EXISTS, "store: debuginfo held already");
+			return stor_set_err(err, STOR_E_EXISTS, "store: debuginfo held already");
 		}
 	}
-	uint8_t buf[META_BUF_MAX];
-	size_t mlen = meta_encode(&m, buf);
+	uint8_t buf[STOR_META_MAX];
+	size_t mlen = stor_meta_encode(&m, buf);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	rocksdb_writebatch_put_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len, data, size);
 	rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
@@ -888,13 +746,13 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 		return rc;
 	if (state != STOR_STATE_NOT_FOUND && state != STOR_STATE_ERROR &&
 	    state != STOR_STATE_TOO_LARGE)
-		return set_err(err, STOR_E_INVALID, "store: %s is not a negative state",
+		return stor_set_err(err, STOR_E_INVALID, "store: %s is not a negative state",
 			       stor_state_name(state));
 	pthread_mutex_lock(&db->mu);
 	stor_entry *e = entry_get(db, id, len);
 	if (!e) {
 		pthread_mutex_unlock(&db->mu);
-		return set_err(err, STOR_E_NOMEM, "store: out of memory");
+		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
 	}
 	entry_acquire(db, e);
 	stor_meta m;
@@ -913,8 +771,8 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 	}
 	m.neg_expiry = expiry_ms;
 	snprintf(m.last_error, sizeof(m.last_error), "%s", error_text ? error_text : "");
-	uint8_t buf[META_BUF_MAX];
-	size_t mlen = meta_encode(&m, buf);
+	uint8_t buf[STOR_META_MAX];
+	size_t mlen = stor_meta_encode(&m, buf);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	if (!keep_file) {
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len);
@@ -935,12 +793,12 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 	if (rc != STOR_OK)
 		return rc;
 	if (!size || !data)
-		return set_err(err, STOR_E_INVALID, "store: empty index");
+		return stor_set_err(err, STOR_E_INVALID, "store: empty index");
 	pthread_mutex_lock(&db->mu);
 	stor_entry *e = entry_find(db, id, len);
 	if (!e) {
 		pthread_mutex_unlock(&db->mu);
-		return set_err(err, STOR_E_NOT_FOUND, "store: no file to index");
+		return stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index");
 	}
 	entry_acquire(db, e);
 	stor_meta m;
@@ -949,20 +807,20 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 		entry_release(db, e);
 		pthread_mutex_unlock(&db->mu);
 		return rc == STOR_OK || rc == STOR_E_NOT_FOUND
-			       ? set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
+			       ? stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
 			       : rc;
 	}
 	if (db->max_bytes && size + m.size > db->max_bytes) {
 		entry_release(db, e);
 		pthread_mutex_unlock(&db->mu);
-		return set_err(err, STOR_E_TOO_LARGE, "store: index of %zu bytes exceeds the store bound",
+		return stor_set_err(err, STOR_E_TOO_LARGE, "store: index of %zu bytes exceeds the store bound",
 			       size);
 	}
 	m.index_size = size;
 	if (e->last_access > m.last_access)
 		m.last_access = e->last_access;
-	uint8_t buf[META_BUF_MAX];
-	size_t mlen = meta_encode(&m, buf);
+	uint8_t buf[STOR_META_MAX];
+	size_t mlen = stor_meta_encode(&m, buf);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	rocksdb_writebatch_put_cf(b, db->cf[CF_INDEX], (const char *)id, len, data, size);
 	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
@@ -990,8 +848,8 @@ stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_err
 		m.index_size = 0;
 		if (e->last_access > m.last_access)
 			m.last_access = e->last_access;
-		uint8_t buf[META_BUF_MAX];
-		size_t mlen = meta_encode(&m, buf);
+		uint8_t buf[STOR_META_MAX];
+		size_t mlen = stor_meta_encode(&m, buf);
 		rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
 		rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len,
@@ -1085,10 +943,10 @@ stor_errc stor_foreach(stor_db *db,
 		const char *v = rocksdb_iter_value(it, &vlen);
 		stor_meta m;
 		if (klen < 1 || klen > STOR_ID_MAX) {
-			rc = set_err(err, STOR_E_CORRUPT, "store: metadata key of %zu bytes", klen);
+			rc = stor_set_err(err, STOR_E_CORRUPT, "store: metadata key of %zu bytes", klen);
 			break;
 		}
-		if ((rc = meta_decode((const uint8_t *)v, vlen, &m, err)) != STOR_OK)
+		if ((rc = stor_meta_decode((const uint8_t *)v, vlen, &m, err)) != STOR_OK)
 			break;
 		if (!fn(arg, (const uint8_t *)k, klen, &m))
 			break;
@@ -1142,15 +1000,15 @@ static stor_errc verify_cf(stor_db *db, const rocksdb_readoptions_t *ro, int cf,
 		key_hex(k, klen, hex);
 		stor_meta m;
 		if (klen < 1 || klen > STOR_ID_MAX) {
-			rc = set_err(err, STOR_E_CORRUPT, "store: %s key of %zu bytes", cf_names[cf], klen);
+			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s key of %zu bytes", cf_names[cf], klen);
 		} else if (read_meta(db, ro, (const uint8_t *)k, klen, &m, err) != STOR_OK) {
-			rc = set_err(err, STOR_E_CORRUPT, "store: %s %s has no readable metadata",
+			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s %s has no readable metadata",
 				     cf_names[cf], hex);
 		} else if (m.state != STOR_STATE_PRESENT) {
-			rc = set_err(err, STOR_E_CORRUPT, "store: %s %s held for a %s entry",
+			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s %s held for a %s entry",
 				     cf_names[cf], hex, stor_state_name(m.state));
 		} else if (vlen != (cf == CF_DEBUGINFO ? m.size : m.index_size)) {
-			rc = set_err(err, STOR_E_CORRUPT, "store: %s %s is %zu bytes, metadata says %llu",
+			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s %s is %zu bytes, metadata says %llu",
 				     cf_names[cf], hex, vlen,
 				     (unsigned long long)(cf == CF_DEBUGINFO ? m.size : m.index_size));
 		}
@@ -1184,8 +1042,8 @@ stor_errc stor_verify(stor_db *db, stor_error *err)
 		const char *v = rocksdb_iter_value(it, &vlen);
 		stor_meta m;
 		key_hex(k, klen, hex);
-		if (klen < 1 || klen > STOR_ID_MAX || meta_decode((const uint8_t *)v, vlen, &m, err)) {
-			rc = set_err(err, STOR_E_CORRUPT, "store: metadata of %s unreadable", hex);
+		if (klen < 1 || klen > STOR_ID_MAX || stor_meta_decode((const uint8_t *)v, vlen, &m, err)) {
+			rc = stor_set_err(err, STOR_E_CORRUPT, "store: metadata of %s unreadable", hex);
 			break;
 		}
 		for (int cf = CF_DEBUGINFO; cf <= CF_INDEX && rc == STOR_OK; cf++) {
@@ -1196,7 +1054,7 @@ stor_errc stor_verify(stor_db *db, stor_error *err)
 			if (rerr)
 				rc = rocks_err(err, rerr, "verifying");
 			else if (want && !val)
-				rc = set_err(err, STOR_E_CORRUPT, "store: %s of %s missing", cf_names[cf], hex);
+				rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s of %s missing", cf_names[cf], hex);
 			rocksdb_free(val);
 		}
 	}
