@@ -176,24 +176,36 @@ static const struct flag flags[] = {
 };
 #undef F
 
-int svc_config_parse_arg(svc_config *c, int argc, char **argv, int *i, sym_error *err)
+int svc_flag_value(int argc, char **argv, int *i, const char *name, const char **val,
+		   sym_error *err)
 {
 	const char *arg = argv[*i];
-	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-		size_t n = strlen(flags[f].name);
-		if (strncmp(arg, flags[f].name, n) != 0 || (arg[n] != '\0' && arg[n] != '='))
-			continue;
-		const char *val;
-		if (arg[n] == '=') {
-			val = arg + n + 1;
-		} else {
-			if (*i + 1 >= argc) {
-				sym_error_set(err, SYM_E_INVALID, "%s: missing value", flags[f].name);
-				return -1;
-			}
-			val = argv[++*i];
+	size_t n = strlen(name);
+	if (strncmp(arg, name, n) != 0 || (arg[n] != '\0' && arg[n] != '='))
+		return 0;
+	if (arg[n] == '=') {
+		*val = arg + n + 1;
+	} else {
+		if (*i + 1 >= argc) {
+			sym_error_set(err, SYM_E_INVALID, "%s: missing value", name);
+			return -1;
 		}
-		(*i)++;
+		*val = argv[++*i];
+	}
+	(*i)++;
+	return 1;
+}
+
+int svc_config_parse_arg(svc_config *c, int argc, char **argv, int *i, sym_error *err)
+{
+	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+		const char *val;
+		int got = svc_flag_value(argc, argv, i, flags[f].name, &val, err);
+		if (got <= 0) {
+			if (got < 0)
+				return -1;
+			continue;
+		}
 		char *base = (char *)c + flags[f].offset;
 		switch (flags[f].kind) {
 		case K_STRING: {

@@ -90,6 +90,14 @@ sym_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, sym_error
  * ("" = none). Each must be an http:// or https:// URL. */
 sym_errc svc_config_set_upstreams(svc_config *c, const char *list, sym_error *err);
 
+/*
+ * The value of flag `name` at argv[*i], given as "name=V" or "name V": 1 with
+ * *val set and *i past it, 0 when argv[*i] is another argument, -1 (err set)
+ * when the value is missing. The building block of every flag parser here.
+ */
+int svc_flag_value(int argc, char **argv, int *i, const char *name, const char **val,
+		   sym_error *err);
+
 /* Parsers behind the flags, exposed for other flags of the same kinds. */
 bool svc_parse_duration_ms(const char *s, int64_t *out);
 bool svc_parse_size(const char *s, uint64_t *out);

@@ -18,10 +18,7 @@ struct svc_index_cache {
 
 static size_t hash_id(const sym_build_id *id)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (unsigned i = 0; i < id->len; i++)
-		h = (h ^ id->bytes[i]) * 1099511628211ull;
-	return (size_t)(h ^ (h >> 29));
+	return (size_t)sym_build_id_hash(id);
 }
 
 svc_index_cache *svc_index_cache_create(size_t max_bytes)

@@ -83,10 +83,7 @@ static int64_t now_ms(void)
 
 static size_t bucket(const sym_build_id *id)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (unsigned i = 0; i < id->len; i++)
-		h = (h ^ id->bytes[i]) * 1099511628211ull;
-	return (size_t)(h ^ (h >> 31)) & (N_BUCKETS - 1);
+	return (size_t)sym_build_id_hash(id) & (N_BUCKETS - 1);
 }
 
 svc_resolver *svc_resolver_create(const svc_resolver_options *opts)

@@ -76,22 +76,14 @@ static const struct {
 
 int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, sym_error *err)
 {
-	const char *arg = argv[*i];
 	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-		size_t n = strlen(flags[f].name);
-		if (strncmp(arg, flags[f].name, n) != 0 || (arg[n] != '\0' && arg[n] != '='))
-			continue;
 		const char *val;
-		if (arg[n] == '=') {
-			val = arg + n + 1;
-		} else {
-			if (*i + 1 >= argc) {
-				sym_error_set(err, SYM_E_INVALID, "%s: missing value", flags[f].name);
+		int got = svc_flag_value(argc, argv, i, flags[f].name, &val, err);
+		if (got <= 0) {
+			if (got < 0)
 				return -1;
-			}
-			val = argv[++*i];
+			continue;
 		}
-		(*i)++;
 		char *base = (char *)o + flags[f].offset;
 		switch (flags[f].kind) {
 		case K_STR:

@@ -45,3 +45,11 @@ bool sym_build_id_equal(const sym_build_id *a, const sym_build_id *b)
 {
 	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
 }
+
+uint64_t sym_build_id_hash(const sym_build_id *id)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (unsigned i = 0; i < id->len; i++)
+		h = (h ^ id->bytes[i]) * 1099511628211ull;
+	return h ^ (h >> 31);
+}

@@ -27,4 +27,7 @@ bool sym_build_id_from_hex(const char *hex, size_t len, sym_build_id *out);
 
 bool sym_build_id_equal(const sym_build_id *a, const sym_build_id *b);
 
+/* A hash of the bytes (FNV-1a, mixed), for hash tables keyed by build ID. */
+uint64_t sym_build_id_hash(const sym_build_id *id);
+
 #endif

@@ -56,18 +56,21 @@ int main(int argc, char **argv)
 			svc_config_deinit(&config);
 			return 0;
 		}
-		if (strncmp(a, "--log-level", 11) == 0 && (a[11] == '=' || a[11] == '\0')) {
-			const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[i + 1] : "");
-			int level = svc_log_parse_level(v);
+		const char *level_name;
+		int rc = svc_flag_value(argc, argv, &i, "--log-level", &level_name, &err);
+		if (rc > 0) {
+			int level = svc_log_parse_level(level_name);
 			if (level < 0) {
-				fprintf(stderr, "symbolizerd: --log-level: '%s' is not a level\n", v);
+				fprintf(stderr, "symbolizerd: --log-level: '%s' is not a level\n",
+					level_name);
+				svc_config_deinit(&config);
 				return 2;
 			}
 			svc_log_set_level((svc_log_level)level);
-			i += a[11] == '=' ? 1 : 2;
 			continue;
 		}
-		int rc = svc_server_parse_arg(&opts, argc, argv, &i, &err);
+		if (rc == 0)
+			rc = svc_server_parse_arg(&opts, argc, argv, &i, &err);
 		if (rc == 0)
 			rc = svc_config_parse_arg(&config, argc, argv, &i, &err);
 		if (rc == 0) {
