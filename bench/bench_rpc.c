@@ -8,9 +8,11 @@
  * the first byte written to the last byte of the response read. The addresses
  * come from ADDR_FILE (one hex ELF address per line, as bench_symbolize.sh
  * writes them); each request is a random slice of it. Request bodies are
- * encoded with protobuf-c before the clock starts; every response is decoded
- * with protobuf-c (inside the clock: a real client reads its answers) to check
- * the mapping status and count the frames (Line entries).
+ * encoded with protobuf-c before the clock starts; every response is read
+ * inside the clock (a real client reads its answers) to check the mapping
+ * status and count the frames (Line entries): by a walk over the wire format
+ * (default), or by protobuf-c's decoder (--decode protobuf-c), which costs the
+ * client more CPU than the call costs the daemon.
  *
  * Prints one `key value` line per figure (frames/s, requests/s, p50/p99/max
  * latency, client CPU), as bench_rpc.sh reads them. Not a test: no figure is
@@ -18,7 +20,8 @@
  * (the index is built and cached) and exits.
  *
  * usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N]
- *                  [--requests M] [--batch B] [--seed S] [--warm]
+ *                  [--requests M] [--batch B] [--seed S]
+ *                  [--decode walk|protobuf-c] [--warm]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,6 +43,7 @@
 #include <unistd.h>
 
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/svc_wire.h"
 
 #define PATH "/symbolizer.v1.SymbolizerService/Symbolize"
 #define MAX_HEADER 16384
@@ -304,7 +308,8 @@ struct outcome {
 	int status;       /* of the first mapping */
 };
 
-static struct outcome decode(const uint8_t *data, size_t len, size_t batch)
+/* Every response decoded by protobuf-c (--decode protobuf-c). */
+static struct outcome decode_pbc(const uint8_t *data, size_t len, size_t batch)
 {
 	struct outcome o = {0};
 	Symbolizer__V1__SymbolizeResponse *r =
@@ -320,6 +325,118 @@ static struct outcome decode(const uint8_t *data, size_t len, size_t batch)
 		o.located += r->locations[i]->n_lines > 0;
 	}
 	symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+	return o;
+}
+
+/* One field of a message at *p: its number, wire type and value (or bytes). */
+static bool next_field(const uint8_t **p, const uint8_t *end, uint32_t *field,
+		       uint64_t *v, const uint8_t **sub)
+{
+	uint64_t tag;
+	if (!svc_wire_get_varint(p, end, &tag))
+		return false;
+	*field = (uint32_t)(tag >> 3);
+	switch (tag & 7) {
+	case SVC_WIRE_VARINT:
+		*sub = NULL;
+		return svc_wire_get_varint(p, end, v);
+	case SVC_WIRE_LEN:
+		if (!svc_wire_get_varint(p, end, v) || *v > (uint64_t)(end - *p))
+			return false;
+		*sub = *p;
+		*p += *v;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The default: a walk over the wire format that reads every field of the
+ * response (each Line's function, line and column included) without building
+ * objects, as a client with a fast generated decoder would; protobuf-c's
+ * generic decoder costs the client more CPU than the daemon spends on the
+ * call, and the client shares the daemon's 2 cores. The first response of
+ * each client is also decoded by protobuf-c, and the two must agree.
+ */
+static struct outcome decode_walk(const uint8_t *data, size_t len, size_t batch)
+{
+	struct outcome o = {0};
+	const uint8_t *p = data, *end = data + len, *sub;
+	size_t n_strings = 0, n_functions = 0, n_locations = 0, n_mappings = 0;
+	uint64_t sink = 0;
+	while (p < end) {
+		uint32_t field;
+		uint64_t v;
+		if (!next_field(&p, end, &field, &v, &sub))
+			die("response is not a SymbolizeResponse (%zu bytes)", len);
+		if (field == 1 && sub) {
+			n_strings++;
+		} else if ((field == 2 || field == 4) && sub) {
+			const uint8_t *q = sub, *qend = sub + v;
+			while (q < qend) {
+				uint32_t f;
+				uint64_t x;
+				const uint8_t *s;
+				if (!next_field(&q, qend, &f, &x, &s))
+					die("bad Function or MappingResult in the response");
+				if (field == 4 && f == 1 && n_mappings == 0)
+					o.status = (int)x;
+				sink += x;
+			}
+			n_functions += field == 2;
+			n_mappings += field == 4;
+		} else if (field == 3 && sub) {
+			const uint8_t *q = sub, *qend = sub + v;
+			uint64_t lines = 0;
+			while (q < qend) {
+				uint32_t f;
+				uint64_t x;
+				const uint8_t *s;
+				if (!next_field(&q, qend, &f, &x, &s))
+					die("bad LocationResult in the response");
+				if (f == 1 && s) {
+					const uint8_t *l = s, *lend = s + x;
+					while (l < lend) {
+						uint32_t lf;
+						uint64_t lx;
+						const uint8_t *ls;
+						if (!next_field(&l, lend, &lf, &lx, &ls) || ls)
+							die("bad Line in the response");
+						if (lf == 1 && lx >= n_functions)
+							die("Line.function_index %" PRIu64 " of %zu functions",
+							    lx, n_functions);
+						sink += lx;
+					}
+					lines++;
+				} else {
+					sink += x;
+				}
+			}
+			o.frames += lines;
+			o.located += lines > 0;
+			n_locations++;
+		}
+	}
+	if (n_mappings != 1 || n_locations != batch || n_strings == 0)
+		die("response has %zu mappings and %zu locations for 1 and %zu", n_mappings,
+		    n_locations, batch);
+	__asm__ volatile("" : : "r"(sink));
+	return o;
+}
+
+static bool decode_with_pbc;
+
+static struct outcome decode(const uint8_t *data, size_t len, size_t batch, bool first)
+{
+	if (decode_with_pbc)
+		return decode_pbc(data, len, batch);
+	struct outcome o = decode_walk(data, len, batch);
+	if (first) {
+		struct outcome q = decode_pbc(data, len, batch);
+		if (q.frames != o.frames || q.located != o.located || q.status != o.status)
+			die("protobuf-c and the wire walk disagree on a response");
+	}
 	return o;
 }
 
@@ -380,6 +497,7 @@ static void *client_main(void *arg)
 	int st = call(&c, &sh->bodies[cl->id % N_BODIES], &len);
 	if (st != 200)
 		die("warm-up request: HTTP %d: %.*s", st, (int)(len < 300 ? len : 300), c.buf);
+	decode(c.buf, len, sh->batch, true);
 	pthread_barrier_wait(&sh->start);
 	double cpu0 = thread_cpu();
 	for (int i = 0; i < sh->requests; i++) {
@@ -388,7 +506,7 @@ static void *client_main(void *arg)
 		st = call(&c, b, &len);
 		if (st != 200)
 			die("HTTP %d: %.*s", st, (int)(len < 300 ? len : 300), c.buf);
-		struct outcome o = decode(c.buf, len, sh->batch);
+		struct outcome o = decode(c.buf, len, sh->batch, false);
 		cl->lat[i] = now() - t0;
 		cl->frames += o.frames;
 		cl->located += o.located;
@@ -417,7 +535,7 @@ static double pct(const double *v, size_t n, double p)
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N] "
-			"[--requests M] [--batch B] [--seed S] [--warm]\n");
+			"[--requests M] [--batch B] [--seed S] [--decode walk|protobuf-c] [--warm]\n");
 	exit(2);
 }
 
@@ -431,6 +549,13 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--decode") && i + 1 < argc) {
+			const char *d = argv[++i];
+			if (strcmp(d, "protobuf-c") && strcmp(d, "walk"))
+				die("--decode protobuf-c or walk");
+			decode_with_pbc = !strcmp(d, "protobuf-c");
+			continue;
+		}
 		if (!strcmp(a, "--warm")) {
 			warm = true;
 			continue;
@@ -472,7 +597,7 @@ int main(int argc, char **argv)
 			int st = call(&c, &b, &len);
 			if (st != 200)
 				die("warm-up: HTTP %d: %.*s", st, (int)(len < 300 ? len : 300), c.buf);
-			struct outcome o = decode(c.buf, len, batch);
+			struct outcome o = decode(c.buf, len, batch, true);
 			if (o.status == SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_OK) {
 				printf("warm_seconds %.3f\n", now() - t0);
 				printf("warm_frames %" PRIu64 "\n", o.frames);

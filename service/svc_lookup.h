@@ -15,6 +15,7 @@
 #include "service/svc_arena.h"
 #include "service/svc_connect.h"
 #include "service/svc_index_cache.h"
+#include "service/svc_response.h"
 #include "symbolizer/sym_error.h"
 
 struct evbuffer;
@@ -40,8 +41,13 @@ typedef struct svc_lookup_result {
 void svc_lookup_result_init(svc_lookup_result *r);
 void svc_lookup_result_deinit(svc_lookup_result *r);
 
+/*
+ * Looks every location up and packs the response into out->body (gzip when
+ * asked). pool lends the response's tables (NULL: private ones); the arena's
+ * cap bounds the call's memory.
+ */
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    svc_arena *arena, bool gzip, svc_lookup_result *out);
+		    svc_arena *arena, svc_response_pool *pool, bool gzip, svc_lookup_result *out);
 
 /*
  * The ELF virtual address of a location, as pprof normalizes it: a runtime

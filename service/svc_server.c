@@ -357,6 +357,8 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 		goto nomem;
 	if (!(s->cache = svc_index_cache_create(s->o.index_cache_bytes)))
 		goto nomem;
+	if (!(s->responses = svc_response_pool_create()))
+		goto nomem;
 	svc_resolver_options ro = {
 		.base = base,
 		.store = s->store,
@@ -480,6 +482,7 @@ void svc_server_destroy(svc_server *s)
 	if (s->http)
 		evhttp_free(s->http);
 	svc_index_cache_destroy(s->cache);
+	svc_response_pool_destroy(s->responses);
 	if (s->stop_check)
 		event_free(s->stop_check);
 	stor_close(s->store);

@@ -13,6 +13,7 @@
 #include "service/svc_metrics.h"
 #include "service/svc_pool.h"
 #include "service/svc_resolver.h"
+#include "service/svc_response.h"
 #include "service/svc_server.h"
 #include "storage/stor_db.h"
 
@@ -31,6 +32,7 @@ struct svc_server {
 	stor_db *store;
 	svc_fetcher *fetcher;
 	svc_pool *pool;
+	svc_response_pool *responses;  /* response tables lent to calls */
 	svc_index_cache *cache;
 	svc_resolver *resolver;
 	svc_metrics metrics;

@@ -28,6 +28,7 @@
 #include "service/svc_arena.h"
 #include "service/svc_connect.h"
 #include "service/svc_lookup.h"
+#include "service/svc_request.h"
 #include "service/svc_server_impl.h"
 
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
@@ -143,7 +144,7 @@ static void finish_ok(struct svc_call *c)
 static void lookup_work(void *arg)
 {
 	struct svc_call *c = arg;
-	svc_lookup_run(c->msg, c->maps, &c->arena, c->gzip_out, &c->out);
+	svc_lookup_run(c->msg, c->maps, &c->arena, c->s->responses, c->gzip_out, &c->out);
 }
 
 static void lookup_done(void *arg, bool cancelled)
@@ -431,7 +432,7 @@ void svc_symbolize_handle(svc_server *s, struct evhttp_request *req)
 	}
 	/* The decoded request and the response live in the arena; its cap bounds both. */
 	svc_arena_init(&c->arena, 64u * 1024 * 1024 + 24 * msg_len);
-	c->msg = symbolizer__v1__symbolize_request__unpack(&c->arena.pb, msg_len, body);
+	c->msg = svc_request_decode(body, msg_len, &c->arena);
 	free(inflated);
 	evbuffer_drain(in, body_len);
 	if (!c->msg) {

@@ -1,0 +1,162 @@
+/*
+ * svc_request: the SymbolizeRequest decoder (svc_request.h).
+ */
+#include "service/svc_request.h"
+
+#include <stdbool.h>
+
+#include "service/svc_wire.h"
+
+typedef enum { DECODED, NOT_SURE, FAILED } outcome;
+
+/* Skips the value of a field of wire type wt; false for groups and bad types. */
+static bool skip_value(const uint8_t **p, const uint8_t *end, uint32_t wt)
+{
+	uint64_t v;
+	switch (wt) {
+	case SVC_WIRE_VARINT:
+		return svc_wire_get_varint(p, end, &v);
+	case SVC_WIRE_I64:
+		if (end - *p < 8)
+			return false;
+		*p += 8;
+		return true;
+	case SVC_WIRE_I32:
+		if (end - *p < 4)
+			return false;
+		*p += 4;
+		return true;
+	case SVC_WIRE_LEN:
+		if (!svc_wire_get_varint(p, end, &v) || v > (uint64_t)(end - *p))
+			return false;
+		*p += v;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Reads a tag: a field number of 1 to 2^29-1 and a wire type. */
+static bool get_tag(const uint8_t **p, const uint8_t *end, uint32_t *field, uint32_t *wt)
+{
+	uint64_t tag;
+	if (!svc_wire_get_varint(p, end, &tag) || tag > UINT32_MAX || (tag >> 3) == 0)
+		return false;
+	*field = (uint32_t)(tag >> 3);
+	*wt = (uint32_t)(tag & 7);
+	return true;
+}
+
+static outcome decode_location(const uint8_t *p, const uint8_t *end, Symbolizer__V1__Location *loc)
+{
+	Symbolizer__V1__Location l = SYMBOLIZER__V1__LOCATION__INIT;
+	while (p < end) {
+		uint32_t field, wt;
+		uint64_t v;
+		if (!get_tag(&p, end, &field, &wt))
+			return NOT_SURE;
+		if (field >= 1 && field <= 3) {
+			if (wt != SVC_WIRE_VARINT || !svc_wire_get_varint(&p, end, &v))
+				return NOT_SURE;
+			if (field == 1) {
+				if (v > UINT32_MAX)
+					return NOT_SURE;
+				l.mapping_index = (uint32_t)v;
+			} else if (field == 2) {
+				l.address = v;
+			} else {
+				l.is_return_address = v != 0;
+			}
+		} else if (!skip_value(&p, end, wt)) {
+			return NOT_SURE;
+		}
+	}
+	*loc = l;
+	return DECODED;
+}
+
+static outcome decode_fast(const uint8_t *buf, size_t len, svc_arena *a,
+			   Symbolizer__V1__SymbolizeRequest **out)
+{
+	const uint8_t *end = buf + len;
+	size_t n_maps = 0, n_locs = 0, n_opts = 0;
+	/* First pass: the framing, and how many of each. */
+	for (const uint8_t *p = buf; p < end;) {
+		uint32_t field, wt;
+		if (!get_tag(&p, end, &field, &wt))
+			return NOT_SURE;
+		if (field <= 3 && wt != SVC_WIRE_LEN)
+			return NOT_SURE;
+		if (!skip_value(&p, end, wt))
+			return NOT_SURE;
+		n_maps += field == 1;
+		n_locs += field == 2;
+		n_opts += field == 3;
+	}
+	if (n_opts > 1)
+		return NOT_SURE; /* protobuf merges repeated singular messages */
+
+	Symbolizer__V1__SymbolizeRequest *r = svc_arena_alloc(a, sizeof(*r));
+	if (!r)
+		return FAILED;
+	symbolizer__v1__symbolize_request__init(r);
+	if (n_maps) {
+		r->mappings = svc_arena_alloc(a, n_maps * sizeof(*r->mappings));
+		if (!r->mappings)
+			return FAILED;
+	}
+	Symbolizer__V1__Location *locs = NULL;
+	if (n_locs) {
+		locs = svc_arena_alloc(a, n_locs * sizeof(*locs));
+		r->locations = svc_arena_alloc(a, n_locs * sizeof(*r->locations));
+		if (!locs || !r->locations)
+			return FAILED;
+	}
+	/* Second pass: the values. */
+	for (const uint8_t *p = buf; p < end;) {
+		uint32_t field = 0, wt = 0;
+		uint64_t n = 0;
+		/* The first pass checked the framing: these cannot fail. */
+		get_tag(&p, end, &field, &wt);
+		if (field > 3) {
+			skip_value(&p, end, wt);
+			continue;
+		}
+		svc_wire_get_varint(&p, end, &n);
+		const uint8_t *sub = p;
+		p += n;
+		if (field == 2) {
+			Symbolizer__V1__Location *l = &locs[r->n_locations];
+			outcome o = decode_location(sub, p, l);
+			if (o != DECODED)
+				return o;
+			r->locations[r->n_locations++] = l;
+		} else if (field == 1) {
+			Symbolizer__V1__Mapping *m =
+				symbolizer__v1__mapping__unpack(&a->pb, (size_t)n, sub);
+			if (!m)
+				return FAILED;
+			r->mappings[r->n_mappings++] = m;
+		} else {
+			r->options = symbolizer__v1__options__unpack(&a->pb, (size_t)n, sub);
+			if (!r->options)
+				return FAILED;
+		}
+	}
+	*out = r;
+	return DECODED;
+}
+
+Symbolizer__V1__SymbolizeRequest *svc_request_decode(const uint8_t *buf, size_t len,
+						     svc_arena *arena)
+{
+	Symbolizer__V1__SymbolizeRequest *r = NULL;
+	switch (decode_fast(buf, len, arena, &r)) {
+	case DECODED:
+		return r;
+	case FAILED:
+		return NULL;
+	default:
+		return symbolizer__v1__symbolize_request__unpack(&arena->pb, len, buf);
+	}
+}

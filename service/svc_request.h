@@ -1,0 +1,27 @@
+/*
+ * svc_request: decodes the body of a Symbolize call into a
+ * Symbolizer__V1__SymbolizeRequest in the call's arena.
+ *
+ * The Locations, which are nearly all of a big request, are decoded by hand
+ * into one array (protobuf-c would make one allocation and one reflective
+ * field walk per Location); Mappings and Options go through protobuf-c. Any
+ * input the fast path is not sure to read exactly as protobuf-c would
+ * (groups, an over-long varint, a field of the wrong wire type, Options given
+ * twice, ...) is decoded by protobuf-c instead, so the result is always what
+ * symbolizer__v1__symbolize_request__unpack gives (fuzz_request_decode checks
+ * this).
+ */
+#ifndef SVC_REQUEST_H
+#define SVC_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/svc_arena.h"
+
+/* NULL when the bytes are not a SymbolizeRequest or the arena's cap is hit. */
+Symbolizer__V1__SymbolizeRequest *svc_request_decode(const uint8_t *buf, size_t len,
+						     svc_arena *arena);
+
+#endif

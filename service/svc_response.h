@@ -1,0 +1,93 @@
+/*
+ * svc_response: builds and encodes a SymbolizeResponse.
+ *
+ * svc_lookup fills it while it looks the locations up: each frame becomes a
+ * Line whose function goes through svc_response_function(), which keeps the
+ * function table and the string table free of repeats (a function entry per
+ * (index, function, file of the line); each distinct string once, found by
+ * address inside one index blob and by content across blobs). Each table entry
+ * and each LocationResult is encoded to protobuf bytes as it is made, into one
+ * section per repeated field; svc_response_write() joins the sections and
+ * adds the MappingResults. The bytes are exactly those protobuf-c packs for
+ * the same message (test_svc_response checks this), without protobuf-c's
+ * per-message structs and reflective packing.
+ *
+ * The hash tables and sections live in svc_response_tables, which are reused
+ * from call to call (a generation stamp empties a table in O(1)); a
+ * svc_response_pool hands one to each call in progress, on any thread.
+ */
+#ifndef SVC_RESPONSE_H
+#define SVC_RESPONSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/sym_index.h"
+
+/* Lines (inline frames) a location may have. */
+#define SVC_RESPONSE_MAX_LINES 128
+
+typedef struct svc_response_tables svc_response_tables;
+typedef struct svc_response_pool svc_response_pool;
+
+svc_response_pool *svc_response_pool_create(void);
+void svc_response_pool_destroy(svc_response_pool *p);
+
+/* What a MappingResult says. */
+typedef struct svc_response_mapping {
+	int status;              /* Symbolizer__V1__MappingResult__Status */
+	const char *error;       /* "" none */
+	uint32_t retry_after_ms;
+	uint32_t flags;          /* SYM_INDEX_HAS_* of the index; 0 without one */
+} svc_response_mapping;
+
+typedef struct svc_response {
+	svc_response_pool *pool;
+	svc_response_tables *t;
+	size_t budget;           /* bytes the tables may grow by in this call */
+	size_t n_locations;
+	size_t next_location;    /* svc_response_location() calls so far */
+	unsigned n_entries;      /* distinct indexes seen (svc_response_entry) */
+	bool no_demangle;
+	bool oom;                /* a table hit the budget or memory ran out */
+} svc_response;
+
+/*
+ * Starts a response of n_locations locations (pool may be NULL: private
+ * tables). budget bounds the memory the tables may take in this call. False
+ * when out of memory.
+ */
+bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locations,
+			bool no_demangle, size_t budget);
+/* Gives the tables back to the pool (or frees them); also after a failed begin. */
+void svc_response_end(svc_response *r);
+
+/* A small number for an index blob, the same for every mapping that uses it. */
+uint32_t svc_response_entry(svc_response *r, const void *entry);
+
+/*
+ * The function-table index of function fn (a frame of the index numbered
+ * entry) at a line of file. Sets r->oom and returns 0 when out of budget.
+ */
+uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
+			       const char *file);
+
+/*
+ * Appends a Line to the current location (the one after the last ended); past
+ * SVC_RESPONSE_MAX_LINES lines sets r->oom.
+ */
+void svc_response_line(svc_response *r, uint32_t function, uint32_t line, uint32_t column);
+
+/* Ends the current location; address is its normalized_address (0: none). */
+void svc_response_location(svc_response *r, uint64_t address);
+
+/*
+ * The encoded size of the SymbolizeResponse, once every location has ended;
+ * then svc_response_write() writes exactly that many bytes to out.
+ */
+size_t svc_response_size(svc_response *r, const svc_response_mapping *maps, size_t n_maps);
+void svc_response_write(const svc_response *r, const svc_response_mapping *maps, size_t n_maps,
+			uint8_t *out);
+
+#endif
