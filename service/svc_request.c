@@ -36,11 +36,13 @@ static bool skip_value(const uint8_t **p, const uint8_t *end, uint32_t wt)
 	}
 }
 
-/* Reads a tag: a field number of 1 to 2^29-1 and a wire type. */
+/* Reads a tag: a field number of 1 to 2^29-1 and a wire type, in at most 5 bytes. */
 static bool get_tag(const uint8_t **p, const uint8_t *end, uint32_t *field, uint32_t *wt)
 {
 	uint64_t tag;
-	if (!svc_wire_get_varint(p, end, &tag) || tag > UINT32_MAX || (tag >> 3) == 0)
+	const uint8_t *start = *p;
+	if (!svc_wire_get_varint(p, end, &tag) || *p - start > 5 || tag > UINT32_MAX ||
+	    (tag >> 3) == 0)
 		return false;
 	*field = (uint32_t)(tag >> 3);
 	*wt = (uint32_t)(tag & 7);

@@ -11,6 +11,7 @@
 #include "service/svc_index_cache.h"
 #include "service/svc_lookup.h"
 #include "symbolizer/sym_index.h"
+#include "index_fixture.h"
 #include "test.h"
 
 static sym_index_info info_with(const sym_elf_load *loads, uint32_t n)
@@ -93,34 +94,6 @@ TEST(runtime_addresses_of_a_separate_debug_file)
 	CHECK(svc_normalize_address(&info, &m, 0x401234, &v) && v == 0x401234);
 }
 
-static sym_index *load_fixture_index(const char *name, void **blob, size_t *size)
-{
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/%s", TEST_FIXTURE_DIR, name);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	void *data = malloc((size_t)n);
-	size_t got = fread(data, 1, (size_t)n, f);
-	fclose(f);
-	sym_index *idx = NULL;
-	sym_build_options o = {0};
-	sym_error err;
-	if (got != (size_t)n || sym_index_build(data, (size_t)n, &o, blob, size, &err) != SYM_OK ||
-	    sym_index_load(*blob, *size, &idx, &err) != SYM_OK)
-		idx = NULL;
-	free(data);
-	return idx;
-}
-
-static void free_blob(void *p)
-{
-	free(p);
-}
-
 TEST(index_cache_references_and_bound)
 {
 	const char *names[] = {"c_O2_dw5", "cxx_O2", "c_O0_dw4"};
@@ -128,7 +101,7 @@ TEST(index_cache_references_and_bound)
 	size_t sizes[3];
 	sym_index *idx[3];
 	for (int i = 0; i < 3; i++) {
-		idx[i] = load_fixture_index(names[i], &blobs[i], &sizes[i]);
+		idx[i] = index_fixture_load(names[i], &blobs[i], &sizes[i]);
 		REQUIRE(idx[i]);
 	}
 	/* Room for the two biggest blobs plus overhead, not for all three. */
@@ -140,13 +113,16 @@ TEST(index_cache_references_and_bound)
 		ids[i].len = 4;
 		ids[i].bytes[0] = (uint8_t)(i + 1);
 	}
-	svc_index_entry *e0 = svc_index_cache_put(c, &ids[0], blobs[0], sizes[0], free_blob, idx[0]);
+	svc_index_entry *e0 = svc_index_cache_put(c, &ids[0], blobs[0], sizes[0],
+						   index_fixture_free_blob, idx[0]);
 	REQUIRE(e0);
 	CHECK(e0->info.n_ranges > 0);
-	svc_index_entry *e1 = svc_index_cache_put(c, &ids[1], blobs[1], sizes[1], free_blob, idx[1]);
+	svc_index_entry *e1 = svc_index_cache_put(c, &ids[1], blobs[1], sizes[1],
+						   index_fixture_free_blob, idx[1]);
 	svc_index_entry_release(c, e1);
 	/* e0 is held: adding the third evicts e1 (unreferenced), never e0. */
-	svc_index_entry *e2 = svc_index_cache_put(c, &ids[2], blobs[2], sizes[2], free_blob, idx[2]);
+	svc_index_entry *e2 = svc_index_cache_put(c, &ids[2], blobs[2], sizes[2],
+						   index_fixture_free_blob, idx[2]);
 	svc_index_cache_stats st;
 	svc_index_cache_get_stats(c, &st);
 	CHECK_EQ_U(st.evictions, 1);

@@ -1,0 +1,57 @@
+/*
+ * fuzz_request_decode: differential fuzzing of svc_request_decode (the
+ * daemon's SymbolizeRequest decoder, with its hand-written Location path)
+ * against protobuf-c's generated unpacker. Both must accept or reject the
+ * same bytes, and decode them to the same mappings, locations and options;
+ * the decoder's arena cap must hold.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/svc_request.h"
+
+static int same_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	svc_arena a1, a2;
+	svc_arena_init(&a1, 64u << 20);
+	svc_arena_init(&a2, 64u << 20);
+	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(data, size, &a1);
+	Symbolizer__V1__SymbolizeRequest *y =
+		symbolizer__v1__symbolize_request__unpack(&a2.pb, size, data);
+	if ((x == NULL) != (y == NULL))
+		abort();
+	if (x) {
+		if (x->n_mappings != y->n_mappings || x->n_locations != y->n_locations ||
+		    (x->options == NULL) != (y->options == NULL))
+			abort();
+		for (size_t i = 0; i < x->n_locations; i++) {
+			const Symbolizer__V1__Location *p = x->locations[i], *q = y->locations[i];
+			if (p->mapping_index != q->mapping_index || p->address != q->address ||
+			    p->is_return_address != q->is_return_address)
+				abort();
+		}
+		for (size_t i = 0; i < x->n_mappings; i++) {
+			const Symbolizer__V1__Mapping *p = x->mappings[i], *q = y->mappings[i];
+			if (!same_str(p->build_id, q->build_id) || p->memory_start != q->memory_start ||
+			    p->memory_limit != q->memory_limit || p->file_offset != q->file_offset ||
+			    p->address_kind != q->address_kind)
+				abort();
+		}
+		if (x->options && (x->options->no_inline != y->options->no_inline ||
+				   x->options->no_demangle != y->options->no_demangle ||
+				   x->options->max_wait_ms != y->options->max_wait_ms))
+			abort();
+	}
+	if (a1.used > a1.cap)
+		abort();
+	svc_arena_deinit(&a1);
+	svc_arena_deinit(&a2);
+	return 0;
+}

@@ -1,0 +1,424 @@
+/*
+ * Unit tests of the Symbolize response (svc_lookup_run with svc_response) and
+ * of the request decoder (svc_request_decode), on indexes of the compiled
+ * fixtures:
+ *  - the response's bytes are exactly what protobuf-c packs for the message
+ *    it decodes to, with tables reused from a pool or not;
+ *  - every location's lines are the index's frames, through the string and
+ *    function tables, which hold each string once, across two indexes too;
+ *  - no_inline, no_demangle, mappings without an index, the memory cap;
+ *  - the request decoder agrees with protobuf-c, on its fast path and on the
+ *    inputs it leaves to protobuf-c.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "index_fixture.h"
+#include "service/svc_lookup.h"
+#include "service/svc_request.h"
+#include "service/svc_response.h"
+#include "service/svc_wire.h"
+#include "test.h"
+
+#define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
+
+/* A request of n_maps mappings and the locations given, and its svc_lookup_mappings. */
+struct call {
+	Symbolizer__V1__SymbolizeRequest req;
+	Symbolizer__V1__Options opts;
+	Symbolizer__V1__Mapping pm[4];
+	Symbolizer__V1__Mapping *pmp[4];
+	svc_lookup_mapping maps[4];
+	Symbolizer__V1__Location *locs;
+	Symbolizer__V1__Location **locp;
+};
+
+static void call_init(struct call *c, svc_index_entry **entries, size_t n_maps, size_t n_locs)
+{
+	memset(c, 0, sizeof(*c));
+	symbolizer__v1__symbolize_request__init(&c->req);
+	symbolizer__v1__options__init(&c->opts);
+	c->req.options = &c->opts;
+	for (size_t i = 0; i < n_maps; i++) {
+		symbolizer__v1__mapping__init(&c->pm[i]);
+		c->pmp[i] = &c->pm[i];
+		c->maps[i].pb = &c->pm[i];
+		c->maps[i].entry = entries[i];
+		c->maps[i].status = entries[i] ? STATUS(OK) : STATUS(NOT_FOUND);
+		if (!entries[i]) {
+			snprintf(c->maps[i].error, sizeof(c->maps[i].error), "no source has it");
+			c->maps[i].retry_after_ms = 7;
+		}
+	}
+	c->req.n_mappings = n_maps;
+	c->req.mappings = c->pmp;
+	c->locs = calloc(n_locs ? n_locs : 1, sizeof(*c->locs));
+	c->locp = calloc(n_locs ? n_locs : 1, sizeof(*c->locp));
+	for (size_t i = 0; i < n_locs; i++) {
+		symbolizer__v1__location__init(&c->locs[i]);
+		c->locp[i] = &c->locs[i];
+	}
+	c->req.n_locations = n_locs;
+	c->req.locations = c->locp;
+}
+
+static void call_deinit(struct call *c)
+{
+	free(c->locs);
+	free(c->locp);
+}
+
+/* Addresses every 3 bytes through the executable segments of an index, from its first. */
+static size_t code_addresses(const svc_index_entry *e, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < e->info.n_loads && n < max; i++) {
+		const sym_elf_load *l = &e->info.loads[i];
+		if (!(l->flags & 1))
+			continue;
+		for (uint64_t a = l->vaddr; a < l->vaddr + l->memsz && n < max; a += 3)
+			out[n++] = a;
+	}
+	return n;
+}
+
+/* Runs the call; the body's bytes (malloc'd) and size, or NULL when not OK. */
+static uint8_t *run(struct call *c, svc_response_pool *pool, size_t arena_cap, size_t *size,
+		    svc_lookup_result *res)
+{
+	svc_arena arena;
+	svc_arena_init(&arena, arena_cap);
+	svc_lookup_result_init(res);
+	svc_lookup_run(&c->req, c->maps, &arena, pool, false, res);
+	uint8_t *bytes = NULL;
+	if (res->code == SVC_CONNECT_OK) {
+		*size = evbuffer_get_length(res->body);
+		bytes = malloc(*size ? *size : 1);
+		evbuffer_copyout(res->body, bytes, *size);
+	}
+	svc_lookup_result_deinit(res);
+	svc_arena_deinit(&arena);
+	return bytes;
+}
+
+static Symbolizer__V1__SymbolizeResponse *decode_and_repack(const uint8_t *bytes, size_t size)
+{
+	Symbolizer__V1__SymbolizeResponse *r =
+		symbolizer__v1__symbolize_response__unpack(NULL, size, bytes);
+	if (!r)
+		return NULL;
+	size_t n = symbolizer__v1__symbolize_response__get_packed_size(r);
+	uint8_t *again = malloc(n ? n : 1);
+	symbolizer__v1__symbolize_response__pack(r, again);
+	int same = n == size && memcmp(again, bytes, n) == 0;
+	free(again);
+	if (!same) {
+		fprintf(stderr, "  protobuf-c packs the decoded response in %zu bytes, ours is %zu\n",
+			n, size);
+		symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+		return NULL;
+	}
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* string_table[0] is "" and no string is there twice. */
+static int strings_unique(const Symbolizer__V1__SymbolizeResponse *r)
+{
+	if (r->n_string_table == 0 || r->string_table[0][0] != 0)
+		return 0;
+	char **s = malloc(r->n_string_table * sizeof(*s));
+	memcpy(s, r->string_table, r->n_string_table * sizeof(*s));
+	qsort(s, r->n_string_table, sizeof(*s), cmp_str);
+	int ok = 1;
+	for (size_t i = 1; i < r->n_string_table; i++)
+		ok &= strcmp(s[i - 1], s[i]) != 0;
+	free(s);
+	return ok;
+}
+
+/*
+ * Every location's lines are the frames of its address, read back through the
+ * tables. Returns the number of mismatches (0 when all agree).
+ */
+static size_t check_lines(const struct call *c, const Symbolizer__V1__SymbolizeResponse *r,
+			  bool no_inline, bool no_demangle)
+{
+	size_t bad = 0;
+	sym_frame fr[SVC_RESPONSE_MAX_LINES];
+	for (size_t i = 0; i < c->req.n_locations; i++) {
+		const Symbolizer__V1__Location *loc = c->req.locations[i];
+		const svc_lookup_mapping *m = &c->maps[loc->mapping_index];
+		const Symbolizer__V1__LocationResult *lr = r->locations[i];
+		size_t n = m->entry ? sym_index_lookup(m->entry->index, loc->address, fr,
+						       SVC_RESPONSE_MAX_LINES)
+				    : 0;
+		size_t want = n == 0 ? 0 : no_inline ? 1 : n;
+		if (lr->n_lines != want) {
+			bad++;
+			continue;
+		}
+		if (m->entry && lr->normalized_address != loc->address)
+			bad++;
+		for (size_t j = 0; j < want; j++) {
+			const Symbolizer__V1__Line *l = lr->lines[j];
+			const sym_frame *fn = no_inline ? &fr[n - 1] : &fr[j];
+			if (l->function_index >= r->n_functions) {
+				bad++;
+				continue;
+			}
+			const Symbolizer__V1__Function *f = r->functions[l->function_index];
+			const char *system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
+			const char *name = no_demangle ? system : fn->display_name;
+			if (f->name >= r->n_string_table || f->system_name >= r->n_string_table ||
+			    f->filename >= r->n_string_table ||
+			    strcmp(r->string_table[f->name], name) != 0 ||
+			    strcmp(r->string_table[f->system_name], system) != 0 ||
+			    strcmp(r->string_table[f->filename], fr[j].file) != 0 ||
+			    f->start_line != fn->decl_line || l->line != fr[j].line ||
+			    l->column != fr[j].column)
+				bad++;
+		}
+	}
+	return bad;
+}
+
+TEST(response_bytes_and_lines_over_two_indexes)
+{
+	svc_index_cache *cache = svc_index_cache_create(64u << 20);
+	svc_index_entry *c_e = index_fixture_entry(cache, "c_O2_dw5", 1);
+	svc_index_entry *cxx_e = index_fixture_entry(cache, "cxx_O2", 2);
+	REQUIRE(c_e && cxx_e);
+	/* c, c++, a mapping without an index, and c again (one entry, two mappings). */
+	svc_index_entry *entries[4] = {c_e, cxx_e, NULL, c_e};
+	enum { N = 6000 };
+	uint64_t *a = malloc(N * sizeof(*a)), *b = malloc(N * sizeof(*b));
+	size_t na = code_addresses(c_e, a, N / 2), nb = code_addresses(cxx_e, b, N / 2);
+	REQUIRE(na > 100 && nb > 100);
+	struct call c;
+	call_init(&c, entries, 4, na + nb + 10);
+	size_t k = 0;
+	for (size_t i = 0; i < na || i < nb; i++) {
+		if (i < na) {
+			c.locs[k].mapping_index = (i % 5 == 0) ? 3 : 0;
+			c.locs[k++].address = a[i];
+		}
+		if (i < nb) {
+			c.locs[k].mapping_index = 1;
+			c.locs[k++].address = b[i];
+		}
+	}
+	for (size_t i = 0; i < 10; i++) {
+		c.locs[k].mapping_index = 2;
+		c.locs[k++].address = 0x1000 + i;
+	}
+	svc_response_pool *pool = svc_response_pool_create();
+	for (int mode = 0; mode < 4; mode++) {
+		bool no_inline = mode & 1, no_demangle = mode & 2;
+		c.opts.no_inline = no_inline;
+		c.opts.no_demangle = no_demangle;
+		svc_lookup_result res;
+		size_t size = 0, size2 = 0, size3 = 0;
+		uint8_t *bytes = run(&c, pool, 256u << 20, &size, &res);
+		REQUIRE(bytes);
+		CHECK(res.symbolized > (na + nb) / 2);
+		/* From reused tables, and from private ones: the same bytes. */
+		uint8_t *again = run(&c, pool, 256u << 20, &size2, &res);
+		uint8_t *private = run(&c, NULL, 256u << 20, &size3, &res);
+		CHECK(again && size2 == size && memcmp(again, bytes, size) == 0);
+		CHECK(private && size3 == size && memcmp(private, bytes, size) == 0);
+		free(again);
+		free(private);
+
+		Symbolizer__V1__SymbolizeResponse *r = decode_and_repack(bytes, size);
+		REQUIRE(r);
+		CHECK_EQ_U(r->n_locations, c.req.n_locations);
+		CHECK_EQ_U(r->n_mappings, 4);
+		CHECK(strings_unique(r));
+		CHECK_EQ_U(check_lines(&c, r, no_inline, no_demangle), 0);
+		CHECK(r->mappings[0]->status == STATUS(OK) && r->mappings[0]->has_functions &&
+		      r->mappings[0]->has_line_numbers);
+		CHECK(r->mappings[2]->status == STATUS(NOT_FOUND) &&
+		      r->mappings[2]->retry_after_ms == 7 && !r->mappings[2]->has_functions);
+		CHECK_STREQ(r->mappings[2]->error, "no source has it");
+		/* Lines of a function in one file share one Function entry. */
+		CHECK(r->n_functions < res.frames);
+		symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+		free(bytes);
+	}
+	svc_response_pool_destroy(pool);
+	call_deinit(&c);
+	free(a);
+	free(b);
+	svc_index_entry_release(cache, c_e);
+	svc_index_entry_release(cache, cxx_e);
+	svc_index_cache_destroy(cache);
+}
+
+TEST(response_of_nothing)
+{
+	struct call c;
+	call_init(&c, NULL, 0, 0);
+	c.req.options = NULL;
+	svc_lookup_result res;
+	size_t size = 0;
+	uint8_t *bytes = run(&c, NULL, 1u << 20, &size, &res);
+	REQUIRE(bytes);
+	/* string_table = [""]: the tag and a zero length. */
+	CHECK_EQ_U(size, 2);
+	Symbolizer__V1__SymbolizeResponse *r = decode_and_repack(bytes, size);
+	REQUIRE(r);
+	CHECK(r->n_string_table == 1 && r->n_locations == 0 && r->n_mappings == 0);
+	symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+	free(bytes);
+	call_deinit(&c);
+}
+
+TEST(response_over_the_memory_cap)
+{
+	svc_index_cache *cache = svc_index_cache_create(64u << 20);
+	svc_index_entry *e = index_fixture_entry(cache, "cxx_O2", 3);
+	REQUIRE(e);
+	uint64_t a[3000];
+	size_t n = code_addresses(e, a, 3000);
+	struct call c;
+	call_init(&c, &e, 1, n);
+	for (size_t i = 0; i < n; i++)
+		c.locs[i].address = a[i];
+	svc_response_pool *pool = svc_response_pool_create();
+	svc_lookup_result res;
+	size_t size;
+	/* A cap the request's own tables already fill. */
+	uint8_t *bytes = run(&c, pool, 80 * 1024, &size, &res);
+	CHECK(bytes == NULL);
+	CHECK(res.code == SVC_CONNECT_RESOURCE_EXHAUSTED);
+	/* The tables go back to the pool in a state the next call can use. */
+	bytes = run(&c, pool, 256u << 20, &size, &res);
+	REQUIRE(bytes);
+	Symbolizer__V1__SymbolizeResponse *r = decode_and_repack(bytes, size);
+	REQUIRE(r);
+	CHECK_EQ_U(check_lines(&c, r, false, false), 0);
+	symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+	free(bytes);
+	svc_response_pool_destroy(pool);
+	call_deinit(&c);
+	svc_index_entry_release(cache, e);
+	svc_index_cache_destroy(cache);
+}
+
+/* ---- the request decoder ---- */
+
+static size_t put_tag(uint8_t *p, uint32_t field, uint32_t wt)
+{
+	return (size_t)(svc_wire_put_varint(p, SVC_WIRE_TAG(field, wt)) - p);
+}
+
+static size_t put_v(uint8_t *p, uint64_t v)
+{
+	return (size_t)(svc_wire_put_varint(p, v) - p);
+}
+
+/* Decodes with svc_request_decode and with protobuf-c: 1 when they agree. */
+static int decoders_agree(const uint8_t *buf, size_t len, int *decoded)
+{
+	svc_arena a1, a2;
+	svc_arena_init(&a1, 1u << 20);
+	svc_arena_init(&a2, 1u << 20);
+	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(buf, len, &a1);
+	Symbolizer__V1__SymbolizeRequest *y =
+		symbolizer__v1__symbolize_request__unpack(&a2.pb, len, buf);
+	int ok = (x == NULL) == (y == NULL);
+	*decoded = x != NULL;
+	if (ok && x) {
+		ok = x->n_mappings == y->n_mappings && x->n_locations == y->n_locations &&
+		     (x->options == NULL) == (y->options == NULL);
+		for (size_t i = 0; ok && i < x->n_locations; i++)
+			ok = x->locations[i]->mapping_index == y->locations[i]->mapping_index &&
+			     x->locations[i]->address == y->locations[i]->address &&
+			     x->locations[i]->is_return_address == y->locations[i]->is_return_address;
+		for (size_t i = 0; ok && i < x->n_mappings; i++)
+			ok = strcmp(x->mappings[i]->build_id, y->mappings[i]->build_id) == 0 &&
+			     x->mappings[i]->memory_start == y->mappings[i]->memory_start;
+		if (ok && x->options)
+			ok = x->options->no_inline == y->options->no_inline &&
+			     x->options->no_demangle == y->options->no_demangle &&
+			     x->options->max_wait_ms == y->options->max_wait_ms;
+	}
+	svc_arena_deinit(&a1);
+	svc_arena_deinit(&a2);
+	return ok;
+}
+
+TEST(request_decoder_agrees_with_protobuf_c)
+{
+	uint8_t buf[256];
+	size_t n;
+	int decoded;
+	/* A mapping, options, three locations (fields in any order, one unknown). */
+	n = 0;
+	n += put_tag(buf + n, 1, SVC_WIRE_LEN);
+	n += put_v(buf + n, 6);
+	n += put_tag(buf + n, 1, SVC_WIRE_LEN);
+	n += put_v(buf + n, 2);
+	memcpy(buf + n, "ab", 2), n += 2;
+	n += put_tag(buf + n, 2, SVC_WIRE_VARINT);
+	n += put_v(buf + n, 0x10);
+	size_t loc = n;
+	n += put_tag(buf + n, 2, SVC_WIRE_LEN);
+	n += put_v(buf + n, 15);
+	n += put_tag(buf + n, 2, SVC_WIRE_VARINT);
+	n += put_v(buf + n, 0xffffffffffffffffull);         /* 10 bytes */
+	n += put_tag(buf + n, 3, SVC_WIRE_VARINT);
+	n += put_v(buf + n, 1);
+	n += put_tag(buf + n, 1, SVC_WIRE_VARINT);
+	n += put_v(buf + n, 0);
+	size_t loc_end = n;
+	n += put_tag(buf + n, 9, SVC_WIRE_I64);             /* unknown field */
+	memset(buf + n, 7, 8), n += 8;
+	n += put_tag(buf + n, 2, SVC_WIRE_LEN);
+	n += put_v(buf + n, 0);                             /* an empty Location */
+	n += put_tag(buf + n, 3, SVC_WIRE_LEN);
+	n += put_v(buf + n, 2);
+	n += put_tag(buf + n, 3, SVC_WIRE_VARINT);
+	n += put_v(buf + n, 5);
+	CHECK(decoders_agree(buf, n, &decoded) && decoded);
+	/* Every prefix: truncated fields fail in both, whole fields agree. */
+	for (size_t i = 0; i < n; i++)
+		CHECK(decoders_agree(buf, i, &decoded));
+	/* A byte changed anywhere, one at a time. */
+	for (size_t i = 0; i < n; i++)
+		for (unsigned v = 0; v < 256; v += 51) {
+			uint8_t save = buf[i];
+			buf[i] = (uint8_t)v;
+			CHECK(decoders_agree(buf, n, &decoded));
+			buf[i] = save;
+		}
+	/* Options twice (merged by protobuf-c) and a location's field of the wrong type. */
+	memcpy(buf + n, buf + n - 4, 4);
+	CHECK(decoders_agree(buf, n + 4, &decoded) && decoded);
+	buf[loc + 2] = (uint8_t)SVC_WIRE_TAG(2, SVC_WIRE_I64);
+	CHECK(decoders_agree(buf, n, &decoded));
+	(void)loc_end;
+	/* mapping_index past 32 bits. */
+	n = 0;
+	n += put_tag(buf + n, 2, SVC_WIRE_LEN);
+	n += put_v(buf + n, 6);
+	n += put_tag(buf + n, 1, SVC_WIRE_VARINT);
+	n += put_v(buf + n, 0x100000001ull);
+	CHECK(decoders_agree(buf, n, &decoded));
+	/* A tag in 6 bytes (protobuf-c reads tags of at most 5), here an unknown field's. */
+	static const uint8_t long_tag[] = {0xf8, 0x81, 0xff, 0xff, 0x87, 0x00, 0x01};
+	CHECK(decoders_agree(long_tag, sizeof(long_tag), &decoded) && !decoded);
+	/* The empty request. */
+	CHECK(decoders_agree(buf, 0, &decoded) && decoded);
+}
+
+TEST_MAIN()
