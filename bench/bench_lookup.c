@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_io.h"
 #include "symbolizer/sym_index.h"
 
 static double now(void)
@@ -23,26 +24,6 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *read_file(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "bench_lookup: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	void *buf = malloc(n > 0 ? (size_t)n : 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fprintf(stderr, "bench_lookup: reading %s failed\n", path);
-		exit(1);
-	}
-	fclose(f);
-	*size = (size_t)n;
-	return buf;
 }
 
 struct alt {
@@ -61,38 +42,6 @@ static bool alt_resolve(void *ctx, const sym_build_id *id, const char *path, con
 	*data = a->data;
 	*size = a->size;
 	return true;
-}
-
-static uint64_t *read_addrs(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "bench_lookup: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	size_t cap = 1 << 16, len = 0;
-	uint64_t *v = malloc(cap * sizeof(*v));
-	char line[128];
-	while (v && fgets(line, sizeof(line), f)) {
-		char *end;
-		uint64_t a = strtoull(line, &end, 16);
-		if (end == line)
-			continue;
-		if (len == cap) {
-			cap *= 2;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v)
-				break;
-		}
-		v[len++] = a;
-	}
-	fclose(f);
-	if (!v || len == 0) {
-		fprintf(stderr, "bench_lookup: no addresses in %s\n", path);
-		exit(1);
-	}
-	*n = len;
-	return v;
 }
 
 int main(int argc, char **argv)

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_io.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "service/svc_wire.h"
 
@@ -76,34 +77,6 @@ static uint64_t rng_next(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
-}
-
-static uint64_t *read_addrs(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		die("%s: %s", path, strerror(errno));
-	size_t cap = 1 << 16, len = 0;
-	uint64_t *v = malloc(cap * sizeof(*v));
-	char line[128];
-	while (v && fgets(line, sizeof(line), f)) {
-		char *end;
-		uint64_t a = strtoull(line, &end, 16);
-		if (end == line)
-			continue;
-		if (len == cap) {
-			cap *= 2;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v)
-				break;
-		}
-		v[len++] = a;
-	}
-	fclose(f);
-	if (!v || len == 0)
-		die("no addresses in %s", path);
-	*n = len;
-	return v;
 }
 
 struct body {
@@ -682,6 +655,7 @@ int main(int argc, char **argv)
 	printf("latency_p50_ms %.3f\n", pct(lat, n_lat, 0.50) * 1e3);
 	printf("latency_p99_ms %.3f\n", pct(lat, n_lat, 0.99) * 1e3);
 	printf("latency_max_ms %.3f\n", lat[n_lat - 1] * 1e3);
+	printf("client_decode %s\n", decode_with_pbc ? "protobuf-c" : "walk");
 	printf("client_cpu_seconds %.3f\n", cpu);
 	printf("client_cpu_fraction %.3f\n", cpu / wall);
 	pthread_barrier_destroy(&sh.start);

@@ -9,13 +9,16 @@
 # under /usr/lib/debug): starts symbolizerd (--workers 2, a fresh data dir,
 # --debug-dir /usr/lib/debug, no upstream) on 127.0.0.1:0, warms the index with
 # one request (waits until the mapping is OK), then runs bench_rpc (C, blocking
-# HTTP/1.1 keep-alive, one thread per client, protobuf-c) in four
+# HTTP/1.1 keep-alive, one thread per client, protobuf-c requests) in four
 # configurations: 1 and 16 clients x batches of 1,000 and 10,000 random
 # addresses inside libc's functions. For each: frames/s, addresses/s,
 # requests/s, p50/p99/max latency per request, and the CPU the daemon and the
 # client used (cores). Then bench_lookup's warm in-process rate (one core) on
-# the same addresses, so the protocol's cost is visible.
+# the same addresses, and bench_response's (the daemon's lookups, response
+# tables and encoding, in process), so the protocol's cost is visible.
 #
+# The clients read each response with a walk over its wire format; one more
+# run at 16 x 1,000 decodes every response with protobuf-c, for comparison.
 # --scale multiplies the number of requests of each run (default 1: a few
 # seconds each). --pool is the number of distinct addresses drawn (200000).
 # --daemon-arg passes one more flag to symbolizerd (e.g. --worker-lookup-min=1).
@@ -35,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--pool) pool=$2; shift 2 ;;
 	--workers) workers=$2; shift 2 ;;
 	--daemon-arg) daemon_args+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "bench_rpc: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -43,7 +46,9 @@ done
 symbolizerd=$build/cmd/symbolizerd/symbolizerd
 bench_rpc=$build/bench/bench_rpc
 bench_lookup=$build/bench/bench_lookup
-if [ ! -x "$symbolizerd" ] || [ ! -x "$bench_rpc" ] || [ ! -x "$bench_lookup" ]; then
+bench_response=$build/bench/bench_response
+if [ ! -x "$symbolizerd" ] || [ ! -x "$bench_rpc" ] || [ ! -x "$bench_lookup" ] ||
+   [ ! -x "$bench_response" ]; then
 	echo "== building $build" >&2
 	bash "$root/scripts/build.sh" "$build" >&2
 fi
@@ -105,14 +110,15 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
 runs=""
-# run CLIENTS BATCH REQUESTS_PER_CLIENT
+# run CLIENTS BATCH REQUESTS_PER_CLIENT [DECODE]
 run() {
-	local c=$1 b=$2 m=$3 out=$tmp/run_${1}_${2}.out
+	local c=$1 b=$2 m=$3 dec=${4:-walk} out=$tmp/run_${1}_${2}_${4:-walk}.out
 	m=$(python3 -c "print(max(1, int($m * $scale)))")
 	local d0 d1
 	d0=$(cpu_ticks "$daemon_pid")
 	"$bench_rpc" --port "$port" --build-id "$bid" --addrs "$tmp/addrs.txt" \
-		--clients "$c" --batch "$b" --requests "$m" --seed "$((c * 100003 + b))" > "$out"
+		--clients "$c" --batch "$b" --requests "$m" --seed "$((c * 100003 + b))" \
+		--decode "$dec" > "$out"
 	d1=$(cpu_ticks "$daemon_pid")
 	echo "daemon_cpu_seconds $(python3 -c "print(($d1 - $d0) / $hz)")" >> "$out"
 	runs="$runs $out"
@@ -121,8 +127,10 @@ run 1 1000 3000
 run 16 1000 250
 run 1 10000 300
 run 16 10000 25
+run 16 1000 250 protobuf-c
 
 "$bench_lookup" "$dbg" "$tmp/addrs.txt" > "$tmp/lookup.out"
+"$bench_response" "$dbg" "$tmp/addrs.txt" --batch 1000 > "$tmp/response.out"
 
 kill -TERM "$daemon_pid"
 rc=0
@@ -131,7 +139,7 @@ daemon_pid=""
 [ "$rc" = 0 ] || echo "bench_rpc: warning: symbolizerd exited $rc after SIGTERM" >&2
 metrics_note=$(grep -c 'level=error' "$tmp/daemon.log" || true)
 
-python3 - "$tmp/lookup.out" "$metrics_note" $runs <<'EOF'
+python3 - "$tmp/lookup.out" "$tmp/response.out" "$metrics_note" $runs <<'EOF'
 import sys
 def kv(path):
     d = {}
@@ -140,21 +148,23 @@ def kv(path):
         d[k] = v
     return d
 lookup = kv(sys.argv[1])
-errors = int(sys.argv[2])
-rows = [kv(p) for p in sys.argv[3:]]
+response = kv(sys.argv[2])
+errors = int(sys.argv[3])
+rows = [kv(p) for p in sys.argv[4:]]
 fmt = lambda x: format(int(float(x)), ",")
 print()
 print("end to end over loopback, warm index (frames = Line entries in the responses)")
-print("  %7s %7s %9s %13s %13s %9s %9s %9s %9s %7s %7s" % (
+print("  %7s %7s %9s %13s %13s %9s %9s %9s %9s %7s %7s  %s" % (
     "clients", "batch", "requests", "frames/s", "addresses/s", "req/s",
-    "p50 ms", "p99 ms", "max ms", "daemon", "client"))
+    "p50 ms", "p99 ms", "max ms", "daemon", "client", "client reads with"))
 for r in rows:
     secs = float(r["seconds"])
-    print("  %7s %7s %9s %13s %13s %9s %9s %9s %9s %6.2fc %6.2fc" % (
+    print("  %7s %7s %9s %13s %13s %9s %9s %9s %9s %6.2fc %6.2fc  %s" % (
         r["clients"], fmt(r["batch"]), r["requests"], fmt(r["frames_per_second"]),
         fmt(r["addresses_per_second"]), r["requests_per_second"], r["latency_p50_ms"],
         r["latency_p99_ms"], r["latency_max_ms"],
-        float(r["daemon_cpu_seconds"]) / secs, float(r["client_cpu_seconds"]) / secs))
+        float(r["daemon_cpu_seconds"]) / secs, float(r["client_cpu_seconds"]) / secs,
+        r["client_decode"]))
 bad = [r for r in rows if r["not_ok_responses"] != "0"]
 print("  (%s frames per address, %s of the addresses found; daemon/client: CPU cores used"
       % (rows[0]["frames_per_address"], rows[0]["found_fraction"]) +
@@ -165,15 +175,23 @@ print()
 print("in process, same index and addresses, one core (bench_lookup, best of 5 passes)")
 print("  %13s frames/s  (%s lookups/s, %s ns each, %s frames/address)" % (
     fmt(lps * fpa), fmt(lps), lookup["ns_per_lookup"], lookup["frames_per_address"]))
+print("  %13s frames/s  lookups + response tables + encoding (svc_lookup_run, batches of 1,000:"
+      % fmt(response["run_frames_per_second"]))
+print("                 %s ns per address, %s bytes per response; bare lookups in the same run %s ns)"
+      % (response["run_ns_per_address"], fmt(response["response_bytes_avg"]),
+         response["lookup_ns_per_address"]))
 print()
-best1k = max(float(r["frames_per_second"]) for r in rows if r["batch"] == "1000")
-worst_p99 = max(float(r["latency_p99_ms"]) for r in rows if r["batch"] == "1000")
+walk = [r for r in rows if r["client_decode"] == "walk"]
+best1k = max(float(r["frames_per_second"]) for r in walk if r["batch"] == "1000")
 print("goal (2 cores): >= 1,000,000 frames/s with 1,000-address batches: best %s frames/s;"
       % fmt(best1k))
 print("                p99 <= 10 ms per 1,000-address batch: %s"
       % ", ".join("%s ms (%s client%s)" % (r["latency_p99_ms"], r["clients"],
                                           "" if r["clients"] == "1" else "s")
-                  for r in rows if r["batch"] == "1000"))
+                  for r in walk if r["batch"] == "1000"))
+print("  (the last row's client decodes every response with protobuf-c, whose CPU on the")
+print("   same 2 cores is taken from the daemon: the figures of a client on another machine")
+print("   are the walk rows')")
 print("  RPC / in-process frames per second: %.2f (1 client, 1,000) ... %.2f (best)"
       % (float(rows[0]["frames_per_second"]) / (lps * fpa),
          max(float(r["frames_per_second"]) for r in rows) / (lps * fpa)))

@@ -133,11 +133,9 @@ static void table_claim(svc_response *r, struct table *tb, struct slot *s, uint6
 	tb->n++;
 }
 
-/* Makes room for need elements of size elem in *arr (capacity *cap). */
-static bool reserve(svc_response *r, void **arr, size_t *cap, size_t elem, size_t need)
+/* Grows *arr (capacity *cap) to hold need elements of size elem. */
+static bool reserve_slow(svc_response *r, void **arr, size_t *cap, size_t elem, size_t need)
 {
-	if (need <= *cap)
-		return true;
 	size_t ncap = *cap ? *cap : 256;
 	while (ncap < need)
 		ncap *= 2;
@@ -153,8 +151,14 @@ static bool reserve(svc_response *r, void **arr, size_t *cap, size_t elem, size_
 	return true;
 }
 
+/* Makes room for need elements of size elem in *arr (capacity *cap). */
+static inline bool reserve(svc_response *r, void **arr, size_t *cap, size_t elem, size_t need)
+{
+	return need <= *cap || reserve_slow(r, arr, cap, elem, need);
+}
+
 /* Room for more bytes at the end of a section. */
-static bool section_reserve(svc_response *r, struct section *sec, size_t more)
+static inline bool section_reserve(svc_response *r, struct section *sec, size_t more)
 {
 	return reserve(r, (void **)&sec->p, &sec->cap, 1, sec->n + more);
 }

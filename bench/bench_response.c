@@ -1,0 +1,156 @@
+/*
+ * bench_response: the in-process cost of a Symbolize call's work, without the
+ * network: svc_lookup_run (normalization, lookups, string and function
+ * tables, encoding) over batches of addresses, next to the bare lookups of
+ * the same addresses in the same run, so the response's share is visible.
+ *
+ * Builds and loads the index of ELF, splits ADDR_FILE's addresses (one hex
+ * ELF address per line, as the bench scripts draw them) into batches of B,
+ * and runs every batch through svc_lookup_run with a response pool, as the
+ * daemon does (best of several passes, one thread). Prints `key value` lines.
+ *
+ * usage: bench_response ELF ADDR_FILE [--batch B] [--passes N]
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+
+#include "bench/bench_io.h"
+#include "service/svc_index_cache.h"
+#include "service/svc_lookup.h"
+#include "service/svc_response.h"
+#include "symbolizer/sym_index.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void free_blob(void *p)
+{
+	free(p);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: bench_response ELF ADDR_FILE [--batch B] [--passes N]\n");
+		return 2;
+	}
+	size_t batch = 1000;
+	int passes = 5;
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+			batch = (size_t)strtoull(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
+			passes = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "bench_response: unknown argument %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (batch == 0)
+		batch = 1;
+	size_t elf_size, n;
+	void *elf = read_file(argv[1], &elf_size);
+	uint64_t *addrs = read_addrs(argv[2], &n);
+	sym_build_options opts = {0};
+	sym_error err = {0};
+	void *blob = NULL;
+	size_t blob_size = 0;
+	sym_index *idx = NULL;
+	if (sym_index_build(elf, elf_size, &opts, &blob, &blob_size, &err) != SYM_OK ||
+	    sym_index_load(blob, blob_size, &idx, &err) != SYM_OK) {
+		fprintf(stderr, "bench_response: index: %s\n", err.msg);
+		return 1;
+	}
+	free(elf);
+	svc_index_cache *cache = svc_index_cache_create(blob_size * 2);
+	sym_build_id id = {.len = 4, .bytes = {1, 2, 3, 4}};
+	svc_index_entry *e = svc_index_cache_put(cache, &id, blob, blob_size, free_blob, idx);
+	svc_response_pool *pool = svc_response_pool_create();
+	if (!cache || !e || !pool) {
+		fprintf(stderr, "bench_response: out of memory\n");
+		return 1;
+	}
+
+	/* One request per batch, over the same Location array. */
+	Symbolizer__V1__Mapping pm = SYMBOLIZER__V1__MAPPING__INIT;
+	Symbolizer__V1__Mapping *pmp = &pm;
+	Symbolizer__V1__Location *locs = calloc(n, sizeof(*locs));
+	Symbolizer__V1__Location **locp = calloc(n, sizeof(*locp));
+	for (size_t i = 0; i < n; i++) {
+		symbolizer__v1__location__init(&locs[i]);
+		locs[i].address = addrs[i];
+		locp[i] = &locs[i];
+	}
+	svc_lookup_mapping map = {.pb = &pm, .status = 1, .entry = e};
+
+	uint64_t frames = 0, bytes = 0, batches = 0;
+	double best = 1e30;
+	for (int p = 0; p < passes; p++) {
+		double t0 = now();
+		for (size_t off = 0; off < n; off += batch) {
+			Symbolizer__V1__SymbolizeRequest req = SYMBOLIZER__V1__SYMBOLIZE_REQUEST__INIT;
+			req.n_mappings = 1;
+			req.mappings = &pmp;
+			req.n_locations = n - off < batch ? n - off : batch;
+			req.locations = locp + off;
+			svc_arena arena;
+			svc_arena_init(&arena, 64u << 20);
+			svc_lookup_result res;
+			svc_lookup_result_init(&res);
+			svc_lookup_run(&req, &map, &arena, pool, false, &res);
+			if (res.code != SVC_CONNECT_OK) {
+				fprintf(stderr, "bench_response: %s\n", res.error);
+				return 1;
+			}
+			if (p == 0) {
+				frames += res.frames;
+				bytes += evbuffer_get_length(res.body);
+				batches++;
+			}
+			svc_lookup_result_deinit(&res);
+			svc_arena_deinit(&arena);
+		}
+		double t = now() - t0;
+		if (t < best)
+			best = t;
+	}
+	/* The bare lookups of the same addresses, in the same process. */
+	sym_frame fr[SVC_RESPONSE_MAX_LINES];
+	uint64_t sink = 0;
+	double best_lookup = 1e30;
+	for (int p = 0; p < passes; p++) {
+		double t0 = now();
+		for (size_t i = 0; i < n; i++) {
+			size_t k = sym_index_lookup(idx, addrs[i], fr, SVC_RESPONSE_MAX_LINES);
+			sink += k ? fr[0].line : 0;
+		}
+		double t = now() - t0;
+		if (t < best_lookup)
+			best_lookup = t;
+	}
+	printf("addresses %zu\n", n);
+	printf("batch %zu\n", batch);
+	printf("frames_per_address %.3f\n", (double)frames / (double)n);
+	printf("response_bytes_avg %.0f\n", (double)bytes / (double)batches);
+	printf("run_frames_per_second %.0f\n", (double)frames / best);
+	printf("run_ns_per_address %.1f\n", best * 1e9 / (double)n);
+	printf("lookup_frames_per_second %.0f\n", (double)frames / best_lookup);
+	printf("lookup_ns_per_address %.1f\n", best_lookup * 1e9 / (double)n);
+	printf("checksum %" PRIu64 "\n", sink);
+	svc_index_entry_release(cache, e);
+	svc_index_cache_destroy(cache);
+	svc_response_pool_destroy(pool);
+	free(locs);
+	free(locp);
+	free(addrs);
+	return 0;
+}
