@@ -25,6 +25,12 @@ typedef struct svc_index_entry {
 	sym_index *index;
 	sym_index_info info;
 	size_t bytes;             /* the blob's size: what the cache bound counts */
+	/*
+	 * Set by svc_resolver for an index built from an executable alone
+	 * (symbols, no debug info): when it next looks for debug info (monotonic
+	 * ms); 0 for an index with debug info. Loop thread only.
+	 */
+	int64_t recheck_ms;
 	/* private */
 	void *blob_;
 	void (*free_blob_)(void *blob);

@@ -159,6 +159,13 @@ void svc_metrics_render(struct svc_server *s, struct evbuffer *b)
 	       "Stored indexes of another format version or damaged, rebuilt.");
 	evbuffer_add_printf(b, "symbolizer_stored_index_rejected_total %" PRIu64 "\n",
 			    rs->stored_index_rejected);
+	family(b, "symbolizer_debuginfo_rechecks_total", "counter",
+	       "Background searches for the debug info of indexes built from an executable alone, "
+	       "by result (found: the index was rebuilt with it).");
+	evbuffer_add_printf(b, "symbolizer_debuginfo_rechecks_total{result=\"started\"} %" PRIu64 "\n",
+			    rs->rechecks);
+	evbuffer_add_printf(b, "symbolizer_debuginfo_rechecks_total{result=\"found\"} %" PRIu64 "\n",
+			    rs->upgrades);
 
 	svc_index_cache_stats cs;
 	svc_index_cache_get_stats(s->cache, &cs);

@@ -33,6 +33,8 @@ struct flight {
 	struct flight *hnext;
 	svc_resolve_waiter *waiters;
 	enum stage stage;
+	bool from_executable;     /* the index is (to be) built from an executable alone */
+	bool recheck;             /* started by a cache hit on such an index, to find debug info */
 	bool pinned, alt_pinned;
 	bool has_alt;
 	sym_build_id alt_id;
@@ -164,6 +166,13 @@ static void neg_remember(svc_resolver *r, const sym_build_id *id, svc_resolve_st
 	n->expiry_ms = now_ms() + ttl;
 }
 
+/* How long an index built from an executable serves before the next look for debug info. */
+static int64_t recheck_interval_ms(const svc_resolver *r)
+{
+	int64_t ttl = r->o.negative_ttl_ms;
+	return ttl <= 0 ? 1000 : ttl > NEG_TTL_CAP_MS ? NEG_TTL_CAP_MS : ttl;
+}
+
 /* ---- flights ---- */
 
 static struct flight *flight_find(svc_resolver *r, const sym_build_id *id)
@@ -208,7 +217,11 @@ static void flight_finish(struct flight *f)
 		if (!entry) {
 			f->status = SVC_RESOLVE_ERROR;
 			snprintf(f->error, sizeof(f->error), "out of memory");
+		} else {
+			entry->recheck_ms = f->from_executable ? now_ms() + recheck_interval_ms(r) : 0;
 		}
+	} else if (f->recheck && !f->waiters) {
+		/* A background look for debug info found none: the old index stays. */
 	} else {
 		neg_remember(r, &f->id, f->status, f->error);
 		char hex[SYM_BUILD_ID_HEX_MAX], q[320];
@@ -386,6 +399,20 @@ static void fetch_cb(const svc_fetch_result *res, void *arg)
 		flight_finish(f);
 		return;
 	}
+	f->from_executable = res->kind == STOR_KIND_EXECUTABLE;
+	if (f->recheck && !f->waiters && f->from_executable) {
+		/* Still no debug info: the index in the cache serves on. */
+		fail(f, SVC_RESOLVE_NOT_FOUND, "%s", "no debug info yet");
+		flight_finish(f);
+		return;
+	}
+	if (f->recheck && !f->from_executable) {
+		char hex[SYM_BUILD_ID_HEX_MAX], q[320];
+		sym_build_id_to_hex(&f->id, hex);
+		svc_logf(SVC_LOG_INFO, "debug info found for an index built from the executable",
+			 "build_id=%s source=%s", hex, svc_log_quote(q, sizeof(q), res->source));
+		r->st.upgrades++;
+	}
 	if (res->cached)
 		r->st.store_file_hits++;
 	else
@@ -443,6 +470,9 @@ static void load_work(void *arg)
 	f->blob = copy;
 	f->blob_size = size;
 	f->status = SVC_RESOLVE_OK;
+	stor_meta m;
+	f->from_executable = stor_get_meta(r->o.store, f->id.bytes, f->id.len, &m, NULL) == STOR_OK &&
+			     m.state == STOR_STATE_PRESENT && m.kind == STOR_KIND_EXECUTABLE;
 }
 
 static void load_done(void *arg, bool cancelled)
@@ -469,6 +499,31 @@ static void load_done(void *arg, bool cancelled)
 	}
 }
 
+/* ---- looking again for the debug info of an index built from an executable ---- */
+
+static void start_recheck(svc_resolver *r, svc_index_entry *e)
+{
+	e->recheck_ms = now_ms() + recheck_interval_ms(r);
+	if (r->stopping || flight_find(r, &e->id))
+		return;
+	struct flight *f = calloc(1, sizeof(*f));
+	if (!f)
+		return;
+	f->r = r;
+	f->id = e->id;
+	f->stage = STAGE_FETCH;
+	f->recheck = true;
+	size_t b = bucket(&f->id);
+	f->hnext = r->flights[b];
+	r->flights[b] = f;
+	r->st.in_flight++;
+	r->st.rechecks++;
+	if (svc_fetch_start(r->o.fetcher, &f->id, SVC_FETCH_SYMBOLS, fetch_cb, f) != SYM_OK) {
+		flight_unlink(r, f);
+		free(f);
+	}
+}
+
 /* ---- API ---- */
 
 svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id,
@@ -480,6 +535,8 @@ svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id
 		r->st.memory_hits++;
 		now->status = SVC_RESOLVE_OK;
 		now->entry = e;
+		if (e->recheck_ms && now_ms() >= e->recheck_ms)
+			start_recheck(r, e);
 		return NULL;
 	}
 	r->st.memory_misses++;

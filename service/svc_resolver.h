@@ -11,6 +11,14 @@
  * (error TTL for failures, at most a minute for "not found", "no symbols" and
  * "too large") so that a flood of calls for a missing build ID costs nothing.
  *
+ * An index built from an executable alone (no source had debug info) answers
+ * with symbols; while it is used, the resolver asks the fetcher again at most
+ * once a negative-cache period (capped at a minute) in the background, and
+ * the fetcher looks for debug info again once its own negative entry
+ * expires. When debug info turns up (an upstream got it, a -dbg package was
+ * installed), the index is rebuilt with it and replaces the old one in the
+ * cache; calls go on being answered from the old one meanwhile.
+ *
  * Loop thread only; loads and builds run on the worker pool.
  */
 #ifndef SVC_RESOLVER_H
@@ -71,6 +79,9 @@ typedef struct svc_resolver_stats {
 	uint64_t builds_ok, builds_failed;
 	uint64_t stored_index_rejected;         /* stored index of another version or corrupt */
 	uint64_t joined;                        /* waiters that joined a flight in progress */
+	/* Indexes built from an executable alone: searches for debug info since,
+	 * and those that found it (the index was rebuilt with it). */
+	uint64_t rechecks, upgrades;
 	size_t in_flight;
 	svc_histogram build_seconds;
 } svc_resolver_stats;

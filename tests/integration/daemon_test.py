@@ -9,7 +9,9 @@ addr2line's and agree with llvm-symbolizer; fifty concurrent calls for one
 unseen build ID cause one upstream download; a restart with the upstream gone
 answers from the store; PENDING while a fetch is slow, then OK; malformed
 requests get the right Connect error and the daemon keeps serving; /metrics
-passes promtool; SIGTERM lets a waiting call finish and exits 0.
+passes promtool; SIGTERM lets a waiting call finish and exits 0; an index built
+from an executable alone is rebuilt once its debug file appears in a local
+debug dir, and calls are answered all along.
 """
 import argparse
 import gzip
@@ -491,6 +493,59 @@ def main():
                            text=True)
         check(p.returncode == 0, "promtool check metrics:\n%s%s" % (p.stdout, p.stderr))
 
+    def case_debuginfo_arrives_later():
+        # A local debug dir with only the executable (.symtab): the daemon answers
+        # with function names. Then the debug file appears (a -dbg package is
+        # installed): within a negative-cache period the index is rebuilt with it,
+        # calls are answered all along, and the stored index is the new one.
+        ddir = os.path.join(work, "late-debug")
+        path = fx("c_stripped")
+        bid = build_id(path)
+        bdir = os.path.join(ddir, ".build-id", bid[:2])
+        os.makedirs(bdir)
+        shutil.copy(path, os.path.join(bdir, bid[2:]))
+        data = os.path.join(work, "late.data")
+        extra = ["--negative-cache-ttl=1s"]
+        d = Daemon(args.symbolizerd, data, os.path.join(work, "late.log"), upstreams=[],
+                   debug_dirs=[ddir], extra=extra)
+        try:
+            addrs = function_addresses(fx("c_stripped.debug"), 100, 11)
+            locs = [pb.location(0, a) for a in addrs]
+            resp = d.symbolize([pb.mapping(bid)], locs, max_wait_ms=30000)
+            m = resp["mappings"][0]
+            check(pb.STATUS[m["status"]] == "OK" and m["has_functions"]
+                  and not m["has_line_numbers"], "executable only: %r" % m)
+            named = sum(1 for i in range(len(addrs)) if pb.frames(resp, i)
+                        and pb.frames(resp, i)[0][0])
+            check(named > len(addrs) // 2, "executable only: %d/%d named" % (named, len(addrs)))
+            shutil.copy(fx("c_stripped.debug"), os.path.join(bdir, bid[2:] + ".debug"))
+            deadline = time.monotonic() + 60
+            calls = 0
+            while True:
+                resp = d.symbolize([pb.mapping(bid)], locs, max_wait_ms=0)
+                calls += 1
+                m = resp["mappings"][0]
+                check(pb.STATUS[m["status"]] == "OK", "while rechecking: %r" % m)
+                if m["has_line_numbers"]:
+                    break
+                check(time.monotonic() < deadline, "debug info not picked up in 60 s")
+                time.sleep(0.2)
+            print("  debug info picked up after %d calls" % calls)
+            check(d.metric('symbolizer_debuginfo_rechecks_total{result="found"}') == 1,
+                  "rechecks found != 1")
+            check_against_peers(d, fx("c_stripped.debug"), bid, addrs,
+                                (addrs, addrs, pb.mapping(bid)), "c_stripped after the upgrade")
+        finally:
+            check(d.stop() == 0, "daemon exit status")
+        # The store holds the debug info and its index: a restart answers with lines.
+        d = Daemon(args.symbolizerd, data, os.path.join(work, "late2.log"), upstreams=[],
+                   debug_dirs=[], extra=extra)
+        try:
+            resp = d.symbolize([pb.mapping(bid)], locs[:10], max_wait_ms=30000)
+            check(resp["mappings"][0]["has_line_numbers"], "after restart: %r" % resp["mappings"][0])
+        finally:
+            check(d.stop() == 0, "daemon exit status")
+
     cases = [
         ("elf_addresses", case_elf_addresses),
         ("runtime_addresses", case_runtime_addresses),
@@ -501,6 +556,7 @@ def main():
         ("restart_from_store", case_restart_from_store),
         ("pending_then_ok", case_pending_then_ok),
         ("bad_requests", case_bad_requests),
+        ("debuginfo_arrives_later", case_debuginfo_arrives_later),
     ]
     try:
         rc = run_cases(cases, args.cases)
