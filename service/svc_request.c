@@ -77,24 +77,40 @@ static outcome decode_location(const uint8_t *p, const uint8_t *end, Symbolizer_
 	return DECODED;
 }
 
+/* The top-level framing, and how many of each field. */
+static bool count_fields(const uint8_t *buf, size_t len, size_t *n_maps, size_t *n_locs,
+			 size_t *n_opts)
+{
+	const uint8_t *end = buf + len;
+	*n_maps = *n_locs = *n_opts = 0;
+	for (const uint8_t *p = buf; p < end;) {
+		uint32_t field, wt;
+		if (!get_tag(&p, end, &field, &wt))
+			return false;
+		if (field <= 3 && wt != SVC_WIRE_LEN)
+			return false;
+		if (!skip_value(&p, end, wt))
+			return false;
+		*n_maps += field == 1;
+		*n_locs += field == 2;
+		*n_opts += field == 3;
+	}
+	return true;
+}
+
+bool svc_request_count(const uint8_t *buf, size_t len, size_t *n_mappings, size_t *n_locations)
+{
+	size_t n_opts;
+	return count_fields(buf, len, n_mappings, n_locations, &n_opts);
+}
+
 static outcome decode_fast(const uint8_t *buf, size_t len, svc_arena *a,
 			   Symbolizer__V1__SymbolizeRequest **out)
 {
 	const uint8_t *end = buf + len;
-	size_t n_maps = 0, n_locs = 0, n_opts = 0;
-	/* First pass: the framing, and how many of each. */
-	for (const uint8_t *p = buf; p < end;) {
-		uint32_t field, wt;
-		if (!get_tag(&p, end, &field, &wt))
-			return NOT_SURE;
-		if (field <= 3 && wt != SVC_WIRE_LEN)
-			return NOT_SURE;
-		if (!skip_value(&p, end, wt))
-			return NOT_SURE;
-		n_maps += field == 1;
-		n_locs += field == 2;
-		n_opts += field == 3;
-	}
+	size_t n_maps, n_locs, n_opts;
+	if (!count_fields(buf, len, &n_maps, &n_locs, &n_opts))
+		return NOT_SURE;
 	if (n_opts > 1)
 		return NOT_SURE; /* protobuf merges repeated singular messages */
 

@@ -14,11 +14,20 @@
 #ifndef SVC_REQUEST_H
 #define SVC_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "service/svc_arena.h"
+
+/*
+ * How many mappings and locations the request holds, from its top-level
+ * framing alone (no allocation), so that an oversized batch is refused before
+ * it is decoded. False when the framing is not plainly valid (the decoder
+ * then decides).
+ */
+bool svc_request_count(const uint8_t *buf, size_t len, size_t *n_mappings, size_t *n_locations);
 
 /* NULL when the bytes are not a SymbolizeRequest or the arena's cap is hit. */
 Symbolizer__V1__SymbolizeRequest *svc_request_decode(const uint8_t *buf, size_t len,

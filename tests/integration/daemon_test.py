@@ -409,6 +409,8 @@ def main():
                 ("body over the cap", b"\x00" * (80 * 1024), {}, 429, "resource_exhausted"),
                 ("too many locations", pb.request([pb.mapping(bid)], [pb.location(0, i) for i in range(1001)]),
                  {}, 429, "resource_exhausted"),
+                # Empty Locations: 2 bytes each, refused from the framing before decoding.
+                ("30000 empty locations", b"\x12\x00" * 30000, {}, 429, "resource_exhausted"),
                 ("mapping index out of range", pb.request([pb.mapping(bid)], [pb.location(3, 1)]), {}, 400,
                  "invalid_argument"),
             ]

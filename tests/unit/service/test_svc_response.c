@@ -390,6 +390,10 @@ TEST(request_decoder_agrees_with_protobuf_c)
 	n += put_tag(buf + n, 3, SVC_WIRE_VARINT);
 	n += put_v(buf + n, 5);
 	CHECK(decoders_agree(buf, n, &decoded) && decoded);
+	/* The batch is counted from the framing alone. */
+	size_t cm = 0, cl = 0;
+	CHECK(svc_request_count(buf, n, &cm, &cl) && cm == 1 && cl == 2);
+	CHECK(!svc_request_count(buf, n - 1, &cm, &cl));
 	/* Every prefix: truncated fields fail in both, whole fields agree. */
 	for (size_t i = 0; i < n; i++)
 		CHECK(decoders_agree(buf, i, &decoded));
