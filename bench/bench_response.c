@@ -9,7 +9,8 @@
  * and runs every batch through svc_lookup_run with a response pool, as the
  * daemon does (best of several passes, one thread). Prints `key value` lines.
  *
- * usage: bench_response ELF ADDR_FILE [--batch B] [--passes N]
+ * usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] [--gzip]
+ * (--gzip: responses gzipped, as for a client that sends Accept-Encoding: gzip)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -40,13 +41,17 @@ static void free_blob(void *p)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_response ELF ADDR_FILE [--batch B] [--passes N]\n");
+		fprintf(stderr, "usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] "
+				"[--gzip]\n");
 		return 2;
 	}
 	size_t batch = 1000;
 	int passes = 5;
+	bool gzip = false;
 	for (int i = 3; i < argc; i++) {
-		if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+		if (!strcmp(argv[i], "--gzip"))
+			gzip = true;
+		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
 			batch = (size_t)strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
 			passes = atoi(argv[++i]);
@@ -106,7 +111,7 @@ int main(int argc, char **argv)
 			svc_arena_init(&arena, 64u << 20);
 			svc_lookup_result res;
 			svc_lookup_result_init(&res);
-			svc_lookup_run(&req, &map, &arena, pool, false, &res);
+			svc_lookup_run(&req, &map, &arena, pool, gzip ? 1024 : UINT64_MAX, &res);
 			if (res.code != SVC_CONNECT_OK) {
 				fprintf(stderr, "bench_response: %s\n", res.error);
 				return 1;
@@ -139,6 +144,7 @@ int main(int argc, char **argv)
 	}
 	printf("addresses %zu\n", n);
 	printf("batch %zu\n", batch);
+	printf("gzip %d\n", gzip);
 	printf("frames_per_address %.3f\n", (double)frames / (double)n);
 	printf("response_bytes_avg %.0f\n", (double)bytes / (double)batches);
 	printf("run_frames_per_second %.0f\n", (double)frames / best);

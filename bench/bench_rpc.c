@@ -21,7 +21,10 @@
  *
  * usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N]
  *                  [--requests M] [--batch B] [--seed S]
- *                  [--decode walk|protobuf-c] [--warm]
+ *                  [--decode walk|protobuf-c] [--gzip] [--warm]
+ *
+ * --gzip sends Accept-Encoding: gzip (as Connect clients do by default) and
+ * inflates the gzipped responses, inside the clock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +44,8 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "bench/bench_io.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
@@ -129,7 +134,12 @@ struct conn {
 	size_t buf_cap;
 	size_t carry; /* bytes of the next response already read */
 	uint64_t reconnects;
+	bool gzipped;  /* the last response had Content-Encoding: gzip */
+	uint8_t *plain; /* its body inflated, then swapped with buf */
+	size_t plain_cap;
 };
+
+static bool accept_gzip; /* --gzip: requests carry Accept-Encoding: gzip */
 
 static void conn_open(struct conn *c)
 {
@@ -200,8 +210,8 @@ static int exchange(struct conn *c, const struct body *body, size_t *body_len, b
 	int hl = snprintf(head, sizeof(head),
 			  "POST " PATH " HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
 			  "Content-Type: application/proto\r\nConnect-Protocol-Version: 1\r\n"
-			  "Content-Length: %zu\r\n\r\n",
-			  c->port, body->len);
+			  "%sContent-Length: %zu\r\n\r\n",
+			  c->port, accept_gzip ? "Accept-Encoding: gzip\r\n" : "", body->len);
 	struct iovec iov[2] = {{head, (size_t)hl}, {body->data, body->len}};
 	write_all(c->fd, iov, 2);
 
@@ -237,10 +247,13 @@ static int exchange(struct conn *c, const struct body *body, size_t *body_len, b
 		die("not an HTTP/1.x response: %.40s", c->hdr);
 	size_t clen = SIZE_MAX;
 	*closes = false;
+	c->gzipped = false;
 	for (char *p = strstr(c->hdr, "\r\n"); p && p < end; p = strstr(p + 2, "\r\n")) {
 		char *l = p + 2;
 		if (!strncasecmp(l, "content-length:", 15))
 			clen = strtoull(l + 15, NULL, 10);
+		else if (!strncasecmp(l, "content-encoding:", 17))
+			c->gzipped = strncasecmp(l + 17 + strspn(l + 17, " "), "gzip", 4) == 0;
 		else if (!strncasecmp(l, "transfer-encoding:", 18))
 			die("chunked responses are not supported by this client");
 		else if (!strncasecmp(l, "connection:", 11) && strcasestr(l, "close") &&
@@ -438,11 +451,48 @@ static double thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Inflates a gzipped body in c->buf (len bytes) and makes it c->buf. */
+static void gunzip_body(struct conn *c, size_t *len)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+		die("inflateInit2 failed");
+	zs.next_in = c->buf;
+	zs.avail_in = (uInt)*len;
+	size_t out = 0;
+	for (;;) {
+		if (c->plain_cap - out < 65536) {
+			c->plain_cap = c->plain_cap ? c->plain_cap * 2 : 1 << 18;
+			if (c->plain_cap > MAX_BODY || !(c->plain = realloc(c->plain, c->plain_cap)))
+				die("gzip response too large");
+		}
+		zs.next_out = c->plain + out;
+		zs.avail_out = (uInt)(c->plain_cap - out);
+		int z = inflate(&zs, Z_NO_FLUSH);
+		out = c->plain_cap - zs.avail_out;
+		if (z == Z_STREAM_END)
+			break;
+		if (z != Z_OK)
+			die("response is not valid gzip");
+	}
+	inflateEnd(&zs);
+	uint8_t *t = c->buf;
+	size_t tc = c->buf_cap;
+	c->buf = c->plain;
+	c->buf_cap = c->plain_cap;
+	c->plain = t;
+	c->plain_cap = tc;
+	*len = out;
+}
+
 static int call(struct conn *c, const struct body *b, size_t *len)
 {
 	for (int attempt = 0;; attempt++) {
 		bool closes = false;
 		int st = exchange(c, b, len, &closes);
+		if (st != 0 && c->gzipped)
+			gunzip_body(c, len);
 		if (st != 0) {
 			if (closes) {
 				close(c->fd);
@@ -490,6 +540,7 @@ static void *client_main(void *arg)
 	cl->reconnects = c.reconnects;
 	close(c.fd);
 	free(c.buf);
+	free(c.plain);
 	return NULL;
 }
 
@@ -508,7 +559,7 @@ static double pct(const double *v, size_t n, double p)
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N] "
-			"[--requests M] [--batch B] [--seed S] [--decode walk|protobuf-c] [--warm]\n");
+			"[--requests M] [--batch B] [--seed S] [--decode walk|protobuf-c] [--gzip] [--warm]\n");
 	exit(2);
 }
 
@@ -527,6 +578,10 @@ int main(int argc, char **argv)
 			if (strcmp(d, "protobuf-c") && strcmp(d, "walk"))
 				die("--decode protobuf-c or walk");
 			decode_with_pbc = !strcmp(d, "protobuf-c");
+			continue;
+		}
+		if (!strcmp(a, "--gzip")) {
+			accept_gzip = true;
 			continue;
 		}
 		if (!strcmp(a, "--warm")) {
@@ -655,7 +710,8 @@ int main(int argc, char **argv)
 	printf("latency_p50_ms %.3f\n", pct(lat, n_lat, 0.50) * 1e3);
 	printf("latency_p99_ms %.3f\n", pct(lat, n_lat, 0.99) * 1e3);
 	printf("latency_max_ms %.3f\n", lat[n_lat - 1] * 1e3);
-	printf("client_decode %s\n", decode_with_pbc ? "protobuf-c" : "walk");
+	printf("client_decode %s%s\n", decode_with_pbc ? "protobuf-c" : "walk",
+	       accept_gzip ? "+gzip" : "");
 	printf("client_cpu_seconds %.3f\n", cpu);
 	printf("client_cpu_fraction %.3f\n", cpu / wall);
 	pthread_barrier_destroy(&sh.start);

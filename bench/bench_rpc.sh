@@ -17,8 +17,9 @@
 # the same addresses, and bench_response's (the daemon's lookups, response
 # tables and encoding, in process), so the protocol's cost is visible.
 #
-# The clients read each response with a walk over its wire format; one more
-# run at 16 x 1,000 decodes every response with protobuf-c, for comparison.
+# The clients read each response with a walk over its wire format; two more
+# runs at 16 x 1,000, for comparison: one decodes every response with
+# protobuf-c, one accepts gzip (as Connect clients do by default).
 # --scale multiplies the number of requests of each run (default 1: a few
 # seconds each). --pool is the number of distinct addresses drawn (200000).
 # --daemon-arg passes one more flag to symbolizerd (e.g. --worker-lookup-min=1).
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
 	--pool) pool=$2; shift 2 ;;
 	--workers) workers=$2; shift 2 ;;
 	--daemon-arg) daemon_args+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,28p' "$0"; exit 0 ;;
 	*) echo "bench_rpc: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -110,15 +111,15 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
 runs=""
-# run CLIENTS BATCH REQUESTS_PER_CLIENT [DECODE]
+# run CLIENTS BATCH REQUESTS_PER_CLIENT [DECODE] [--gzip]
 run() {
-	local c=$1 b=$2 m=$3 dec=${4:-walk} out=$tmp/run_${1}_${2}_${4:-walk}.out
+	local c=$1 b=$2 m=$3 dec=${4:-walk} gz=${5:-} out=$tmp/run_${1}_${2}_${4:-walk}${5:-}.out
 	m=$(python3 -c "print(max(1, int($m * $scale)))")
 	local d0 d1
 	d0=$(cpu_ticks "$daemon_pid")
 	"$bench_rpc" --port "$port" --build-id "$bid" --addrs "$tmp/addrs.txt" \
 		--clients "$c" --batch "$b" --requests "$m" --seed "$((c * 100003 + b))" \
-		--decode "$dec" > "$out"
+		--decode "$dec" ${gz:+"$gz"} > "$out"
 	d1=$(cpu_ticks "$daemon_pid")
 	echo "daemon_cpu_seconds $(python3 -c "print(($d1 - $d0) / $hz)")" >> "$out"
 	runs="$runs $out"
@@ -128,6 +129,7 @@ run 16 1000 250
 run 1 10000 300
 run 16 10000 25
 run 16 1000 250 protobuf-c
+run 16 1000 250 walk --gzip
 
 "$bench_lookup" "$dbg" "$tmp/addrs.txt" > "$tmp/lookup.out"
 "$bench_response" "$dbg" "$tmp/addrs.txt" --batch 1000 > "$tmp/response.out"
@@ -189,9 +191,10 @@ print("                p99 <= 10 ms per 1,000-address batch: %s"
       % ", ".join("%s ms (%s client%s)" % (r["latency_p99_ms"], r["clients"],
                                           "" if r["clients"] == "1" else "s")
                   for r in walk if r["batch"] == "1000"))
-print("  (the last row's client decodes every response with protobuf-c, whose CPU on the")
-print("   same 2 cores is taken from the daemon: the figures of a client on another machine")
-print("   are the walk rows')")
+print("  (protobuf-c: the client decodes every response with protobuf-c, whose CPU on the")
+print("   same 2 cores is taken from the daemon; walk+gzip: the client accepts gzip, as")
+print("   Connect clients do by default, and the daemon gzips every response (see")
+print("   --gzip-min-bytes); the goal is read on the walk rows)")
 print("  RPC / in-process frames per second: %.2f (1 client, 1,000) ... %.2f (best)"
       % (float(rows[0]["frames_per_second"]) / (lps * fpa),
          max(float(r["frames_per_second"]) for r in rows) / (lps * fpa)))

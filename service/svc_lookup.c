@@ -78,15 +78,15 @@ static void set_error(svc_lookup_result *out, svc_connect_code code, const char 
 	snprintf(out->error, sizeof(out->error), "%s", msg);
 }
 
-/* The response's bytes into out->body, gzipped when asked and worth it. */
-static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_maps, bool gzip,
-		 svc_lookup_result *out)
+/* The response's bytes into out->body, gzipped from gzip_min_bytes. */
+static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
+		 uint64_t gzip_min_bytes, svc_lookup_result *out)
 {
 	size_t size = svc_response_size(r, maps, n_maps);
 	out->body = evbuffer_new();
 	if (!out->body)
 		return false;
-	if (gzip && size >= 1024) {
+	if (size >= gzip_min_bytes) {
 		uint8_t *tmp = malloc(size);
 		if (!tmp)
 			return false;
@@ -107,7 +107,8 @@ static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_map
 }
 
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    svc_arena *arena, svc_response_pool *pool, bool gzip, svc_lookup_result *out)
+		    svc_arena *arena, svc_response_pool *pool, uint64_t gzip_min_bytes,
+		    svc_lookup_result *out)
 {
 	bool no_inline = req->options && req->options->no_inline;
 	bool no_demangle = req->options && req->options->no_demangle;
@@ -161,7 +162,7 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 			  "response too large (the call's memory cap)");
 		goto done;
 	}
-	if (!pack(&r, rm, nm, gzip, out)) {
+	if (!pack(&r, rm, nm, gzip_min_bytes, out)) {
 		svc_lookup_result_deinit(out);
 		set_error(out, SVC_CONNECT_RESOURCE_EXHAUSTED, "out of memory packing the response");
 		goto done;

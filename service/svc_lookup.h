@@ -42,12 +42,13 @@ void svc_lookup_result_init(svc_lookup_result *r);
 void svc_lookup_result_deinit(svc_lookup_result *r);
 
 /*
- * Looks every location up and packs the response into out->body (gzip when
- * asked). pool lends the response's tables (NULL: private ones); the arena's
+ * Looks every location up and packs the response into out->body, gzipped
+ * when it is at least gzip_min_bytes (UINT64_MAX: never). pool lends the response's tables (NULL: private ones); the arena's
  * cap bounds the call's memory.
  */
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    svc_arena *arena, svc_response_pool *pool, bool gzip, svc_lookup_result *out);
+		    svc_arena *arena, svc_response_pool *pool, uint64_t gzip_min_bytes,
+		    svc_lookup_result *out);
 
 /*
  * The ELF virtual address of a location, as pprof normalizes it: a runtime

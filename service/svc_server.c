@@ -41,6 +41,7 @@ void svc_server_options_init(svc_server_options *o)
 	o->max_wait_ms = 60000;
 	o->max_inflight_calls = 1024;
 	o->worker_lookup_min = 256;
+	o->gzip_min_bytes = 1024;
 }
 
 enum kind { K_STR, K_INT, K_SIZE, K_DUR };
@@ -72,6 +73,10 @@ static const struct {
 	 "N calls in progress at once; more get resource_exhausted (1024)"},
 	{"--worker-lookup-min", K_INT, offsetof(svc_server_options, worker_lookup_min),
 	 "N  locations from which a call's lookups run on a worker (256)"},
+	{"--gzip-min-bytes", K_SIZE, offsetof(svc_server_options, gzip_min_bytes),
+	 "SIZE  smallest response gzipped for clients that accept gzip (1K);\n"
+	 "                         gzip costs several times the CPU of the lookups:\n"
+	 "                         raise it (e.g. 1G) on a fast network"},
 };
 
 int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, sym_error *err)

@@ -38,6 +38,7 @@ typedef struct svc_server_options {
 	int64_t max_wait_ms;         /* cap on a request's Options.max_wait_ms */
 	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
 	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
+	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
 	const svc_config *config;    /* store and sources; copied where needed */
 } svc_server_options;
 
@@ -48,7 +49,7 @@ void svc_server_options_init(svc_server_options *o);
  * Flags of the daemon itself (config flags are svc_config's):
  *   --listen ADDR  --workers N  --index-cache-bytes SIZE  --max-request-bytes SIZE
  *   --max-mappings N  --max-locations N  --default-wait DUR  --max-wait DUR
- *   --max-inflight-calls N  --worker-lookup-min N
+ *   --max-inflight-calls N  --worker-lookup-min N  --gzip-min-bytes SIZE
  * Same contract as svc_config_parse_arg: 1 consumed, 0 not ours, -1 bad value.
  */
 int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, sym_error *err);

@@ -144,7 +144,8 @@ static void finish_ok(struct svc_call *c)
 static void lookup_work(void *arg)
 {
 	struct svc_call *c = arg;
-	svc_lookup_run(c->msg, c->maps, &c->arena, c->s->responses, c->gzip_out, &c->out);
+	svc_lookup_run(c->msg, c->maps, &c->arena, c->s->responses,
+		       c->gzip_out ? c->s->o.gzip_min_bytes : UINT64_MAX, &c->out);
 }
 
 static void lookup_done(void *arg, bool cancelled)

@@ -454,6 +454,18 @@ def main():
             status, hdrs, body = d.post(big, {"Accept-Encoding": "gzip"})
             check(status == 200 and hdrs.get("content-encoding") == "gzip", "gzip response: %r" % hdrs)
             check(len(pb.decode_response(gzip.decompress(body))["locations"]) == 500, "gzip response body")
+            # --gzip-min-bytes above the response's size: served uncompressed all the same.
+            d2 = start("nogzip", extra=["--gzip-min-bytes", "1G"])
+            try:
+                big2 = pb.request([pb.mapping(bid)], [pb.location(0, a) for a in
+                                                      function_addresses(fx("c_O2_dw5"), 500, 9)],
+                                  max_wait_ms=30000)
+                status, hdrs, body = d2.post(big2, {"Accept-Encoding": "gzip"})
+                check(status == 200 and "content-encoding" not in hdrs,
+                      "--gzip-min-bytes 1G: %r" % hdrs)
+                check(len(pb.decode_response(body)["locations"]) == 500, "uncompressed body")
+            finally:
+                check(d2.stop() == 0, "daemon exit status")
             c = d.conn()
             c.putrequest("POST", "/symbolizer.v1.SymbolizerService/Symbolize")
             c.putheader("Content-Type", "application/proto")

@@ -93,7 +93,7 @@ static uint8_t *run(struct call *c, svc_response_pool *pool, size_t arena_cap, s
 	svc_arena arena;
 	svc_arena_init(&arena, arena_cap);
 	svc_lookup_result_init(res);
-	svc_lookup_run(&c->req, c->maps, &arena, pool, false, res);
+	svc_lookup_run(&c->req, c->maps, &arena, pool, UINT64_MAX, res);
 	uint8_t *bytes = NULL;
 	if (res->code == SVC_CONNECT_OK) {
 		*size = evbuffer_get_length(res->body);
