@@ -114,7 +114,9 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	bool no_demangle = req->options && req->options->no_demangle;
 	size_t nl = req->n_locations, nm = req->n_mappings;
 	/* The response's tables share the call's memory cap with its arena. */
-	size_t budget = !arena->cap ? SIZE_MAX : arena->used < arena->cap ? arena->cap - arena->used : 0;
+	size_t budget = SIZE_MAX;
+	if (arena->cap)
+		budget = arena->used < arena->cap ? arena->cap - arena->used : 0;
 	svc_response r;
 	uint32_t *entry_no = svc_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
 	svc_response_mapping *rm = svc_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));

@@ -43,8 +43,9 @@ void svc_lookup_result_deinit(svc_lookup_result *r);
 
 /*
  * Looks every location up and packs the response into out->body, gzipped
- * when it is at least gzip_min_bytes (UINT64_MAX: never). pool lends the response's tables (NULL: private ones); the arena's
- * cap bounds the call's memory.
+ * when it is at least gzip_min_bytes (UINT64_MAX: never). pool lends the
+ * response's tables (NULL: private ones); the arena's cap bounds the call's
+ * memory.
  */
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
 		    svc_arena *arena, svc_response_pool *pool, uint64_t gzip_min_bytes,
