@@ -9,6 +9,17 @@
 
 typedef enum { DECODED, NOT_SURE, FAILED } outcome;
 
+/*
+ * Reads the length of a length-delimited field, which must fit in what is
+ * left. As protobuf-c: its varint has at most 5 bytes, its value is below 2^31.
+ */
+static bool get_length(const uint8_t **p, const uint8_t *end, uint64_t *n)
+{
+	const uint8_t *start = *p;
+	return svc_wire_get_varint(p, end, n) && *p - start <= 5 && *n <= INT32_MAX &&
+	       *n <= (uint64_t)(end - *p);
+}
+
 /* Skips the value of a field of wire type wt; false for groups and bad types. */
 static bool skip_value(const uint8_t **p, const uint8_t *end, uint32_t wt)
 {
@@ -27,7 +38,7 @@ static bool skip_value(const uint8_t **p, const uint8_t *end, uint32_t wt)
 		*p += 4;
 		return true;
 	case SVC_WIRE_LEN:
-		if (!svc_wire_get_varint(p, end, &v) || v > (uint64_t)(end - *p))
+		if (!get_length(p, end, &v))
 			return false;
 		*p += v;
 		return true;

@@ -421,6 +421,17 @@ TEST(request_decoder_agrees_with_protobuf_c)
 	/* A tag in 6 bytes (protobuf-c reads tags of at most 5), here an unknown field's. */
 	static const uint8_t long_tag[] = {0xf8, 0x81, 0xff, 0xff, 0x87, 0x00, 0x01};
 	CHECK(decoders_agree(long_tag, sizeof(long_tag), &decoded) && !decoded);
+	/* A length in 6 bytes (protobuf-c reads lengths of at most 5), and its 5-byte twin. */
+	static const uint8_t long_len[] = {0x0a, 0x82, 0x80, 0x80, 0x80, 0x80, 0x00, 0x0a, 0x00};
+	CHECK(decoders_agree(long_len, sizeof(long_len), &decoded) && !decoded);
+	static const uint8_t five_len[] = {0x0a, 0x82, 0x80, 0x80, 0x80, 0x00, 0x0a, 0x00};
+	CHECK(decoders_agree(five_len, sizeof(five_len), &decoded) && decoded);
+	/* The same in a Location's unknown field. */
+	static const uint8_t loc_long_len[] = {0x12, 0x08, 0x22, 0x81, 0x80, 0x80,
+					       0x80, 0x80, 0x00, 0x10};
+	CHECK(decoders_agree(loc_long_len, sizeof(loc_long_len), &decoded) && !decoded);
+	static const uint8_t loc_five_len[] = {0x12, 0x07, 0x22, 0x81, 0x80, 0x80, 0x80, 0x00, 0x10};
+	CHECK(decoders_agree(loc_five_len, sizeof(loc_five_len), &decoded) && decoded);
 	/* The empty request. */
 	CHECK(decoders_agree(buf, 0, &decoded) && decoded);
 }
