@@ -10,7 +10,7 @@
 #include "service/svc_wire.h"
 
 /* Tables that grew past this in a call are freed, not kept for the next. */
-#define RETAIN_BYTES ((size_t)16 << 20)
+#define RETAIN_BYTES ((size_t)4 << 20)
 
 /* ---- open addressing, two 64-bit keys, emptied by a generation stamp ---- */
 
