@@ -5,12 +5,12 @@
  * "meta" (stor_meta records, encoded by stor_meta.c), plus RocksDB's
  * mandatory "default", unused. Keys are the raw build ID bytes.
  *
- * In memory: one stor_entry per build ID that has a record or a pin, in a hash
- * table and a doubly linked LRU list (head = most recent). It holds the entry's
- * logical size, so eviction never reads RocksDB to decide. It is rebuilt at open
- * by one scan of "meta", ordered by the persisted last_access.
+ * In memory: one stor_entry per build ID that has a record or a pin
+ * (stor_entries.c: hash table, LRU list, accounting, eviction). It is rebuilt
+ * at open by one scan of "meta", ordered by the persisted last_access.
  */
 #include "storage/stor_db.h"
+#include "storage/stor_db_impl.h"
 #include "storage/stor_meta.h"
 
 #include <errno.h>
@@ -25,44 +25,7 @@
 
 #define ACCESS_PERSIST_MS (60 * 1000) /* granularity of persisted last_access */
 
-enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_COUNT };
 static const char *const cf_names[CF_COUNT] = {"default", "debuginfo", "index", "meta"};
-
-typedef struct stor_entry {
-	uint8_t id[STOR_ID_MAX];
-	uint8_t id_len;
-	bool stored;              /* has a meta record in RocksDB */
-	bool has_index;
-	bool present;             /* state PRESENT */
-	uint32_t pins;
-	bool busy;                /* a write of this entry is in progress */
-	uint32_t waiters;         /* threads waiting for busy to clear */
-	uint64_t bytes;           /* logical size: file + index + meta record */
-	int64_t last_access;      /* in memory */
-	int64_t persisted_access; /* as in the meta record */
-	struct stor_entry *prev, *next; /* LRU list, only when stored */
-	struct stor_entry *hnext;       /* hash chain */
-} stor_entry;
-
-struct stor_db {
-	rocksdb_t *db;
-	rocksdb_options_t *opts;
-	rocksdb_options_t *cf_opts[CF_COUNT];
-	rocksdb_column_family_handle_t *cf[CF_COUNT];
-	rocksdb_writeoptions_t *wsync, *wnosync;
-	rocksdb_readoptions_t *ropts;
-	rocksdb_cache_t *block_cache;
-	rocksdb_block_based_table_options_t *table_opts;
-	int64_t (*now_ms)(void);
-	uint64_t max_bytes;
-
-	pthread_mutex_t mu;
-	pthread_cond_t cv;        /* signalled when an entry stops being busy */
-	stor_entry **buckets;
-	size_t n_buckets, n_entries;
-	stor_entry *lru_head, *lru_tail;
-	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
-};
 
 /* Turns a RocksDB error string (freed here) into STOR_E_IO. */
 static stor_errc rocks_err(stor_error *err, char *rerr, const char *what)
@@ -84,235 +47,6 @@ static stor_errc check_id(const uint8_t *id, size_t len, stor_error *err)
 	if (!id || len < 1 || len > STOR_ID_MAX)
 		return stor_set_err(err, STOR_E_INVALID, "store: build ID of %zu bytes", len);
 	return STOR_OK;
-}
-
-/* ---- in-memory entries ---------------------------------------------------- */
-
-static uint64_t hash_id(const uint8_t *id, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ id[i]) * 1099511628211ull;
-	return h;
-}
-
-static stor_entry *entry_find(stor_db *db, const uint8_t *id, size_t len)
-{
-	for (stor_entry *e = db->buckets[hash_id(id, len) & (db->n_buckets - 1)]; e; e = e->hnext)
-		if (e->id_len == len && memcmp(e->id, id, len) == 0)
-			return e;
-	return NULL;
-}
-
-static bool entries_grow(stor_db *db)
-{
-	size_t nb = db->n_buckets * 2;
-	stor_entry **b = calloc(nb, sizeof(*b));
-	if (!b)
-		return false;
-	for (size_t i = 0; i < db->n_buckets; i++) {
-		stor_entry *e = db->buckets[i];
-		while (e) {
-			stor_entry *next = e->hnext;
-			size_t h = hash_id(e->id, e->id_len) & (nb - 1);
-			e->hnext = b[h];
-			b[h] = e;
-			e = next;
-		}
-	}
-	free(db->buckets);
-	db->buckets = b;
-	db->n_buckets = nb;
-	return true;
-}
-
-static stor_entry *entry_get(stor_db *db, const uint8_t *id, size_t len)
-{
-	stor_entry *e = entry_find(db, id, len);
-	if (e)
-		return e;
-	if (db->n_entries + 1 > db->n_buckets && !entries_grow(db))
-		return NULL;
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	memcpy(e->id, id, len);
-	e->id_len = (uint8_t)len;
-	size_t h = hash_id(id, len) & (db->n_buckets - 1);
-	e->hnext = db->buckets[h];
-	db->buckets[h] = e;
-	db->n_entries++;
-	return e;
-}
-
-static void lru_unlink(stor_db *db, stor_entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else if (db->lru_head == e)
-		db->lru_head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else if (db->lru_tail == e)
-		db->lru_tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push_front(stor_db *db, stor_entry *e)
-{
-	e->prev = NULL;
-	e->next = db->lru_head;
-	if (db->lru_head)
-		db->lru_head->prev = e;
-	db->lru_head = e;
-	if (!db->lru_tail)
-		db->lru_tail = e;
-}
-
-/* Frees e when nothing keeps it (no record, no pin). */
-static void entry_maybe_free(stor_db *db, stor_entry *e)
-{
-	if (e->stored || e->pins || e->busy || e->waiters)
-		return;
-	size_t h = hash_id(e->id, e->id_len) & (db->n_buckets - 1);
-	for (stor_entry **pp = &db->buckets[h]; *pp; pp = &(*pp)->hnext)
-		if (*pp == e) {
-			*pp = e->hnext;
-			break;
-		}
-	db->n_entries--;
-	free(e);
-}
-
-/* Records the new accounting of e after a successful write. */
-static void entry_set(stor_db *db, stor_entry *e, const stor_meta *m, size_t meta_len)
-{
-	if (e->stored) {
-		db->bytes -= e->bytes;
-		db->files -= e->present;
-		db->indexes -= e->has_index;
-		lru_unlink(db, e);
-	} else {
-		db->stored_entries++;
-	}
-	e->stored = true;
-	e->present = m->state == STOR_STATE_PRESENT;
-	e->has_index = m->index_size > 0;
-	e->bytes = m->size + m->index_size + meta_len;
-	e->last_access = m->last_access;
-	e->persisted_access = m->last_access;
-	db->bytes += e->bytes;
-	db->files += e->present;
-	db->indexes += e->has_index;
-	lru_push_front(db, e);
-}
-
-static void entry_clear(stor_db *db, stor_entry *e)
-{
-	if (!e->stored)
-		return;
-	db->bytes -= e->bytes;
-	db->files -= e->present;
-	db->indexes -= e->has_index;
-	db->stored_entries--;
-	lru_unlink(db, e);
-	e->stored = e->present = e->has_index = false;
-	e->bytes = 0;
-}
-
-/*
- * Adds to batch the deletion of least recently used entries until `incoming`
- * more bytes fit (skipping pinned ones and `keep`). The victims are collected
- * in *victims (caller frees) and cleared only once the batch is written.
- */
-static size_t plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
-			    uint64_t outgoing, const stor_entry *keep, stor_entry ***victims)
-{
-	*victims = NULL;
-	if (!db->max_bytes)
-		return 0;
-	uint64_t total = db->bytes - outgoing + incoming;
-	size_t n = 0, cap = 0;
-	for (stor_entry *e = db->lru_tail; e && total > db->max_bytes; e = e->prev) {
-		if (e->pins || e->busy || e == keep)
-			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 8;
-			stor_entry **v = realloc(*victims, nc * sizeof(*v));
-			if (!v)
-				break;
-			*victims = v;
-			cap = nc;
-		}
-		(*victims)[n++] = e;
-		e->busy = true; /* until the batch is written */
-		total -= e->bytes;
-		for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
-			rocksdb_writebatch_delete_cf(batch, db->cf[cf], (const char *)e->id, e->id_len);
-	}
-	return n;
-}
-
-/* The batch was written: the victims are gone. */
-static void apply_eviction(stor_db *db, stor_entry **victims, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		victims[i]->busy = false;
-		entry_clear(db, victims[i]);
-		db->evictions++;
-		entry_maybe_free(db, victims[i]);
-	}
-	free(victims);
-	if (n)
-		pthread_cond_broadcast(&db->cv);
-}
-
-/* The batch failed: the victims stay. */
-static void cancel_eviction(stor_db *db, stor_entry **victims, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		victims[i]->busy = false;
-	free(victims);
-	if (n)
-		pthread_cond_broadcast(&db->cv);
-}
-
-/* Waits until no other thread writes e, then marks it as ours (mutex held). */
-static void entry_acquire(stor_db *db, stor_entry *e)
-{
-	e->waiters++;
-	while (e->busy)
-		pthread_cond_wait(&db->cv, &db->mu);
-	e->waiters--;
-	e->busy = true;
-}
-
-static void entry_release(stor_db *db, stor_entry *e)
-{
-	e->busy = false;
-	pthread_cond_broadcast(&db->cv);
-	entry_maybe_free(db, e);
-}
-
-/* Evicts until the store is back under its bound, as far as pins allow
- * (after puts that raced, or pins that kept it over). Mutex held; small write. */
-static void catch_up(stor_db *db)
-{
-	if (!db->max_bytes || db->bytes <= db->max_bytes)
-		return;
-	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
-	stor_entry **victims;
-	size_t nv = plan_eviction(db, b, 0, 0, NULL, &victims);
-	char *rerr = NULL;
-	if (nv)
-		rocksdb_write(db->db, db->wnosync, b, &rerr);
-	if (rerr) {
-		rocksdb_free(rerr);
-		cancel_eviction(db, victims, nv);
-	} else {
-		apply_eviction(db, victims, nv);
-	}
-	rocksdb_writebatch_destroy(b);
 }
 
 /* ---- open / close ------------------------------------------------------- */
@@ -366,12 +100,12 @@ static stor_errc load_entries(stor_db *db, stor_error *err)
 			fprintf(stderr, "store: ignoring malformed metadata record (%zu-byte key)\n", klen);
 			continue;
 		}
-		stor_entry *e = entry_get(db, (const uint8_t *)k, klen);
+		stor_entry *e = stor_entry_get(db, (const uint8_t *)k, klen);
 		if (!e || (n == cap && !(all = realloc(all, (cap = cap ? cap * 2 : 256) * sizeof(*all))))) {
 			rc = stor_set_err(err, STOR_E_NOMEM, "store: out of memory loading metadata");
 			break;
 		}
-		entry_set(db, e, &m, vlen);
+		stor_entry_set(db, e, &m, vlen);
 		all[n++] = e;
 	}
 	char *rerr = NULL;
@@ -387,7 +121,7 @@ static stor_errc load_entries(stor_db *db, stor_error *err)
 		db->lru_head = db->lru_tail = NULL;
 		for (size_t i = 0; i < n; i++) {
 			all[i]->prev = all[i]->next = NULL;
-			lru_push_front(db, all[i]);
+			stor_lru_push_front(db, all[i]);
 		}
 	}
 	free(all);
@@ -539,7 +273,7 @@ stor_errc stor_get_meta(stor_db *db, const uint8_t *id, size_t len, stor_meta *o
 	if (rc == STOR_OK) {
 		/* The in-memory access time is newer than the persisted one. */
 		pthread_mutex_lock(&db->mu);
-		stor_entry *e = entry_find(db, id, len);
+		stor_entry *e = stor_entry_find(db, id, len);
 		if (e && e->last_access > out->last_access)
 			out->last_access = e->last_access;
 		pthread_mutex_unlock(&db->mu);
@@ -571,12 +305,12 @@ static void touch(stor_db *db, const uint8_t *id, size_t len)
 {
 	int64_t now = db->now_ms();
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_find(db, id, len);
+	stor_entry *e = stor_entry_find(db, id, len);
 	if (e && e->stored) {
 		if (now > e->last_access)
 			e->last_access = now;
-		lru_unlink(db, e);
-		lru_push_front(db, e);
+		stor_lru_unlink(db, e);
+		stor_lru_push_front(db, e);
 		if (!e->busy && e->last_access - e->persisted_access >= ACCESS_PERSIST_MS)
 			persist_access(db, e);
 	}
@@ -670,7 +404,7 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 	uint64_t incoming = m->size + m->index_size + meta_len;
 	uint64_t outgoing = e->stored ? e->bytes : 0;
 	stor_entry **victims;
-	size_t nv = plan_eviction(db, batch, incoming, outgoing, e, &victims);
+	size_t nv = stor_plan_eviction(db, batch, incoming, outgoing, e, &victims);
 	char *rerr = NULL;
 	if (unlocked)
 		pthread_mutex_unlock(&db->mu);
@@ -678,12 +412,12 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 	if (unlocked)
 		pthread_mutex_lock(&db->mu);
 	if (rerr) {
-		cancel_eviction(db, victims, nv);
+		stor_cancel_eviction(db, victims, nv);
 		return rocks_err(err, rerr, "writing batch");
 	}
-	entry_set(db, e, m, meta_len);
-	apply_eviction(db, victims, nv);
-	catch_up(db);
+	stor_entry_set(db, e, m, meta_len);
+	stor_apply_eviction(db, victims, nv);
+	stor_catch_up(db);
 	return STOR_OK;
 }
 
@@ -709,17 +443,17 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	m.fetch_time = m.last_access = db->now_ms();
 
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_get(db, id, len);
+	stor_entry *e = stor_entry_get(db, id, len);
 	if (!e) {
 		pthread_mutex_unlock(&db->mu);
 		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
 	}
-	entry_acquire(db, e);
+	stor_entry_acquire(db, e);
 	if (m.kind == STOR_KIND_EXECUTABLE && e->present) {
 		stor_meta old;
 		if (read_meta(db, db->ropts, id, len, &old, NULL) == STOR_OK &&
 		    old.state == STOR_STATE_PRESENT && old.kind == STOR_KIND_DEBUGINFO) {
-			entry_release(db, e);
+			stor_entry_release(db, e);
 			pthread_mutex_unlock(&db->mu);
 			return stor_set_err(err, STOR_E_EXISTS, "store: debuginfo held already");
 		}
@@ -732,7 +466,7 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
 	rc = commit(db, b, e, &m, mlen, true, true, err);
 	rocksdb_writebatch_destroy(b);
-	entry_release(db, e);
+	stor_entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -749,12 +483,12 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 		return stor_set_err(err, STOR_E_INVALID, "store: %s is not a negative state",
 			       stor_state_name(state));
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_get(db, id, len);
+	stor_entry *e = stor_entry_get(db, id, len);
 	if (!e) {
 		pthread_mutex_unlock(&db->mu);
 		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
 	}
-	entry_acquire(db, e);
+	stor_entry_acquire(db, e);
 	stor_meta m;
 	int64_t now = db->now_ms();
 	bool keep_file = false;
@@ -781,7 +515,7 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
 	rc = commit(db, b, e, &m, mlen, false, false, err);
 	rocksdb_writebatch_destroy(b);
-	entry_release(db, e);
+	stor_entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -795,23 +529,23 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 	if (!size || !data)
 		return stor_set_err(err, STOR_E_INVALID, "store: empty index");
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_find(db, id, len);
+	stor_entry *e = stor_entry_find(db, id, len);
 	if (!e) {
 		pthread_mutex_unlock(&db->mu);
 		return stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index");
 	}
-	entry_acquire(db, e);
+	stor_entry_acquire(db, e);
 	stor_meta m;
 	if (!e->present || (rc = read_meta(db, db->ropts, id, len, &m, err)) != STOR_OK ||
 	    m.state != STOR_STATE_PRESENT) {
-		entry_release(db, e);
+		stor_entry_release(db, e);
 		pthread_mutex_unlock(&db->mu);
 		return rc == STOR_OK || rc == STOR_E_NOT_FOUND
 			       ? stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
 			       : rc;
 	}
 	if (db->max_bytes && size + m.size > db->max_bytes) {
-		entry_release(db, e);
+		stor_entry_release(db, e);
 		pthread_mutex_unlock(&db->mu);
 		return stor_set_err(err, STOR_E_TOO_LARGE, "store: index of %zu bytes exceeds the store bound",
 			       size);
@@ -826,7 +560,7 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
 	rc = commit(db, b, e, &m, mlen, true, true, err);
 	rocksdb_writebatch_destroy(b);
-	entry_release(db, e);
+	stor_entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -837,12 +571,12 @@ stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_err
 	if (rc != STOR_OK)
 		return rc;
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_find(db, id, len);
+	stor_entry *e = stor_entry_find(db, id, len);
 	if (!e) {
 		pthread_mutex_unlock(&db->mu);
 		return STOR_OK;
 	}
-	entry_acquire(db, e);
+	stor_entry_acquire(db, e);
 	stor_meta m;
 	if (e->has_index && read_meta(db, db->ropts, id, len, &m, NULL) == STOR_OK) {
 		m.index_size = 0;
@@ -857,7 +591,7 @@ stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_err
 		rc = commit(db, b, e, &m, mlen, false, false, err);
 		rocksdb_writebatch_destroy(b);
 	}
-	entry_release(db, e);
+	stor_entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -868,9 +602,9 @@ stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t len, stor_error *er
 	if (rc != STOR_OK)
 		return rc;
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_find(db, id, len);
+	stor_entry *e = stor_entry_find(db, id, len);
 	if (e)
-		entry_acquire(db, e);
+		stor_entry_acquire(db, e);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
 		rocksdb_writebatch_delete_cf(b, db->cf[cf], (const char *)id, len);
@@ -880,9 +614,9 @@ stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t len, stor_error *er
 	if (rerr)
 		rc = rocks_err(err, rerr, "deleting");
 	else if (e)
-		entry_clear(db, e);
+		stor_entry_clear(db, e);
 	if (e)
-		entry_release(db, e);
+		stor_entry_release(db, e);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
@@ -894,7 +628,7 @@ void stor_pin(stor_db *db, const uint8_t *id, size_t len)
 	if (check_id(id, len, NULL) != STOR_OK)
 		return;
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_get(db, id, len);
+	stor_entry *e = stor_entry_get(db, id, len);
 	if (e && e->pins++ == 0)
 		db->pinned++;
 	pthread_mutex_unlock(&db->mu);
@@ -905,12 +639,12 @@ void stor_unpin(stor_db *db, const uint8_t *id, size_t len)
 	if (check_id(id, len, NULL) != STOR_OK)
 		return;
 	pthread_mutex_lock(&db->mu);
-	stor_entry *e = entry_find(db, id, len);
+	stor_entry *e = stor_entry_find(db, id, len);
 	if (e && e->pins > 0 && --e->pins == 0) {
 		db->pinned--;
-		entry_maybe_free(db, e);
+		stor_entry_maybe_free(db, e);
 		/* Pins may have kept the store over its bound: catch up now. */
-		catch_up(db);
+		stor_catch_up(db);
 	}
 	pthread_mutex_unlock(&db->mu);
 }

@@ -1,0 +1,82 @@
+/*
+ * stor_db_impl: what stor_db.c and stor_entries.c share inside storage/: the
+ * column families, the store object, and the in-memory entries (hash table,
+ * LRU list, accounting, eviction) that stor_entries.c keeps. Not for use
+ * outside storage/.
+ */
+#ifndef STOR_DB_IMPL_H
+#define STOR_DB_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rocksdb/c.h>
+
+#include "storage/stor_db.h"
+
+enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_COUNT };
+
+typedef struct stor_entry {
+	uint8_t id[STOR_ID_MAX];
+	uint8_t id_len;
+	bool stored;              /* has a meta record in RocksDB */
+	bool has_index;
+	bool present;             /* state PRESENT */
+	uint32_t pins;
+	bool busy;                /* a write of this entry is in progress */
+	uint32_t waiters;         /* threads waiting for busy to clear */
+	uint64_t bytes;           /* logical size: file + index + meta record */
+	int64_t last_access;      /* in memory */
+	int64_t persisted_access; /* as in the meta record */
+	struct stor_entry *prev, *next; /* LRU list, only when stored */
+	struct stor_entry *hnext;       /* hash chain */
+} stor_entry;
+
+struct stor_db {
+	rocksdb_t *db;
+	rocksdb_options_t *opts;
+	rocksdb_options_t *cf_opts[CF_COUNT];
+	rocksdb_column_family_handle_t *cf[CF_COUNT];
+	rocksdb_writeoptions_t *wsync, *wnosync;
+	rocksdb_readoptions_t *ropts;
+	rocksdb_cache_t *block_cache;
+	rocksdb_block_based_table_options_t *table_opts;
+	int64_t (*now_ms)(void);
+	uint64_t max_bytes;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;        /* signalled when an entry stops being busy */
+	stor_entry **buckets;
+	size_t n_buckets, n_entries;
+	stor_entry *lru_head, *lru_tail;
+	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
+};
+
+/* The entry of a build ID, or NULL; stor_entry_get() makes it (NULL: no memory). */
+stor_entry *stor_entry_find(stor_db *db, const uint8_t *id, size_t len);
+stor_entry *stor_entry_get(stor_db *db, const uint8_t *id, size_t len);
+/* The LRU list (head: most recently used). */
+void stor_lru_unlink(stor_db *db, stor_entry *e);
+void stor_lru_push_front(stor_db *db, stor_entry *e);
+/* Frees e when nothing keeps it (no record, no pin, no writer, no waiter). */
+void stor_entry_maybe_free(stor_db *db, stor_entry *e);
+/* The accounting of e after a write of its record (meta_len bytes), or its deletion. */
+void stor_entry_set(stor_db *db, stor_entry *e, const stor_meta *m, size_t meta_len);
+void stor_entry_clear(stor_db *db, stor_entry *e);
+/*
+ * Eviction in three steps: plan (deletions of least recently used entries
+ * added to batch until incoming more bytes fit, victims marked busy), then
+ * apply once the batch is written, or cancel when it failed.
+ */
+size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
+			  uint64_t outgoing, const stor_entry *keep, stor_entry ***victims);
+void stor_apply_eviction(stor_db *db, stor_entry **victims, size_t n);
+void stor_cancel_eviction(stor_db *db, stor_entry **victims, size_t n);
+/* One writer per entry: acquire waits until no other thread writes it. */
+void stor_entry_acquire(stor_db *db, stor_entry *e);
+void stor_entry_release(stor_db *db, stor_entry *e);
+/* Evicts until the store is under its bound again, as far as pins allow. */
+void stor_catch_up(stor_db *db);
+
+#endif

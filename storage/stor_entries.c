@@ -1,0 +1,238 @@
+/*
+ * stor_entries: the store's in-memory view (stor_db_impl.h): one stor_entry
+ * per build ID that has a record or a pin, in a hash table and a doubly linked
+ * LRU list (head = most recent), with each entry's logical size, so eviction
+ * never reads RocksDB to decide. Every function runs with db->mu held.
+ */
+#include "storage/stor_db_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_id(const uint8_t *id, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ id[i]) * 1099511628211ull;
+	return h;
+}
+
+stor_entry *stor_entry_find(stor_db *db, const uint8_t *id, size_t len)
+{
+	for (stor_entry *e = db->buckets[hash_id(id, len) & (db->n_buckets - 1)]; e; e = e->hnext)
+		if (e->id_len == len && memcmp(e->id, id, len) == 0)
+			return e;
+	return NULL;
+}
+
+static bool entries_grow(stor_db *db)
+{
+	size_t nb = db->n_buckets * 2;
+	stor_entry **b = calloc(nb, sizeof(*b));
+	if (!b)
+		return false;
+	for (size_t i = 0; i < db->n_buckets; i++) {
+		stor_entry *e = db->buckets[i];
+		while (e) {
+			stor_entry *next = e->hnext;
+			size_t h = hash_id(e->id, e->id_len) & (nb - 1);
+			e->hnext = b[h];
+			b[h] = e;
+			e = next;
+		}
+	}
+	free(db->buckets);
+	db->buckets = b;
+	db->n_buckets = nb;
+	return true;
+}
+
+stor_entry *stor_entry_get(stor_db *db, const uint8_t *id, size_t len)
+{
+	stor_entry *e = stor_entry_find(db, id, len);
+	if (e)
+		return e;
+	if (db->n_entries + 1 > db->n_buckets && !entries_grow(db))
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	memcpy(e->id, id, len);
+	e->id_len = (uint8_t)len;
+	size_t h = hash_id(id, len) & (db->n_buckets - 1);
+	e->hnext = db->buckets[h];
+	db->buckets[h] = e;
+	db->n_entries++;
+	return e;
+}
+
+void stor_lru_unlink(stor_db *db, stor_entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else if (db->lru_head == e)
+		db->lru_head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else if (db->lru_tail == e)
+		db->lru_tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+void stor_lru_push_front(stor_db *db, stor_entry *e)
+{
+	e->prev = NULL;
+	e->next = db->lru_head;
+	if (db->lru_head)
+		db->lru_head->prev = e;
+	db->lru_head = e;
+	if (!db->lru_tail)
+		db->lru_tail = e;
+}
+
+/* Frees e when nothing keeps it (no record, no pin). */
+void stor_entry_maybe_free(stor_db *db, stor_entry *e)
+{
+	if (e->stored || e->pins || e->busy || e->waiters)
+		return;
+	size_t h = hash_id(e->id, e->id_len) & (db->n_buckets - 1);
+	for (stor_entry **pp = &db->buckets[h]; *pp; pp = &(*pp)->hnext)
+		if (*pp == e) {
+			*pp = e->hnext;
+			break;
+		}
+	db->n_entries--;
+	free(e);
+}
+
+/* Records the new accounting of e after a successful write. */
+void stor_entry_set(stor_db *db, stor_entry *e, const stor_meta *m, size_t meta_len)
+{
+	if (e->stored) {
+		db->bytes -= e->bytes;
+		db->files -= e->present;
+		db->indexes -= e->has_index;
+		stor_lru_unlink(db, e);
+	} else {
+		db->stored_entries++;
+	}
+	e->stored = true;
+	e->present = m->state == STOR_STATE_PRESENT;
+	e->has_index = m->index_size > 0;
+	e->bytes = m->size + m->index_size + meta_len;
+	e->last_access = m->last_access;
+	e->persisted_access = m->last_access;
+	db->bytes += e->bytes;
+	db->files += e->present;
+	db->indexes += e->has_index;
+	stor_lru_push_front(db, e);
+}
+
+void stor_entry_clear(stor_db *db, stor_entry *e)
+{
+	if (!e->stored)
+		return;
+	db->bytes -= e->bytes;
+	db->files -= e->present;
+	db->indexes -= e->has_index;
+	db->stored_entries--;
+	stor_lru_unlink(db, e);
+	e->stored = e->present = e->has_index = false;
+	e->bytes = 0;
+}
+
+/*
+ * Adds to batch the deletion of least recently used entries until `incoming`
+ * more bytes fit (skipping pinned ones and `keep`). The victims are collected
+ * in *victims (caller frees) and cleared only once the batch is written.
+ */
+size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
+			  uint64_t outgoing, const stor_entry *keep, stor_entry ***victims)
+{
+	*victims = NULL;
+	if (!db->max_bytes)
+		return 0;
+	uint64_t total = db->bytes - outgoing + incoming;
+	size_t n = 0, cap = 0;
+	for (stor_entry *e = db->lru_tail; e && total > db->max_bytes; e = e->prev) {
+		if (e->pins || e->busy || e == keep)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			stor_entry **v = realloc(*victims, nc * sizeof(*v));
+			if (!v)
+				break;
+			*victims = v;
+			cap = nc;
+		}
+		(*victims)[n++] = e;
+		e->busy = true; /* until the batch is written */
+		total -= e->bytes;
+		for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
+			rocksdb_writebatch_delete_cf(batch, db->cf[cf], (const char *)e->id, e->id_len);
+	}
+	return n;
+}
+
+/* The batch was written: the victims are gone. */
+void stor_apply_eviction(stor_db *db, stor_entry **victims, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		victims[i]->busy = false;
+		stor_entry_clear(db, victims[i]);
+		db->evictions++;
+		stor_entry_maybe_free(db, victims[i]);
+	}
+	free(victims);
+	if (n)
+		pthread_cond_broadcast(&db->cv);
+}
+
+/* The batch failed: the victims stay. */
+void stor_cancel_eviction(stor_db *db, stor_entry **victims, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		victims[i]->busy = false;
+	free(victims);
+	if (n)
+		pthread_cond_broadcast(&db->cv);
+}
+
+/* Waits until no other thread writes e, then marks it as ours (mutex held). */
+void stor_entry_acquire(stor_db *db, stor_entry *e)
+{
+	e->waiters++;
+	while (e->busy)
+		pthread_cond_wait(&db->cv, &db->mu);
+	e->waiters--;
+	e->busy = true;
+}
+
+void stor_entry_release(stor_db *db, stor_entry *e)
+{
+	e->busy = false;
+	pthread_cond_broadcast(&db->cv);
+	stor_entry_maybe_free(db, e);
+}
+
+/* Evicts until the store is back under its bound, as far as pins allow
+ * (after puts that raced, or pins that kept it over). Mutex held; small write. */
+void stor_catch_up(stor_db *db)
+{
+	if (!db->max_bytes || db->bytes <= db->max_bytes)
+		return;
+	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
+	stor_entry **victims;
+	size_t nv = stor_plan_eviction(db, b, 0, 0, NULL, &victims);
+	char *rerr = NULL;
+	if (nv)
+		rocksdb_write(db->db, db->wnosync, b, &rerr);
+	if (rerr) {
+		rocksdb_free(rerr);
+		stor_cancel_eviction(db, victims, nv);
+	} else {
+		stor_apply_eviction(db, victims, nv);
+	}
+	rocksdb_writebatch_destroy(b);
+}
+
