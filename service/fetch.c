@@ -168,10 +168,7 @@ static void walk_note(flight *fl, const char *fmt, ...)
 
 static size_t bucket_in(size_t n_buckets, const sym_build_id *id)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < id->len; i++)
-		h = (h ^ id->bytes[i]) * 1099511628211ull;
-	return h & (n_buckets - 1);
+	return sym_build_id_hash(id) & (n_buckets - 1);
 }
 
 static size_t bucket_of(const svc_fetcher *f, const sym_build_id *id)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "service/svc_wire.h"
+#include "symbolizer/sym_hash.h"
 
 /* Tables that grew past this in a call are freed, not kept for the next. */
 #define RETAIN_BYTES ((size_t)4 << 20)
@@ -308,14 +309,6 @@ uint32_t svc_response_entry(svc_response *r, const void *entry)
 	return r->n_entries++;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
 /*
  * The string-table index of s. A string of an index blob is there once, so
  * its address names it within the blob; with several blobs in the call, equal
@@ -335,7 +328,7 @@ static uint32_t string_index(svc_response *r, const char *s)
 	struct slot *c = NULL;
 	uint64_t h = 0, k = 0;
 	if (r->n_entries > 1) {
-		h = hash_bytes(s, len);
+		h = sym_hash_bytes(s, len);
 		for (;; k++) {
 			c = table_find(r, &t->by_content, h, k);
 			if (!c)

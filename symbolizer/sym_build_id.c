@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "symbolizer/sym_hash.h"
+
 void sym_build_id_to_hex(const sym_build_id *id, char *out)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -48,8 +50,5 @@ bool sym_build_id_equal(const sym_build_id *a, const sym_build_id *b)
 
 uint64_t sym_build_id_hash(const sym_build_id *id)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (unsigned i = 0; i < id->len; i++)
-		h = (h ^ id->bytes[i]) * 1099511628211ull;
-	return h ^ (h >> 31);
+	return sym_hash_bytes(id->bytes, id->len);
 }
