@@ -183,6 +183,22 @@ static struct flight *flight_find(svc_resolver *r, const sym_build_id *id)
 	return f;
 }
 
+/* A new flight for id at stage, linked in (NULL: out of memory). */
+static struct flight *flight_new(svc_resolver *r, const sym_build_id *id, enum stage stage)
+{
+	struct flight *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->r = r;
+	f->id = *id;
+	f->stage = stage;
+	size_t b = bucket(id);
+	f->hnext = r->flights[b];
+	r->flights[b] = f;
+	r->st.in_flight++;
+	return f;
+}
+
 static void flight_unlink(svc_resolver *r, struct flight *f)
 {
 	struct flight **pp = &r->flights[bucket(&f->id)];
@@ -506,17 +522,10 @@ static void start_recheck(svc_resolver *r, svc_index_entry *e)
 	e->recheck_ms = now_ms() + recheck_interval_ms(r);
 	if (r->stopping || flight_find(r, &e->id))
 		return;
-	struct flight *f = calloc(1, sizeof(*f));
+	struct flight *f = flight_new(r, &e->id, STAGE_FETCH);
 	if (!f)
 		return;
-	f->r = r;
-	f->id = e->id;
-	f->stage = STAGE_FETCH;
 	f->recheck = true;
-	size_t b = bucket(&f->id);
-	f->hnext = r->flights[b];
-	r->flights[b] = f;
-	r->st.in_flight++;
 	r->st.rechecks++;
 	if (svc_fetch_start(r->o.fetcher, &f->id, SVC_FETCH_SYMBOLS, fetch_cb, f) != SYM_OK) {
 		flight_unlink(r, f);
@@ -557,20 +566,13 @@ svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id
 	if (f) {
 		r->st.joined++;
 	} else {
-		if (r->stopping || !(f = calloc(1, sizeof(*f)))) {
+		if (r->stopping || !(f = flight_new(r, id, STAGE_LOAD))) {
 			free(w);
 			now->status = SVC_RESOLVE_ERROR;
 			snprintf(now->error, sizeof(now->error), "%s",
 				 r->stopping ? "shutting down" : "out of memory");
 			return NULL;
 		}
-		f->r = r;
-		f->id = *id;
-		f->stage = STAGE_LOAD;
-		size_t b = bucket(id);
-		f->hnext = r->flights[b];
-		r->flights[b] = f;
-		r->st.in_flight++;
 		if (!svc_pool_submit(r->o.pool, f, load_work, load_done)) {
 			flight_unlink(r, f);
 			free(f);
