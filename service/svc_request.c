@@ -4,6 +4,7 @@
 #include "service/svc_request.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "service/svc_wire.h"
 
@@ -88,42 +89,32 @@ static outcome decode_location(const uint8_t *p, const uint8_t *end, Symbolizer_
 	return DECODED;
 }
 
-/* The top-level framing, and how many of each field. */
-static bool count_fields(const uint8_t *buf, size_t len, size_t *n_maps, size_t *n_locs,
-			 size_t *n_opts)
+void svc_request_count(const uint8_t *buf, size_t len, svc_request_shape *shape)
 {
 	const uint8_t *end = buf + len;
-	*n_maps = *n_locs = *n_opts = 0;
+	memset(shape, 0, sizeof(*shape));
 	for (const uint8_t *p = buf; p < end;) {
 		uint32_t field, wt;
-		if (!get_tag(&p, end, &field, &wt))
-			return false;
-		if (field <= 3 && wt != SVC_WIRE_LEN)
-			return false;
-		if (!skip_value(&p, end, wt))
-			return false;
-		*n_maps += field == 1;
-		*n_locs += field == 2;
-		*n_opts += field == 3;
+		if (!get_tag(&p, end, &field, &wt) || (field <= 3 && wt != SVC_WIRE_LEN) ||
+		    !skip_value(&p, end, wt)) {
+			memset(shape, 0, sizeof(*shape));
+			return;
+		}
+		shape->n_mappings += field == 1;
+		shape->n_locations += field == 2;
+		shape->n_options += field == 3;
 	}
-	return true;
+	shape->framed = true;
 }
 
-bool svc_request_count(const uint8_t *buf, size_t len, size_t *n_mappings, size_t *n_locations)
-{
-	size_t n_opts;
-	return count_fields(buf, len, n_mappings, n_locations, &n_opts);
-}
-
-static outcome decode_fast(const uint8_t *buf, size_t len, svc_arena *a,
-			   Symbolizer__V1__SymbolizeRequest **out)
+static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_shape *shape,
+			   svc_arena *a, Symbolizer__V1__SymbolizeRequest **out)
 {
 	const uint8_t *end = buf + len;
-	size_t n_maps, n_locs, n_opts;
-	if (!count_fields(buf, len, &n_maps, &n_locs, &n_opts))
+	size_t n_maps = shape->n_mappings, n_locs = shape->n_locations;
+	/* Options given twice are merged by protobuf-c. */
+	if (!shape->framed || shape->n_options > 1)
 		return NOT_SURE;
-	if (n_opts > 1)
-		return NOT_SURE; /* protobuf merges repeated singular messages */
 
 	Symbolizer__V1__SymbolizeRequest *r = svc_arena_alloc(a, sizeof(*r));
 	if (!r)
@@ -145,7 +136,7 @@ static outcome decode_fast(const uint8_t *buf, size_t len, svc_arena *a,
 	for (const uint8_t *p = buf; p < end;) {
 		uint32_t field = 0, wt = 0;
 		uint64_t n = 0;
-		/* The first pass checked the framing: these cannot fail. */
+		/* svc_request_count checked the framing: these cannot fail. */
 		get_tag(&p, end, &field, &wt);
 		if (field > 3) {
 			skip_value(&p, end, wt);
@@ -177,10 +168,11 @@ static outcome decode_fast(const uint8_t *buf, size_t len, svc_arena *a,
 }
 
 Symbolizer__V1__SymbolizeRequest *svc_request_decode(const uint8_t *buf, size_t len,
+						     const svc_request_shape *shape,
 						     svc_arena *arena)
 {
 	Symbolizer__V1__SymbolizeRequest *r = NULL;
-	switch (decode_fast(buf, len, arena, &r)) {
+	switch (decode_fast(buf, len, shape, arena, &r)) {
 	case DECODED:
 		return r;
 	case FAILED:

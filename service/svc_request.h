@@ -21,16 +21,24 @@
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "service/svc_arena.h"
 
-/*
- * How many mappings and locations the request holds, from its top-level
- * framing alone (no allocation), so that an oversized batch is refused before
- * it is decoded. False when the framing is not plainly valid (the decoder
- * then decides).
- */
-bool svc_request_count(const uint8_t *buf, size_t len, size_t *n_mappings, size_t *n_locations);
+/* What the top-level framing of a request says, read without decoding it. */
+typedef struct svc_request_shape {
+	bool framed;           /* the framing is plainly valid; else the counts are 0 */
+	size_t n_mappings, n_locations, n_options;
+} svc_request_shape;
 
-/* NULL when the bytes are not a SymbolizeRequest or the arena's cap is hit. */
+/*
+ * Reads the framing (no allocation), so that an oversized batch is refused
+ * before it is decoded; svc_request_decode() then reuses it.
+ */
+void svc_request_count(const uint8_t *buf, size_t len, svc_request_shape *shape);
+
+/*
+ * shape: svc_request_count() of the same bytes. NULL when the bytes are not a
+ * SymbolizeRequest or the arena's cap is hit.
+ */
 Symbolizer__V1__SymbolizeRequest *svc_request_decode(const uint8_t *buf, size_t len,
+						     const svc_request_shape *shape,
 						     svc_arena *arena);
 
 #endif

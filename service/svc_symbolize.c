@@ -432,20 +432,20 @@ void svc_symbolize_handle(svc_server *s, struct evhttp_request *req)
 		body = inflated;
 	}
 	/* An oversized batch is refused before it takes memory to decode. */
-	size_t count_m, count_l;
-	if (svc_request_count(body, msg_len, &count_m, &count_l) &&
-	    (count_m > s->o.max_mappings || count_l > s->o.max_locations)) {
+	svc_request_shape shape;
+	svc_request_count(body, msg_len, &shape);
+	if (shape.n_mappings > s->o.max_mappings || shape.n_locations > s->o.max_locations) {
 		free(inflated);
 		evbuffer_drain(in, body_len);
 		snprintf(msg, sizeof(msg),
 			 "batch of %zu mappings and %zu locations is over the limits (%u, %u)",
-			 count_m, count_l, s->o.max_mappings, s->o.max_locations);
+			 shape.n_mappings, shape.n_locations, s->o.max_mappings, s->o.max_locations);
 		finish_error(c, SVC_CONNECT_RESOURCE_EXHAUSTED, msg);
 		return;
 	}
 	/* The decoded request and the response live in the arena; its cap bounds both. */
 	svc_arena_init(&c->arena, 64u * 1024 * 1024 + 24 * msg_len);
-	c->msg = svc_request_decode(body, msg_len, &c->arena);
+	c->msg = svc_request_decode(body, msg_len, &shape, &c->arena);
 	free(inflated);
 	evbuffer_drain(in, body_len);
 	if (!c->msg) {

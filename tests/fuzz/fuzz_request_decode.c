@@ -22,7 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	svc_arena a1, a2;
 	svc_arena_init(&a1, 64u << 20);
 	svc_arena_init(&a2, 64u << 20);
-	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(data, size, &a1);
+	svc_request_shape shape;
+	svc_request_count(data, size, &shape);
+	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(data, size, &shape, &a1);
 	Symbolizer__V1__SymbolizeRequest *y =
 		symbolizer__v1__symbolize_request__unpack(&a2.pb, size, data);
 	if ((x == NULL) != (y == NULL))

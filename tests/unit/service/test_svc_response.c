@@ -334,7 +334,9 @@ static int decoders_agree(const uint8_t *buf, size_t len, int *decoded)
 	svc_arena a1, a2;
 	svc_arena_init(&a1, 1u << 20);
 	svc_arena_init(&a2, 1u << 20);
-	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(buf, len, &a1);
+	svc_request_shape shape;
+	svc_request_count(buf, len, &shape);
+	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(buf, len, &shape, &a1);
 	Symbolizer__V1__SymbolizeRequest *y =
 		symbolizer__v1__symbolize_request__unpack(&a2.pb, len, buf);
 	int ok = (x == NULL) == (y == NULL);
@@ -393,9 +395,11 @@ TEST(request_decoder_agrees_with_protobuf_c)
 	n += put_v(buf + n, 5);
 	CHECK(decoders_agree(buf, n, &decoded) && decoded);
 	/* The batch is counted from the framing alone. */
-	size_t cm = 0, cl = 0;
-	CHECK(svc_request_count(buf, n, &cm, &cl) && cm == 1 && cl == 2);
-	CHECK(!svc_request_count(buf, n - 1, &cm, &cl));
+	svc_request_shape sh;
+	svc_request_count(buf, n, &sh);
+	CHECK(sh.framed && sh.n_mappings == 1 && sh.n_locations == 2 && sh.n_options == 1);
+	svc_request_count(buf, n - 1, &sh);
+	CHECK(!sh.framed);
 	/* Every prefix: truncated fields fail in both, whole fields agree. */
 	for (size_t i = 0; i < n; i++)
 		CHECK(decoders_agree(buf, i, &decoded));
