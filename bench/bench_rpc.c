@@ -45,10 +45,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "bench/bench_io.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/svc_connect.h"
 #include "service/svc_wire.h"
 
 #define PATH "/symbolizer.v1.SymbolizerService/Symbolize"
@@ -135,8 +134,6 @@ struct conn {
 	size_t carry; /* bytes of the next response already read */
 	uint64_t reconnects;
 	bool gzipped;  /* the last response had Content-Encoding: gzip */
-	uint8_t *plain; /* its body inflated, then swapped with buf */
-	size_t plain_cap;
 };
 
 static bool accept_gzip; /* --gzip: requests carry Accept-Encoding: gzip */
@@ -454,36 +451,14 @@ static double thread_cpu(void)
 /* Inflates a gzipped body in c->buf (len bytes) and makes it c->buf. */
 static void gunzip_body(struct conn *c, size_t *len)
 {
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-		die("inflateInit2 failed");
-	zs.next_in = c->buf;
-	zs.avail_in = (uInt)*len;
-	size_t out = 0;
-	for (;;) {
-		if (c->plain_cap - out < 65536) {
-			c->plain_cap = c->plain_cap ? c->plain_cap * 2 : 1 << 18;
-			if (c->plain_cap > MAX_BODY || !(c->plain = realloc(c->plain, c->plain_cap)))
-				die("gzip response too large");
-		}
-		zs.next_out = c->plain + out;
-		zs.avail_out = (uInt)(c->plain_cap - out);
-		int z = inflate(&zs, Z_NO_FLUSH);
-		out = c->plain_cap - zs.avail_out;
-		if (z == Z_STREAM_END)
-			break;
-		if (z != Z_OK)
-			die("response is not valid gzip");
-	}
-	inflateEnd(&zs);
-	uint8_t *t = c->buf;
-	size_t tc = c->buf_cap;
-	c->buf = c->plain;
-	c->buf_cap = c->plain_cap;
-	c->plain = t;
-	c->plain_cap = tc;
-	*len = out;
+	void *plain;
+	size_t n;
+	if (svc_gunzip(c->buf, *len, MAX_BODY, &plain, &n) != 0)
+		die("response is not valid gzip, or inflates past %u bytes", MAX_BODY);
+	free(c->buf);
+	c->buf = plain;
+	c->buf_cap = n;
+	*len = n;
 }
 
 static int call(struct conn *c, const struct body *b, size_t *len)
@@ -540,7 +515,6 @@ static void *client_main(void *arg)
 	cl->reconnects = c.reconnects;
 	close(c.fd);
 	free(c.buf);
-	free(c.plain);
 	return NULL;
 }
 
