@@ -335,6 +335,54 @@ static bool next_field(const uint8_t **p, const uint8_t *end, uint32_t *field,
 }
 
 /*
+ * A message without submessages (Function, Line, MappingResult): the sum of
+ * its varints, and field 1's value in *first (0 when absent); strings (a
+ * MappingResult's error) are stepped over.
+ */
+static uint64_t walk_scalars(const uint8_t *p, const uint8_t *end, const char *what,
+			     uint64_t *first)
+{
+	uint64_t sum = 0;
+	*first = 0;
+	while (p < end) {
+		uint32_t f;
+		uint64_t x;
+		const uint8_t *s;
+		if (!next_field(&p, end, &f, &x, &s))
+			die("bad %s in the response", what);
+		if (s)
+			continue;
+		if (f == 1)
+			*first = x;
+		sum += x;
+	}
+	return sum;
+}
+
+/* A LocationResult: its number of Lines, each function_index checked. */
+static uint64_t walk_location(const uint8_t *p, const uint8_t *end, size_t n_functions,
+			      uint64_t *sink)
+{
+	uint64_t lines = 0;
+	while (p < end) {
+		uint32_t f;
+		uint64_t x, function;
+		const uint8_t *s;
+		if (!next_field(&p, end, &f, &x, &s))
+			die("bad LocationResult in the response");
+		if (f != 1 || !s) {
+			*sink += x;
+			continue;
+		}
+		*sink += walk_scalars(s, s + x, "Line", &function);
+		if (function >= n_functions)
+			die("Line.function_index %" PRIu64 " of %zu functions", function, n_functions);
+		lines++;
+	}
+	return lines;
+}
+
+/*
  * The default: a walk over the wire format that reads every field of the
  * response (each Line's function, line and column included) without building
  * objects, as a client with a fast generated decoder would; protobuf-c's
@@ -347,58 +395,28 @@ static struct outcome decode_walk(const uint8_t *data, size_t len, size_t batch)
 	struct outcome o = {0};
 	const uint8_t *p = data, *end = data + len, *sub;
 	size_t n_strings = 0, n_functions = 0, n_locations = 0, n_mappings = 0;
-	uint64_t sink = 0;
+	uint64_t sink = 0, first;
 	while (p < end) {
 		uint32_t field;
 		uint64_t v;
 		if (!next_field(&p, end, &field, &v, &sub))
 			die("response is not a SymbolizeResponse (%zu bytes)", len);
-		if (field == 1 && sub) {
+		if (!sub)
+			continue;
+		if (field == 1) {
 			n_strings++;
-		} else if ((field == 2 || field == 4) && sub) {
-			const uint8_t *q = sub, *qend = sub + v;
-			while (q < qend) {
-				uint32_t f;
-				uint64_t x;
-				const uint8_t *s;
-				if (!next_field(&q, qend, &f, &x, &s))
-					die("bad Function or MappingResult in the response");
-				if (field == 4 && f == 1 && n_mappings == 0)
-					o.status = (int)x;
-				sink += x;
-			}
-			n_functions += field == 2;
-			n_mappings += field == 4;
-		} else if (field == 3 && sub) {
-			const uint8_t *q = sub, *qend = sub + v;
-			uint64_t lines = 0;
-			while (q < qend) {
-				uint32_t f;
-				uint64_t x;
-				const uint8_t *s;
-				if (!next_field(&q, qend, &f, &x, &s))
-					die("bad LocationResult in the response");
-				if (f == 1 && s) {
-					const uint8_t *l = s, *lend = s + x;
-					while (l < lend) {
-						uint32_t lf;
-						uint64_t lx;
-						const uint8_t *ls;
-						if (!next_field(&l, lend, &lf, &lx, &ls) || ls)
-							die("bad Line in the response");
-						if (lf == 1 && lx >= n_functions)
-							die("Line.function_index %" PRIu64 " of %zu functions",
-							    lx, n_functions);
-						sink += lx;
-					}
-					lines++;
-				} else {
-					sink += x;
-				}
-			}
+		} else if (field == 2) {
+			sink += walk_scalars(sub, sub + v, "Function", &first);
+			n_functions++;
+		} else if (field == 3) {
+			uint64_t lines = walk_location(sub, sub + v, n_functions, &sink);
 			o.frames += lines;
 			o.located += lines > 0;
 			n_locations++;
+		} else if (field == 4) {
+			sink += walk_scalars(sub, sub + v, "MappingResult", &first);
+			if (n_mappings++ == 0)
+				o.status = (int)first;
 		}
 	}
 	if (n_mappings != 1 || n_locations != batch || n_strings == 0)
