@@ -196,6 +196,37 @@ int svc_flag_value(int argc, char **argv, int *i, const char *name, const char *
 	return 1;
 }
 
+int svc_flag_size(const char *name, const char *val, uint64_t *out, sym_error *err)
+{
+	if (svc_parse_size(val, out))
+		return 1;
+	sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a size (e.g. 512M)", name, val);
+	return -1;
+}
+
+int svc_flag_duration(const char *name, const char *val, int64_t *out, sym_error *err)
+{
+	if (svc_parse_duration_ms(val, out))
+		return 1;
+	sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a duration (e.g. 500ms, 30s, 10m)",
+		      name, val);
+	return -1;
+}
+
+int svc_flag_count(const char *name, const char *val, long max, long *out, sym_error *err)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(val, &end, 10);
+	if (errno || end == val || *end || v < 0 || v > max) {
+		sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a count (0 to %ld)", name,
+			      val, max);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
 int svc_config_parse_arg(svc_config *c, int argc, char **argv, int *i, sym_error *err)
 {
 	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
@@ -229,28 +260,13 @@ int svc_config_parse_arg(svc_config *c, int argc, char **argv, int *i, sym_error
 		case K_UPSTREAMS:
 			return svc_config_set_upstreams(c, val, err) == SYM_OK ? 1 : -1;
 		case K_DURATION:
-			if (!svc_parse_duration_ms(val, (int64_t *)base)) {
-				sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a duration (e.g. 30s, 10m)",
-					      flags[f].name, val);
-				return -1;
-			}
-			return 1;
+			return svc_flag_duration(flags[f].name, val, (int64_t *)base, err);
 		case K_SIZE:
-			if (!svc_parse_size(val, (uint64_t *)base)) {
-				sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a size (e.g. 512M)",
-					      flags[f].name, val);
-				return -1;
-			}
-			return 1;
+			return svc_flag_size(flags[f].name, val, (uint64_t *)base, err);
 		case K_INT: {
-			char *end;
-			errno = 0;
-			long v = strtol(val, &end, 10);
-			if (errno || end == val || *end || v < 0 || v > 100000) {
-				sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a count",
-					      flags[f].name, val);
+			long v;
+			if (svc_flag_count(flags[f].name, val, 100000, &v, err) < 0)
 				return -1;
-			}
 			*(int *)base = (int)v;
 			return 1;
 		}

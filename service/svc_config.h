@@ -102,6 +102,14 @@ int svc_flag_value(int argc, char **argv, int *i, const char *name, const char *
 bool svc_parse_duration_ms(const char *s, int64_t *out);
 bool svc_parse_size(const char *s, uint64_t *out);
 
+/*
+ * The value val of flag name as a size, a duration or a count (0 to max):
+ * 1, or -1 with err saying which flag and what was expected.
+ */
+int svc_flag_size(const char *name, const char *val, uint64_t *out, sym_error *err);
+int svc_flag_duration(const char *name, const char *val, int64_t *out, sym_error *err);
+int svc_flag_count(const char *name, const char *val, long max, long *out, sym_error *err);
+
 /* Prints the flag list above (for --help). */
 void svc_config_usage(FILE *out);
 

@@ -95,35 +95,16 @@ int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, s
 			*(const char **)base = val;
 			return 1;
 		case K_INT: {
-			char *end;
-			errno = 0;
-			long v = strtol(val, &end, 10);
-			if (errno || end == val || *end || v < 0 || v > 100000000) {
-				sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a count",
-					      flags[f].name, val);
+			long v;
+			if (svc_flag_count(flags[f].name, val, 100000000, &v, err) < 0)
 				return -1;
-			}
-			if (strcmp(flags[f].name, "--workers") == 0)
-				*(int *)base = (int)v;
-			else
-				*(uint32_t *)base = (uint32_t)v;
+			*(uint32_t *)base = (uint32_t)v;
 			return 1;
 		}
 		case K_SIZE:
-			if (!svc_parse_size(val, (uint64_t *)base)) {
-				sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a size (e.g. 512M)",
-					      flags[f].name, val);
-				return -1;
-			}
-			return 1;
+			return svc_flag_size(flags[f].name, val, (uint64_t *)base, err);
 		case K_DUR:
-			if (!svc_parse_duration_ms(val, (int64_t *)base)) {
-				sym_error_set(err, SYM_E_INVALID,
-					      "%s: '%.100s' is not a duration (e.g. 500ms, 2s)",
-					      flags[f].name, val);
-				return -1;
-			}
-			return 1;
+			return svc_flag_duration(flags[f].name, val, (int64_t *)base, err);
 		}
 	}
 	return 0;
@@ -356,8 +337,8 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 	};
 	if (!(s->fetcher = svc_fetcher_create(&fo, err)))
 		goto fail;
-	int workers = s->o.workers > 0 ? s->o.workers : online_cpus();
-	s->o.workers = workers;
+	int workers = s->o.workers > 0 ? (int)s->o.workers : online_cpus();
+	s->o.workers = (uint32_t)workers;
 	if (!(s->pool = svc_pool_create(base, workers)))
 		goto nomem;
 	if (!(s->cache = svc_index_cache_create(s->o.index_cache_bytes)))

@@ -29,7 +29,7 @@ struct event_base;
 
 typedef struct svc_server_options {
 	const char *listen;          /* HOST:PORT, [V6]:PORT or :PORT (default 127.0.0.1:8080) */
-	int workers;                 /* pool threads (0: online CPUs) */
+	uint32_t workers;            /* pool threads (0: online CPUs) */
 	uint64_t index_cache_bytes;  /* bound of the loaded indexes in memory */
 	uint64_t max_request_bytes;  /* request body cap, after gzip too */
 	uint32_t max_mappings;       /* per call */
