@@ -21,9 +21,9 @@
 #include <event2/buffer.h>
 
 #include "bench/bench_io.h"
-#include "service/svc_index_cache.h"
-#include "service/svc_lookup.h"
-#include "service/svc_response.h"
+#include "service/resolve/svc_index_cache.h"
+#include "service/symbolize/svc_lookup.h"
+#include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_index.h"
 
 static double now(void)
@@ -107,8 +107,8 @@ int main(int argc, char **argv)
 			req.mappings = &pmp;
 			req.n_locations = n - off < batch ? n - off : batch;
 			req.locations = locp + off;
-			svc_arena arena;
-			svc_arena_init(&arena, 64u << 20);
+			base_arena arena;
+			base_arena_init(&arena, 64u << 20);
 			svc_lookup_result res;
 			svc_lookup_result_init(&res);
 			svc_lookup_run(&req, &map, &arena, pool, gzip ? 1024 : UINT64_MAX, &res);
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 				batches++;
 			}
 			svc_lookup_result_deinit(&res);
-			svc_arena_deinit(&arena);
+			base_arena_deinit(&arena);
 		}
 		double t = now() - t0;
 		if (t < best)

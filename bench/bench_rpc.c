@@ -47,8 +47,8 @@
 
 #include "bench/bench_io.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
-#include "service/svc_connect.h"
-#include "service/svc_wire.h"
+#include "service/rpc/svc_connect.h"
+#include "service/rpc/svc_wire.h"
 
 #define PATH "/symbolizer.v1.SymbolizerService/Symbolize"
 #define MAX_HEADER 16384

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "symbolizer/sym_hash.h"
+#include "base/base_hash.h"
 
 void sym_build_id_to_hex(const sym_build_id *id, char *out)
 {
@@ -50,5 +50,5 @@ bool sym_build_id_equal(const sym_build_id *a, const sym_build_id *b)
 
 uint64_t sym_build_id_hash(const sym_build_id *id)
 {
-	return sym_hash_bytes(id->bytes, id->len);
+	return base_hash_bytes(id->bytes, id->len);
 }

@@ -10,23 +10,23 @@ int sym_collect_init(sym_collect *c)
 	memset(c, 0, sizeof(*c));
 	if (sym_strtab_init(&c->strs))
 		return -1;
-	sym_vec_init(&c->funcs, sizeof(struct sym_ix_func), SYM_MAX_SCOPES);
-	sym_vec_init(&c->scopes, sizeof(struct sym_ix_scope), SYM_MAX_SCOPES);
-	sym_vec_init(&c->scope_spans, sizeof(sym_span), SYM_MAX_SPANS);
-	sym_vec_init(&c->line_spans, sizeof(sym_span), SYM_MAX_SPANS);
+	base_vec_init(&c->funcs, sizeof(struct sym_ix_func), SYM_MAX_SCOPES);
+	base_vec_init(&c->scopes, sizeof(struct sym_ix_scope), SYM_MAX_SCOPES);
+	base_vec_init(&c->scope_spans, sizeof(sym_span), SYM_MAX_SPANS);
+	base_vec_init(&c->line_spans, sizeof(sym_span), SYM_MAX_SPANS);
 	return 0;
 }
 
 void sym_collect_deinit(sym_collect *c)
 {
 	sym_strtab_deinit(&c->strs);
-	sym_vec_deinit(&c->funcs);
-	sym_vec_deinit(&c->scopes);
-	sym_vec_deinit(&c->scope_spans);
-	sym_vec_deinit(&c->line_spans);
+	base_vec_deinit(&c->funcs);
+	base_vec_deinit(&c->scopes);
+	base_vec_deinit(&c->scope_spans);
+	base_vec_deinit(&c->line_spans);
 }
 
-int sym_collect_merge(sym_collect *dst, sym_collect *src, sym_vec *dst_scope_spans)
+int sym_collect_merge(sym_collect *dst, sym_collect *src, base_vec *dst_scope_spans)
 {
 	int rc = -1;
 	uint32_t *map = malloc(src->strs.size * sizeof(*map));
@@ -41,43 +41,43 @@ int sym_collect_merge(sym_collect *dst, sym_collect *src, sym_vec *dst_scope_spa
 		off += len + 1;
 	}
 	uint32_t func_base = (uint32_t)dst->funcs.len, scope_base = (uint32_t)dst->scopes.len;
-	if (sym_vec_reserve(&dst->funcs, src->funcs.len) ||
-	    sym_vec_reserve(&dst->scopes, src->scopes.len) ||
-	    sym_vec_reserve(dst_scope_spans, src->scope_spans.len) ||
-	    sym_vec_reserve(&dst->line_spans, src->line_spans.len))
+	if (base_vec_reserve(&dst->funcs, src->funcs.len) ||
+	    base_vec_reserve(&dst->scopes, src->scopes.len) ||
+	    base_vec_reserve(dst_scope_spans, src->scope_spans.len) ||
+	    base_vec_reserve(&dst->line_spans, src->line_spans.len))
 		goto out;
 	for (size_t i = 0; i < src->funcs.len; i++) {
-		struct sym_ix_func f = SYM_VEC_AT(&src->funcs, struct sym_ix_func, i);
+		struct sym_ix_func f = BASE_VEC_AT(&src->funcs, struct sym_ix_func, i);
 		f.name = map[f.name];
 		f.linkage = map[f.linkage];
 		f.display = map[f.display];
 		f.decl_file = map[f.decl_file];
-		*(struct sym_ix_func *)sym_vec_push(&dst->funcs) = f;
+		*(struct sym_ix_func *)base_vec_push(&dst->funcs) = f;
 	}
 	for (size_t i = 0; i < src->scopes.len; i++) {
-		struct sym_ix_scope s = SYM_VEC_AT(&src->scopes, struct sym_ix_scope, i);
+		struct sym_ix_scope s = BASE_VEC_AT(&src->scopes, struct sym_ix_scope, i);
 		s.func += func_base;
 		if (s.parent != SYM_IX_NONE)
 			s.parent += scope_base;
 		s.call_file = map[s.call_file];
-		*(struct sym_ix_scope *)sym_vec_push(&dst->scopes) = s;
+		*(struct sym_ix_scope *)base_vec_push(&dst->scopes) = s;
 	}
 	for (size_t i = 0; i < src->scope_spans.len; i++) {
-		sym_span s = SYM_VEC_AT(&src->scope_spans, sym_span, i);
+		sym_span s = BASE_VEC_AT(&src->scope_spans, sym_span, i);
 		s.a += scope_base;
-		*(sym_span *)sym_vec_push(dst_scope_spans) = s;
+		*(sym_span *)base_vec_push(dst_scope_spans) = s;
 	}
 	for (size_t i = 0; i < src->line_spans.len; i++) {
-		sym_span s = SYM_VEC_AT(&src->line_spans, sym_span, i);
+		sym_span s = BASE_VEC_AT(&src->line_spans, sym_span, i);
 		s.a = map[s.a];
-		*(sym_span *)sym_vec_push(&dst->line_spans) = s;
+		*(sym_span *)base_vec_push(&dst->line_spans) = s;
 	}
 	rc = 0;
 out:
 	free(map);
-	sym_vec_deinit(&src->funcs);
-	sym_vec_deinit(&src->scopes);
-	sym_vec_deinit(&src->scope_spans);
-	sym_vec_deinit(&src->line_spans);
+	base_vec_deinit(&src->funcs);
+	base_vec_deinit(&src->scopes);
+	base_vec_deinit(&src->scope_spans);
+	base_vec_deinit(&src->line_spans);
 	return rc;
 }

@@ -12,7 +12,7 @@
 
 #include "symbolizer/sym_index_format.h"
 #include "symbolizer/sym_strtab.h"
-#include "symbolizer/sym_vec.h"
+#include "base/base_vec.h"
 
 /* An address span: a scope's code range, or one line-table row's range. */
 typedef struct sym_span {
@@ -30,10 +30,10 @@ typedef struct sym_span {
 
 typedef struct sym_collect {
 	sym_strtab strs;
-	sym_vec funcs;        /* struct sym_ix_func */
-	sym_vec scopes;       /* struct sym_ix_scope */
-	sym_vec scope_spans;  /* sym_span */
-	sym_vec line_spans;   /* sym_span */
+	base_vec funcs;        /* struct sym_ix_func */
+	base_vec scopes;       /* struct sym_ix_scope */
+	base_vec scope_spans;  /* sym_span */
+	base_vec line_spans;   /* sym_span */
 	uint64_t min_code_addr;  /* spans starting below it are tombstones (discarded code) */
 } sym_collect;
 
@@ -47,5 +47,5 @@ void sym_collect_deinit(sym_collect *c);
  * indexes shifted. src's scope spans go to dst_scope_spans (dst->scope_spans or
  * another vector), its line spans to dst->line_spans. src is left empty.
  */
-int sym_collect_merge(sym_collect *dst, sym_collect *src, sym_vec *dst_scope_spans);
+int sym_collect_merge(sym_collect *dst, sym_collect *src, base_vec *dst_scope_spans);
 #endif

@@ -35,7 +35,7 @@ struct walk {
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
 	size_t file_strs_cap;
 	uint32_t order;
-	sym_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
+	base_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
 	char path[MAX_PATH_BYTES];
 };
 
@@ -112,7 +112,7 @@ static sym_errc load_cu_ranges(struct walk *w)
 	while ((off = dwarf_ranges(&w->cudie, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		struct addr_range *r = sym_vec_push(&w->cu_ranges);
+		struct addr_range *r = base_vec_push(&w->cu_ranges);
 		if (!r)
 			return fail_nomem(w);
 		*r = (struct addr_range){lo, hi};
@@ -125,7 +125,7 @@ static sym_errc load_cu_ranges(struct walk *w)
 static sym_errc push_line(struct walk *w, uint64_t lo, uint64_t hi, uint32_t file, int line,
 			  int col)
 {
-	sym_span *s = sym_vec_push(&w->out->line_spans);
+	sym_span *s = base_vec_push(&w->out->line_spans);
 	if (!s)
 		return fail_nomem(w);
 	*s = (sym_span){.lo = lo, .hi = hi, .a = file, .b = (uint32_t)line, .c = (uint32_t)col,
@@ -263,7 +263,7 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 	    f.decl_file == SYM_STR_NONE)
 		return fail_nomem(w), UINT32_MAX;
 	id = (uint32_t)w->out->funcs.len;
-	struct sym_ix_func *slot = sym_vec_push(&w->out->funcs);
+	struct sym_ix_func *slot = base_vec_push(&w->out->funcs);
 	if (!slot || sym_map64_put(&w->funcs, key, id))
 		return fail_nomem(w), UINT32_MAX;
 	*slot = f;
@@ -281,7 +281,7 @@ static uint32_t add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent, uint3
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (is_tombstone(w, lo, hi))
 			continue;
-		sym_span *s = sym_vec_push(&w->out->scope_spans);
+		sym_span *s = base_vec_push(&w->out->scope_spans);
 		if (!s)
 			return fail_nomem(w), UINT32_MAX;
 		*s = (sym_span){.lo = lo, .hi = hi, .a = id, .b = depth, .order = w->order++};
@@ -303,7 +303,7 @@ static uint32_t add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent, uint3
 		if (sc.call_file == SYM_STR_NONE)
 			return fail_nomem(w), UINT32_MAX;
 	}
-	struct sym_ix_scope *slot = sym_vec_push(&w->out->scopes);
+	struct sym_ix_scope *slot = base_vec_push(&w->out->scopes);
 	if (!slot)
 		return fail_nomem(w), UINT32_MAX;
 	*slot = sc;
@@ -425,7 +425,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	struct walk w = {.dw = dw, .out = out, .err = err};
 	sym_map64_init(&w.funcs);
 	sym_map64_init(&w.imported);
-	sym_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
+	base_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -441,7 +441,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 			break;
 	}
 	free(w.file_strs);
-	sym_vec_deinit(&w.cu_ranges);
+	base_vec_deinit(&w.cu_ranges);
 	sym_map64_deinit(&w.funcs);
 	sym_map64_deinit(&w.imported);
 	return rc;

@@ -27,30 +27,30 @@ static int cmp_plain(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static int emit(sym_vec *out, uint64_t lo, uint64_t hi, size_t span)
+static int emit(base_vec *out, uint64_t lo, uint64_t hi, size_t span)
 {
 	if (lo >= hi)
 		return 0;
-	sym_seg *last = out->len ? &SYM_VEC_AT(out, sym_seg, out->len - 1) : NULL;
+	sym_seg *last = out->len ? &BASE_VEC_AT(out, sym_seg, out->len - 1) : NULL;
 	if (last && last->hi == lo && last->span == span) {
 		last->hi = hi;
 		return 0;
 	}
-	sym_seg *s = sym_vec_push(out);
+	sym_seg *s = base_vec_push(out);
 	if (!s)
 		return -1;
 	*s = (sym_seg){.lo = lo, .hi = hi, .span = (uint32_t)span};
 	return 0;
 }
 
-sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, sym_vec *out, sym_error *err)
+sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, base_vec *out, sym_error *err)
 {
 	if (n > UINT32_MAX)
 		return sym_error_set(err, SYM_E_TOO_LARGE, "too many address ranges");
 	if (n)
 		qsort(spans, n, sizeof(*spans), by_depth ? cmp_depth : cmp_plain);
-	sym_vec stack;
-	sym_vec_init(&stack, sizeof(uint32_t), n + 1);
+	base_vec stack;
+	base_vec_init(&stack, sizeof(uint32_t), n + 1);
 	uint64_t pos = 0;
 	sym_errc rc = SYM_OK;
 	for (size_t i = 0; i <= n; i++) {
@@ -60,7 +60,7 @@ sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, sym_vec *out, sym
 		uint64_t until = last ? UINT64_MAX : spans[i].lo;
 		/* Emit what the stack covers up to the next span's start. */
 		while (stack.len && pos < until) {
-			uint32_t top = SYM_VEC_AT(&stack, uint32_t, stack.len - 1);
+			uint32_t top = BASE_VEC_AT(&stack, uint32_t, stack.len - 1);
 			if (spans[top].hi <= pos) {
 				stack.len--;
 				continue;
@@ -75,7 +75,7 @@ sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, sym_vec *out, sym
 		if (last)
 			break;
 		pos = spans[i].lo;
-		uint32_t *slot = sym_vec_push(&stack);
+		uint32_t *slot = base_vec_push(&stack);
 		if (!slot) {
 			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory flattening ranges");
 			goto done;
@@ -83,6 +83,6 @@ sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, sym_vec *out, sym
 		*slot = (uint32_t)i;
 	}
 done:
-	sym_vec_deinit(&stack);
+	base_vec_deinit(&stack);
 	return rc;
 }

@@ -20,7 +20,7 @@ typedef struct sym_seg {
 } sym_seg;
 
 /* Sorts spans in place (by lo, then depth in .b when by_depth, then hi descending,
- * then order) and fills out (a sym_vec of sym_seg). */
-sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, sym_vec *out, sym_error *err);
+ * then order) and fills out (a base_vec of sym_seg). */
+sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, base_vec *out, sym_error *err);
 
 #endif

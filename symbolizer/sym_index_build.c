@@ -254,15 +254,15 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 	}
 	if ((rc = sym_symtab_collect(elf, &syms, err)))
 		goto out;
-	sym_vec symbol_spans;
-	sym_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
+	base_vec symbol_spans;
+	base_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
 	if (sym_collect_merge(&all, &syms, &symbol_spans)) {
-		sym_vec_deinit(&symbol_spans);
+		base_vec_deinit(&symbol_spans);
 		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging symbols");
 		goto out;
 	}
 	if (all.scope_spans.len == 0 && symbol_spans.len == 0 && all.line_spans.len == 0) {
-		sym_vec_deinit(&symbol_spans);
+		base_vec_deinit(&symbol_spans);
 		rc = sym_error_set(err, SYM_E_NO_SYMBOLS,
 				   "no DWARF code ranges, line rows or function symbols");
 		goto out;
@@ -270,7 +270,7 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 	sym_index_input in = {.c = &all, .symbol_spans = &symbol_spans, .elf = &info,
 			      .from_dwarf = from_dwarf};
 	rc = sym_index_write(&in, blob, blob_size, err);
-	sym_vec_deinit(&symbol_spans);
+	base_vec_deinit(&symbol_spans);
 out:
 	for (unsigned i = 0; i < nshards; i++)
 		sym_collect_deinit(&shards[i].out);

@@ -20,7 +20,7 @@ struct pack {
 	size_t n;                /* ranges kept */
 	uint64_t base;
 	sym_map64 file_index;    /* file string offset -> index in files */
-	sym_vec files;           /* uint32_t string offsets, in index order */
+	base_vec files;           /* uint32_t string offsets, in index order */
 	uint32_t *range_file;    /* file index of each range (looked up once) */
 	uint32_t *buckets;
 };
@@ -50,7 +50,7 @@ static void range_row(const struct pack *pk, uint32_t i, uint32_t *v)
 
 static void scope_row(const struct pack *pk, uint32_t i, uint32_t *v)
 {
-	const struct sym_ix_scope *s = &SYM_VEC_AT(&pk->in->c->scopes, struct sym_ix_scope, i);
+	const struct sym_ix_scope *s = &BASE_VEC_AT(&pk->in->c->scopes, struct sym_ix_scope, i);
 	v[SYM_IX_S_FUNC] = s->func;
 	v[SYM_IX_S_PARENT] = plus_one(s->parent);
 	v[SYM_IX_S_CALL_FILE] = file_of(pk, s->call_file);
@@ -60,7 +60,7 @@ static void scope_row(const struct pack *pk, uint32_t i, uint32_t *v)
 
 static void func_row(const struct pack *pk, uint32_t i, uint32_t *v)
 {
-	const struct sym_ix_func *f = &SYM_VEC_AT(&pk->in->c->funcs, struct sym_ix_func, i);
+	const struct sym_ix_func *f = &BASE_VEC_AT(&pk->in->c->funcs, struct sym_ix_func, i);
 	v[SYM_IX_F_NAME] = f->name;
 	v[SYM_IX_F_LINKAGE] = f->linkage;
 	v[SYM_IX_F_DISPLAY] = f->display;
@@ -70,7 +70,7 @@ static void func_row(const struct pack *pk, uint32_t i, uint32_t *v)
 
 static void file_row(const struct pack *pk, uint32_t i, uint32_t *v)
 {
-	v[SYM_IX_FILE_NAME] = SYM_VEC_AT(&pk->files, uint32_t, i);
+	v[SYM_IX_FILE_NAME] = BASE_VEC_AT(&pk->files, uint32_t, i);
 }
 
 static void bucket_row(const struct pack *pk, uint32_t i, uint32_t *v)
@@ -134,7 +134,7 @@ static uint32_t add_file(struct pack *pk, uint32_t str)
 	uint32_t id = sym_map64_get(&pk->file_index, str);
 	if (id != UINT32_MAX)
 		return id;
-	uint32_t *slot = sym_vec_push(&pk->files);
+	uint32_t *slot = base_vec_push(&pk->files);
 	id = (uint32_t)(pk->files.len - 1);
 	if (!slot || sym_map64_put(&pk->file_index, str, id))
 		return UINT32_MAX;
@@ -153,10 +153,10 @@ static int build_files(struct pack *pk)
 		if ((pk->range_file[i] = add_file(pk, pk->ranges[i].rec.file)) == UINT32_MAX)
 			return -1;
 	for (size_t i = 0; i < c->scopes.len; i++)
-		if (add_file(pk, SYM_VEC_AT(&c->scopes, struct sym_ix_scope, i).call_file) == UINT32_MAX)
+		if (add_file(pk, BASE_VEC_AT(&c->scopes, struct sym_ix_scope, i).call_file) == UINT32_MAX)
 			return -1;
 	for (size_t i = 0; i < c->funcs.len; i++)
-		if (add_file(pk, SYM_VEC_AT(&c->funcs, struct sym_ix_func, i).decl_file) == UINT32_MAX)
+		if (add_file(pk, BASE_VEC_AT(&c->funcs, struct sym_ix_func, i).decl_file) == UINT32_MAX)
 			return -1;
 	return 0;
 }
@@ -190,7 +190,7 @@ static uint32_t compute_flags(const struct pack *pk)
 			flags |= SYM_INDEX_HAS_LINE_NUMBERS;
 	}
 	for (size_t i = 0; i < in->c->scopes.len; i++)
-		if (SYM_VEC_AT(&in->c->scopes, struct sym_ix_scope, i).parent != SYM_IX_NONE)
+		if (BASE_VEC_AT(&in->c->scopes, struct sym_ix_scope, i).parent != SYM_IX_NONE)
 			flags |= SYM_INDEX_HAS_INLINE_FRAMES;
 	return flags;
 }
@@ -272,10 +272,10 @@ sym_errc sym_index_pack(const sym_index_input *in, const sym_ix_range *ranges, s
 	while (pk.n > 1 && ranges[pk.n - 1].start - pk.base > UINT32_MAX)
 		pk.n--;
 	sym_map64_init(&pk.file_index);
-	sym_vec_init(&pk.files, sizeof(uint32_t), SYM_IX_NONE);
+	base_vec_init(&pk.files, sizeof(uint32_t), SYM_IX_NONE);
 	sym_errc rc = layout(&pk, blob, size, err);
 	sym_map64_deinit(&pk.file_index);
-	sym_vec_deinit(&pk.files);
+	base_vec_deinit(&pk.files);
 	free(pk.buckets);
 	free(pk.range_file);
 	return rc;

@@ -35,10 +35,10 @@ static uint64_t next_edge(const struct cursor *c, uint64_t pos, uint64_t best)
 	return e < best ? e : best;
 }
 
-static int push_range(sym_vec *ranges, uint64_t start, const struct sym_ix_rec *rec)
+static int push_range(base_vec *ranges, uint64_t start, const struct sym_ix_rec *rec)
 {
 	if (ranges->len) {
-		sym_ix_range *last = &SYM_VEC_AT(ranges, sym_ix_range, ranges->len - 1);
+		sym_ix_range *last = &BASE_VEC_AT(ranges, sym_ix_range, ranges->len - 1);
 		if (!memcmp(&last->rec, rec, sizeof(*rec)))
 			return 0;
 		if (last->start == start) {
@@ -46,7 +46,7 @@ static int push_range(sym_vec *ranges, uint64_t start, const struct sym_ix_rec *
 			return 0;
 		}
 	}
-	sym_ix_range *r = sym_vec_push(ranges);
+	sym_ix_range *r = base_vec_push(ranges);
 	if (!r)
 		return -1;
 	r->start = start;
@@ -59,11 +59,11 @@ static const struct sym_ix_rec gap_rec = {.scope = SYM_IX_NONE};
 /* Merges the three segment lists into ranges: scopes from DWARF over symbols, line rows. */
 static const struct sym_ix_scope *sym_vec_at_scope(const sym_index_input *in, uint32_t id)
 {
-	return &SYM_VEC_AT(&in->c->scopes, struct sym_ix_scope, id);
+	return &BASE_VEC_AT(&in->c->scopes, struct sym_ix_scope, id);
 }
 
 static sym_errc sweep(const sym_index_input *in, struct cursor *cs, struct cursor *cy,
-		      struct cursor *cl, sym_vec *ranges, sym_error *err)
+		      struct cursor *cl, base_vec *ranges, sym_error *err)
 {
 	uint64_t pos = UINT64_MAX;
 	struct cursor *all[3] = {cs, cy, cl};
@@ -85,7 +85,7 @@ static sym_errc sweep(const sym_index_input *in, struct cursor *cs, struct curso
 			if (!s && !l && y) {
 				/* Symbol only: its STT_FILE, if any, names the file. */
 				const struct sym_ix_scope *sc = sym_vec_at_scope(in, rec.scope);
-				rec.file = SYM_VEC_AT(&in->c->funcs, struct sym_ix_func, sc->func).decl_file;
+				rec.file = BASE_VEC_AT(&in->c->funcs, struct sym_ix_func, sc->func).decl_file;
 			}
 			if (l) {
 				const sym_span *ls = &cl->spans[l->span];
@@ -110,13 +110,13 @@ nomem:
 
 sym_errc sym_index_write(sym_index_input *in, void **blob, size_t *size, sym_error *err)
 {
-	sym_vec segs[3], ranges;
-	sym_vec *spans[3] = {&in->c->scope_spans, in->symbol_spans, &in->c->line_spans};
+	base_vec segs[3], ranges;
+	base_vec *spans[3] = {&in->c->scope_spans, in->symbol_spans, &in->c->line_spans};
 	struct cursor cur[3];
 	sym_errc rc = SYM_OK;
-	sym_vec_init(&ranges, sizeof(sym_ix_range), (size_t)UINT32_MAX - 1);
+	base_vec_init(&ranges, sizeof(sym_ix_range), (size_t)UINT32_MAX - 1);
 	for (int k = 0; k < 3; k++)
-		sym_vec_init(&segs[k], sizeof(sym_seg), SYM_MAX_SPANS * 2);
+		base_vec_init(&segs[k], sizeof(sym_seg), SYM_MAX_SPANS * 2);
 	for (int k = 0; k < 3 && !rc; k++) {
 		rc = sym_flatten(spans[k]->data, spans[k]->len, k < 2, &segs[k], err);
 		cur[k] = (struct cursor){segs[k].data, segs[k].len, 0, spans[k]->data};
@@ -128,7 +128,7 @@ sym_errc sym_index_write(sym_index_input *in, void **blob, size_t *size, sym_err
 	if (!rc)
 		rc = sym_index_pack(in, ranges.data, ranges.len, blob, size, err);
 	for (int k = 0; k < 3; k++)
-		sym_vec_deinit(&segs[k]);
-	sym_vec_deinit(&ranges);
+		base_vec_deinit(&segs[k]);
+	base_vec_deinit(&ranges);
 	return rc;
 }

@@ -15,7 +15,7 @@
 
 typedef struct sym_index_input {
 	sym_collect *c;             /* strings, functions, scopes, DWARF scope spans, line spans */
-	sym_vec *symbol_spans;      /* spans of symbol-table scopes (ids into c->scopes) */
+	base_vec *symbol_spans;      /* spans of symbol-table scopes (ids into c->scopes) */
 	const sym_elf_info *elf;    /* build ID and PT_LOAD segments */
 	bool from_dwarf;
 } sym_index_input;

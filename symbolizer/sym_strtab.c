@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/sym_hash.h"
+#include "base/base_hash.h"
 
 int sym_strtab_init(sym_strtab *t)
 {
@@ -43,7 +43,7 @@ static int rehash(sym_strtab *t)
 		if (!v)
 			continue;
 		const char *s = t->bytes + v - 1;
-		size_t j = sym_hash_bytes(s, strlen(s)) & (n - 1);
+		size_t j = base_hash_bytes(s, strlen(s)) & (n - 1);
 		while (slots[j])
 			j = (j + 1) & (n - 1);
 		slots[j] = v;
@@ -64,7 +64,7 @@ uint32_t sym_strtab_add(sym_strtab *t, const char *s, size_t len)
 		len = (size_t)(nul - s);
 	if (len == 0)
 		return 0;
-	uint64_t h = sym_hash_bytes(s, len);
+	uint64_t h = base_hash_bytes(s, len);
 	size_t mask = t->nslots - 1, j = h & mask;
 	for (uint32_t v; (v = t->slots[j]) != 0; j = (j + 1) & mask) {
 		const char *c = t->bytes + v - 1;

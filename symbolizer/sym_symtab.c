@@ -40,7 +40,7 @@ static int cmp_fsym(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank, sym_vec *syms,
+static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank, base_vec *syms,
 			   sym_error *err)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -68,7 +68,7 @@ static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank
 		GElf_Shdr sec;
 		Elf_Scn *sscn = elf_getscn(elf, s.st_shndx);
 		uint64_t sec_end = sscn && gelf_getshdr(sscn, &sec) ? sec.sh_addr + sec.sh_size : 0;
-		struct fsym *f = sym_vec_push(syms);
+		struct fsym *f = base_vec_push(syms);
 		if (!f)
 			return sym_error_set(err, SYM_E_NOMEM, "out of memory reading symbols");
 		*f = (struct fsym){.addr = s.st_value, .size = s.st_size, .sec_end = sec_end,
@@ -91,9 +91,9 @@ static sym_errc add_symbol(sym_collect *out, const struct fsym *f, uint64_t hi, 
 	fn.decl_file = sym_strtab_add_cstr(&out->strs, f->file);
 	free(d);
 	uint32_t fid = (uint32_t)out->funcs.len, sid = (uint32_t)out->scopes.len;
-	struct sym_ix_func *pf = sym_vec_push(&out->funcs);
-	struct sym_ix_scope *ps = sym_vec_push(&out->scopes);
-	sym_span *sp = sym_vec_push(&out->scope_spans);
+	struct sym_ix_func *pf = base_vec_push(&out->funcs);
+	struct sym_ix_scope *ps = base_vec_push(&out->scopes);
+	sym_span *sp = base_vec_push(&out->scope_spans);
 	if (!pf || !ps || !sp || fn.name == SYM_STR_NONE || fn.display == SYM_STR_NONE ||
 	    fn.decl_file == SYM_STR_NONE)
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory reading symbols");
@@ -105,8 +105,8 @@ static sym_errc add_symbol(sym_collect *out, const struct fsym *f, uint64_t hi, 
 
 sym_errc sym_symtab_collect(Elf *elf, sym_collect *out, sym_error *err)
 {
-	sym_vec syms;
-	sym_vec_init(&syms, sizeof(struct fsym), SYM_MAX_SPANS);
+	base_vec syms;
+	base_vec_init(&syms, sizeof(struct fsym), SYM_MAX_SPANS);
 	sym_errc rc = SYM_OK;
 	for (int pass = 0; pass < 2 && !rc; pass++) {
 		Elf_Scn *scn = NULL;
@@ -143,6 +143,6 @@ sym_errc sym_symtab_collect(Elf *elf, sym_collect *out, sym_error *err)
 		rc = add_symbol(out, &v[i], hi, err);
 	}
 out:
-	sym_vec_deinit(&syms);
+	base_vec_deinit(&syms);
 	return rc;
 }

@@ -14,8 +14,8 @@
 #include <event2/event.h>
 
 #include "cmd/symbolctl/commands.h"
-#include "service/fetch.h"
-#include "service/svc_config.h"
+#include "service/fetch/svc_fetcher.h"
+#include "service/core/svc_config.h"
 #include "storage/stor_db.h"
 
 struct run {

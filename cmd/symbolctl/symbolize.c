@@ -17,8 +17,8 @@
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/llvm_format.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
-#include "service/svc_client.h"
-#include "service/svc_config.h"
+#include "service/rpc/svc_client.h"
+#include "service/core/svc_config.h"
 
 #define BATCH_MAX 10000
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x

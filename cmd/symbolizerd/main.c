@@ -13,9 +13,9 @@
 
 #include <event2/event.h>
 
-#include "service/svc_config.h"
-#include "service/svc_log.h"
-#include "service/svc_server.h"
+#include "service/core/svc_config.h"
+#include "base/base_log.h"
+#include "service/http/svc_server.h"
 
 static void usage(FILE *out)
 {
@@ -38,7 +38,7 @@ static void usage(FILE *out)
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	(void)what;
-	svc_logf(SVC_LOG_INFO, "signal", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	base_logf(BASE_LOG_INFO, "signal", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	svc_server_shutdown(arg);
 }
 
@@ -59,14 +59,14 @@ int main(int argc, char **argv)
 		const char *level_name;
 		int rc = svc_flag_value(argc, argv, &i, "--log-level", &level_name, &err);
 		if (rc > 0) {
-			int level = svc_log_parse_level(level_name);
+			int level = base_log_parse_level(level_name);
 			if (level < 0) {
 				fprintf(stderr, "symbolizerd: --log-level: '%s' is not a level\n",
 					level_name);
 				svc_config_deinit(&config);
 				return 2;
 			}
-			svc_log_set_level((svc_log_level)level);
+			base_log_set_level((base_log_level)level);
 			continue;
 		}
 		if (rc == 0)
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 	}
 	svc_server *srv = svc_server_create(base, &opts, &err);
 	if (!srv) {
-		svc_logf(SVC_LOG_ERROR, "cannot start", "error=\"%s\"", err.msg);
+		base_logf(BASE_LOG_ERROR, "cannot start", "error=\"%s\"", err.msg);
 		event_base_free(base);
 		svc_config_deinit(&config);
 		return 1;
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 		size_t n = strlen(dirs);
 		snprintf(dirs + n, sizeof(dirs) - n, "%s%s", i ? "," : "", config.debug_dirs[i]);
 	}
-	svc_logf(SVC_LOG_INFO, "listening",
+	base_logf(BASE_LOG_INFO, "listening",
 		 "addr=%s data_dir=\"%s\" debug_dirs=\"%s\" upstreams=\"%s\"",
 		 svc_server_address(srv), config.data_dir, dirs, upstreams);
 	event_base_dispatch(base);
@@ -130,6 +130,6 @@ int main(int argc, char **argv)
 	svc_server_destroy(srv);
 	event_base_free(base);
 	svc_config_deinit(&config);
-	svc_logf(SVC_LOG_INFO, "stopped", NULL);
+	base_logf(BASE_LOG_INFO, "stopped", NULL);
 	return 0;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/svc_request.h"
+#include "service/symbolize/svc_request.h"
 
 static int same_str(const char *a, const char *b)
 {
@@ -19,14 +19,15 @@ static int same_str(const char *a, const char *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	svc_arena a1, a2;
-	svc_arena_init(&a1, 64u << 20);
-	svc_arena_init(&a2, 64u << 20);
+	base_arena a1, a2;
+	base_arena_init(&a1, 64u << 20);
+	base_arena_init(&a2, 64u << 20);
 	svc_request_shape shape;
 	svc_request_count(data, size, &shape);
 	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(data, size, &shape, &a1);
+	ProtobufCAllocator pb2 = svc_request_allocator(&a2);
 	Symbolizer__V1__SymbolizeRequest *y =
-		symbolizer__v1__symbolize_request__unpack(&a2.pb, size, data);
+		symbolizer__v1__symbolize_request__unpack(&pb2, size, data);
 	if ((x == NULL) != (y == NULL))
 		abort();
 	if (x) {
@@ -53,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (a1.used > a1.cap)
 		abort();
-	svc_arena_deinit(&a1);
-	svc_arena_deinit(&a2);
+	base_arena_deinit(&a1);
+	base_arena_deinit(&a2);
 	return 0;
 }

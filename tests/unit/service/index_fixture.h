@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "service/svc_index_cache.h"
+#include "service/resolve/svc_index_cache.h"
 #include "symbolizer/sym_index.h"
 
 /* Builds and loads the index of fixture name; NULL when that fails. */

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "service/fetch.h"
+#include "service/fetch/svc_fetcher.h"
 #include "test.h"
 
 static char self_path[4096];

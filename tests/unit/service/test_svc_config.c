@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/svc_config.h"
+#include "service/core/svc_config.h"
 #include "test.h"
 
 static int parse_all(svc_config *c, int argc, char **argv, sym_error *err)

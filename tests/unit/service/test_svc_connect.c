@@ -9,7 +9,7 @@
 
 #include <event2/buffer.h>
 
-#include "service/svc_connect.h"
+#include "service/rpc/svc_connect.h"
 #include "test.h"
 
 TEST(codes_map_to_connect_http_statuses)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/svc_index_cache.h"
-#include "service/svc_lookup.h"
+#include "service/resolve/svc_index_cache.h"
+#include "service/symbolize/svc_lookup.h"
 #include "symbolizer/sym_index.h"
 #include "index_fixture.h"
 #include "test.h"

@@ -18,10 +18,10 @@
 #include <event2/buffer.h>
 
 #include "index_fixture.h"
-#include "service/svc_lookup.h"
-#include "service/svc_request.h"
-#include "service/svc_response.h"
-#include "service/svc_wire.h"
+#include "service/symbolize/svc_lookup.h"
+#include "service/symbolize/svc_request.h"
+#include "service/symbolize/svc_response.h"
+#include "service/rpc/svc_wire.h"
 #include "test.h"
 
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
@@ -90,8 +90,8 @@ static size_t code_addresses(const svc_index_entry *e, uint64_t *out, size_t max
 static uint8_t *run(struct call *c, svc_response_pool *pool, size_t arena_cap, size_t *size,
 		    svc_lookup_result *res)
 {
-	svc_arena arena;
-	svc_arena_init(&arena, arena_cap);
+	base_arena arena;
+	base_arena_init(&arena, arena_cap);
 	svc_lookup_result_init(res);
 	svc_lookup_run(&c->req, c->maps, &arena, pool, UINT64_MAX, res);
 	uint8_t *bytes = NULL;
@@ -101,7 +101,7 @@ static uint8_t *run(struct call *c, svc_response_pool *pool, size_t arena_cap, s
 		evbuffer_copyout(res->body, bytes, *size);
 	}
 	svc_lookup_result_deinit(res);
-	svc_arena_deinit(&arena);
+	base_arena_deinit(&arena);
 	return bytes;
 }
 
@@ -331,14 +331,15 @@ static size_t put_v(uint8_t *p, uint64_t v)
 /* Decodes with svc_request_decode and with protobuf-c: 1 when they agree. */
 static int decoders_agree(const uint8_t *buf, size_t len, int *decoded)
 {
-	svc_arena a1, a2;
-	svc_arena_init(&a1, 1u << 20);
-	svc_arena_init(&a2, 1u << 20);
+	base_arena a1, a2;
+	base_arena_init(&a1, 1u << 20);
+	base_arena_init(&a2, 1u << 20);
 	svc_request_shape shape;
 	svc_request_count(buf, len, &shape);
 	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(buf, len, &shape, &a1);
+	ProtobufCAllocator pb2 = svc_request_allocator(&a2);
 	Symbolizer__V1__SymbolizeRequest *y =
-		symbolizer__v1__symbolize_request__unpack(&a2.pb, len, buf);
+		symbolizer__v1__symbolize_request__unpack(&pb2, len, buf);
 	int ok = (x == NULL) == (y == NULL);
 	*decoded = x != NULL;
 	if (ok && x) {
@@ -356,8 +357,8 @@ static int decoders_agree(const uint8_t *buf, size_t len, int *decoded)
 			     x->options->no_demangle == y->options->no_demangle &&
 			     x->options->max_wait_ms == y->options->max_wait_ms;
 	}
-	svc_arena_deinit(&a1);
-	svc_arena_deinit(&a2);
+	base_arena_deinit(&a1);
+	base_arena_deinit(&a2);
 	return ok;
 }
 

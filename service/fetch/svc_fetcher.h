@@ -1,0 +1,159 @@
+/*
+ * fetch: finds the file of a build ID and puts it in the store, on an event loop.
+ *
+ * svc_fetch_start(fetcher, id, kind, cb, arg) answers from the store when it can
+ * (a file held, or a negative result not yet expired); otherwise it searches,
+ * in order, the local debug directories (DIR/.build-id/xx/rest.debug), then
+ * each upstream debuginfod server (GET {url}/buildid/{hex}/debuginfo). When no
+ * source has debug info, it looks for the executable the same way
+ * (DIR/.build-id/xx/rest, {url}/buildid/{hex}/executable) so that .symtab and
+ * .dynsym symbolization still works; the store records that it holds only the
+ * executable, and once the negative-cache time has passed the next fetch looks
+ * for debug info again and replaces the executable when it finds it.
+ *
+ * Rules (issue 3):
+ *  - single flight: one search per build ID however many callers want it;
+ *  - a global limit on downloads and one per server (FIFO wait otherwise);
+ *  - 404: next server; 404 everywhere: NOT_FOUND, remembered negative_cache_ttl;
+ *  - 406 or a body over max_debuginfo_size: TOO_LARGE;
+ *  - 5xx, timeouts, refused or reset connections: retried on the same server with
+ *    exponential backoff, then the next server; the result is ERROR, remembered
+ *    error_cache_ttl only; a server failing breaker_failures times in a row is
+ *    skipped for breaker_cooldown (its circuit breaker is open; logged, and in
+ *    svc_fetcher_get_upstreams), then tried again with one request;
+ *  - a file is stored only when it is an ELF whose GNU build-ID note equals the
+ *    requested ID; otherwise ERROR naming the server, and nothing is stored;
+ *  - a debug file with .gnu_debugaltlink gets its dwz supplementary file fetched
+ *    the same way (by the build ID in that section) before the callback runs.
+ *
+ * Threads: create, start and destroy on the event_base's thread; callbacks run
+ * there too, always after svc_fetch_start has returned. Blocking work (local
+ * files, ELF checks, store writes) runs on the fetcher's own worker threads.
+ * The fetcher pins a build ID in the store while its fetch is in flight and
+ * during the callbacks: a callback that wants the file to stay (e.g. for an
+ * index build) calls stor_pin() before it returns.
+ */
+#ifndef SVC_FETCH_H
+#define SVC_FETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "service/core/svc_config.h"
+#include "storage/stor_db.h"
+#include "symbolizer/sym_build_id.h"
+#include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_error.h"
+
+struct event_base;
+
+typedef enum svc_fetch_status {
+	SVC_FETCH_OK = 0,       /* the store holds a file (see result.kind) */
+	SVC_FETCH_NOT_FOUND,    /* no source has it */
+	SVC_FETCH_ERROR,        /* sources failed; try again later */
+	SVC_FETCH_TOO_LARGE,    /* larger than max_debuginfo_size (or the store) */
+} svc_fetch_status;
+
+const char *svc_fetch_status_name(svc_fetch_status s); /* "ok", "not_found", ... */
+
+typedef enum svc_fetch_kind {
+	SVC_FETCH_SYMBOLS = 0,  /* debug info, else the executable */
+	SVC_FETCH_DEBUGINFO,    /* debug info only (e.g. a dwz supplementary file) */
+} svc_fetch_kind;
+
+typedef struct svc_fetch_result {
+	sym_build_id build_id;
+	svc_fetch_status status;
+	stor_kind kind;          /* OK: what the store holds (debuginfo or executable) */
+	bool cached;             /* answered from the store; no source was asked */
+	uint64_t size;           /* OK: bytes of the file */
+	char source[STOR_SOURCE_MAX];  /* OK: directory or upstream URL it came from */
+	/* Not OK: why. OK with kind executable: why there is no debug info. */
+	char error[SYM_ERROR_MSG_MAX];
+	bool has_alt;            /* the file needs a dwz supplementary file */
+	sym_build_id alt_id;
+	svc_fetch_status alt_status;  /* of that file's fetch */
+} svc_fetch_result;
+
+typedef void (*svc_fetch_cb)(const svc_fetch_result *res, void *arg);
+
+typedef struct svc_fetcher svc_fetcher;
+
+/* Log sink for notable events (breakers opening/closing, rejected files). */
+typedef void (*svc_log_fn)(void *arg, const char *line);
+
+typedef struct svc_fetcher_options {
+	struct event_base *base;
+	stor_db *store;
+	const svc_config *config;   /* copied; need not outlive the fetcher */
+	const char *user_agent;     /* NULL: "symbolizer/<version> (+debuginfod client)" */
+	svc_log_fn log;             /* NULL: lines to stderr */
+	void *log_arg;
+} svc_fetcher_options;
+
+svc_fetcher *svc_fetcher_create(const svc_fetcher_options *opts, sym_error *err);
+
+/* Stops everything: downloads are aborted, workers joined, and callbacks still
+ * owed are called with SVC_FETCH_ERROR ("shutting down"). NULL is a no-op. */
+void svc_fetcher_destroy(svc_fetcher *f);
+
+/* Starts (or joins) the fetch of a build ID. cb runs later, exactly once.
+ * SYM_E_INVALID for an empty build ID, SYM_E_NOMEM when out of memory. */
+sym_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
+			 svc_fetch_cb cb, void *arg);
+
+typedef enum svc_breaker_state {
+	SVC_BREAKER_CLOSED = 0,  /* requests flow */
+	SVC_BREAKER_OPEN,        /* server skipped until open_until */
+	SVC_BREAKER_HALF_OPEN,   /* one probe request allowed */
+} svc_breaker_state;
+
+typedef struct svc_upstream_stats {
+	const char *url;         /* valid while the fetcher lives */
+	uint64_t requests, ok, not_found, too_large, failures, rejected, skipped;
+	uint64_t bytes;          /* body bytes of 200 answers */
+	uint64_t breaker_opens;
+	svc_breaker_state breaker;
+	int64_t breaker_remaining_ms;  /* OPEN: until it half-opens */
+	int active;              /* downloads in flight now */
+} svc_upstream_stats;
+
+typedef struct svc_fetcher_stats {
+	uint64_t started;        /* svc_fetch_start calls */
+	uint64_t joined;         /* ... that joined a flight in progress */
+	uint64_t cache_hits;     /* answered from the store */
+	uint64_t local_hits;     /* found in a local debug dir */
+	uint64_t upstream_hits;  /* downloaded */
+	uint64_t not_found, errors, too_large;
+	size_t in_flight;        /* build IDs being fetched now */
+	size_t downloads;        /* downloads in flight now */
+	size_t queued;           /* waiting for a download slot */
+} svc_fetcher_stats;
+
+void svc_fetcher_get_stats(const svc_fetcher *f, svc_fetcher_stats *out);
+
+/* Fills up to max entries (one per upstream, in order); returns the count. */
+size_t svc_fetcher_get_upstreams(const svc_fetcher *f, svc_upstream_stats *out, size_t max);
+
+/*
+ * Checks a file for a build ID: an ELF with that GNU build-ID note. Sets *kind
+ * to DEBUGINFO when it carries DWARF, else EXECUTABLE, and fills *info. Used on
+ * every file before it is stored (and by uploads in the daemon).
+ */
+sym_errc svc_check_file(const void *data, size_t size, const sym_build_id *want,
+			stor_kind *kind, sym_elf_info *info, sym_error *err);
+
+/*
+ * Looks for a build ID's file in local debug directories, in order: the debug
+ * file DIR/.build-id/xx/rest.debug (want DEBUGINFO) or the executable
+ * DIR/.build-id/xx/rest (want EXECUTABLE), checked with svc_check_file. Blocking
+ * I/O. Returns 1 and a malloc'ed *data when found (dir_out names the directory),
+ * 0 when no directory has a good one (err, when set, describes a rejected
+ * candidate), -1 when the only candidate is larger than max_size.
+ */
+int svc_source_local_find(char *const *dirs, size_t n_dirs, const sym_build_id *id,
+			  stor_kind want, uint64_t max_size, void **data, size_t *size,
+			  const char **dir_out, sym_error *err);
+
+#endif

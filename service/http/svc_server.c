@@ -1,0 +1,477 @@
+/*
+ * svc_server: the daemon's HTTP server, routes and lifecycle (svc_server.h).
+ */
+#include "service/http/svc_server.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "base/base_log.h"
+#include "service/http/svc_server_impl.h"
+
+#define RPC_PATH "/symbolizer.v1.SymbolizerService/"
+
+/* ---- options and flags ---- */
+
+void svc_server_options_init(svc_server_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->listen = "127.0.0.1:8080";
+	o->workers = 0;
+	o->index_cache_bytes = 1024ull * 1024 * 1024;
+	o->max_request_bytes = 8ull * 1024 * 1024;
+	o->max_mappings = 10000;
+	o->max_locations = 200000;
+	o->default_wait_ms = 2000;
+	o->max_wait_ms = 60000;
+	o->max_inflight_calls = 1024;
+	o->worker_lookup_min = 256;
+	o->gzip_min_bytes = 1024;
+}
+
+enum kind { K_STR, K_INT, K_SIZE, K_DUR };
+
+static const struct {
+	const char *name;
+	enum kind kind;
+	size_t offset;
+	const char *help;
+} flags[] = {
+	{"--listen", K_STR, offsetof(svc_server_options, listen),
+	 "ADDR        HOST:PORT, [IPV6]:PORT or :PORT to serve on (127.0.0.1:8080)"},
+	{"--workers", K_INT, offsetof(svc_server_options, workers),
+	 "N          threads for index builds and big lookups (0: one per CPU)"},
+	{"--index-cache-bytes", K_SIZE, offsetof(svc_server_options, index_cache_bytes),
+	 "SIZE  bound of the loaded indexes kept in memory (1G)"},
+	{"--max-request-bytes", K_SIZE, offsetof(svc_server_options, max_request_bytes),
+	 "SIZE  largest request body, after gzip too (8M)"},
+	{"--max-mappings", K_INT, offsetof(svc_server_options, max_mappings),
+	 "N       mappings per call (10000)"},
+	{"--max-locations", K_INT, offsetof(svc_server_options, max_locations),
+	 "N      locations per call (200000)"},
+	{"--default-wait", K_DUR, offsetof(svc_server_options, default_wait_ms),
+	 "DUR     how long a call waits for fetches and index builds before\n"
+	 "                             it answers PENDING, when it sets no max_wait_ms (2s)"},
+	{"--max-wait", K_DUR, offsetof(svc_server_options, max_wait_ms),
+	 "DUR         cap on a call's max_wait_ms (60s)"},
+	{"--max-inflight-calls", K_INT, offsetof(svc_server_options, max_inflight_calls),
+	 "N calls in progress at once; more get resource_exhausted (1024)"},
+	{"--worker-lookup-min", K_INT, offsetof(svc_server_options, worker_lookup_min),
+	 "N  locations from which a call's lookups run on a worker (256)"},
+	{"--gzip-min-bytes", K_SIZE, offsetof(svc_server_options, gzip_min_bytes),
+	 "SIZE  smallest response gzipped for clients that accept gzip (1K);\n"
+	 "                         gzip costs several times the CPU of the lookups:\n"
+	 "                         raise it (e.g. 1G) on a fast network"},
+};
+
+int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, sym_error *err)
+{
+	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+		const char *val;
+		int got = svc_flag_value(argc, argv, i, flags[f].name, &val, err);
+		if (got <= 0) {
+			if (got < 0)
+				return -1;
+			continue;
+		}
+		char *base = (char *)o + flags[f].offset;
+		switch (flags[f].kind) {
+		case K_STR:
+			*(const char **)base = val;
+			return 1;
+		case K_INT: {
+			long v;
+			if (svc_flag_count(flags[f].name, val, 100000000, &v, err) < 0)
+				return -1;
+			*(uint32_t *)base = (uint32_t)v;
+			return 1;
+		}
+		case K_SIZE:
+			return svc_flag_size(flags[f].name, val, (uint64_t *)base, err);
+		case K_DUR:
+			return svc_flag_duration(flags[f].name, val, (int64_t *)base, err);
+		}
+	}
+	return 0;
+}
+
+void svc_server_usage(FILE *out)
+{
+	fprintf(out, "Server flags:\n");
+	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
+		fprintf(out, "  %s %s\n", flags[f].name, flags[f].help);
+}
+
+/* ---- replies ---- */
+
+static void reply_written(struct evhttp_request *req, void *arg)
+{
+	(void)req;
+	svc_server *s = arg;
+	s->replies_writing--;
+	if (s->stopping && s->stop_check)
+		event_active(s->stop_check, EV_TIMEOUT, 0);
+}
+
+void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *handler, int status,
+		      struct evbuffer *body)
+{
+	svc_metrics_http(&s->metrics, handler, status);
+	if (s->stopping)
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+	s->replies_writing++;
+	evhttp_request_set_on_complete_cb(req, reply_written, s);
+	evhttp_send_reply(req, status, NULL, body);
+}
+
+void svc_server_reply_connect_error(svc_server *s, struct evhttp_request *req,
+				    svc_connect_code code, const char *message)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b) {
+		evhttp_send_error(req, svc_connect_http_status(code), NULL);
+		return;
+	}
+	svc_connect_error_body(b, code, message);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "application/json");
+	svc_server_reply(s, req, "rpc", svc_connect_http_status(code), b);
+	evbuffer_free(b);
+}
+
+static void reply_text(svc_server *s, struct evhttp_request *req, const char *handler,
+		       int status, const char *ctype, struct evbuffer *b)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", ctype);
+	svc_server_reply(s, req, handler, status, b);
+}
+
+/* ---- routes ---- */
+
+static void handle_healthz(svc_server *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	int status = s->stopping ? 503 : 200;
+	evbuffer_add_printf(b, "%s\n", s->stopping ? "shutting down" : "ok");
+	reply_text(s, req, "healthz", status, "text/plain; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
+static void handle_metrics(svc_server *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	svc_metrics_render(s, b);
+	reply_text(s, req, "metrics", 200, "text/plain; version=0.0.4; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
+static void handle_request(struct evhttp_request *req, void *arg)
+{
+	svc_server *s = arg;
+	const char *uri = evhttp_request_get_uri(req);
+	const char *path = uri;
+	char buf[512];
+	const char *q = strchr(uri, '?');
+	if (q) {
+		size_t n = (size_t)(q - uri) < sizeof(buf) - 1 ? (size_t)(q - uri) : sizeof(buf) - 1;
+		memcpy(buf, uri, n);
+		buf[n] = '\0';
+		path = buf;
+	}
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	bool get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
+	if (strncmp(path, RPC_PATH, strlen(RPC_PATH)) == 0) {
+		const char *method = path + strlen(RPC_PATH);
+		if (strcmp(method, "Symbolize") == 0) {
+			svc_symbolize_handle(s, req);
+			return;
+		}
+		char msg[300];
+		snprintf(msg, sizeof(msg), "symbolizer.v1.SymbolizerService has no method %.200s",
+			 method);
+		s->metrics.rpc_requests[SVC_CONNECT_UNIMPLEMENTED]++;
+		svc_server_reply_connect_error(s, req, SVC_CONNECT_UNIMPLEMENTED, msg);
+		return;
+	}
+	if (get && strcmp(path, "/healthz") == 0) {
+		handle_healthz(s, req);
+		return;
+	}
+	if (get && strcmp(path, "/metrics") == 0) {
+		handle_metrics(s, req);
+		return;
+	}
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 404, NULL);
+	evbuffer_add_printf(b, "not found\n");
+	reply_text(s, req, "other", 404, "text/plain; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
+/* ---- lifecycle ---- */
+
+static bool parse_listen(const char *listen, char *host, size_t host_size, uint16_t *port)
+{
+	const char *colon;
+	if (listen[0] == '[') {
+		const char *end = strchr(listen, ']');
+		if (!end || end[1] != ':')
+			return false;
+		size_t n = (size_t)(end - listen - 1);
+		if (n + 1 > host_size)
+			return false;
+		memcpy(host, listen + 1, n);
+		host[n] = '\0';
+		colon = end + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon)
+			return false;
+		size_t n = (size_t)(colon - listen);
+		if (n + 1 > host_size)
+			return false;
+		memcpy(host, listen, n);
+		host[n] = '\0';
+		if (n == 0)
+			snprintf(host, host_size, "0.0.0.0");
+	}
+	char *end;
+	long p = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || *end || p < 0 || p > 65535)
+		return false;
+	*port = (uint16_t)p;
+	return true;
+}
+
+static void log_fetch_line(void *arg, const char *line)
+{
+	(void)arg;
+	char q[600];
+	base_logf(BASE_LOG_INFO, "fetcher", "event=%s", base_log_quote(q, sizeof(q), line));
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+static void stop_check_cb(evutil_socket_t fd, short what, void *arg);
+
+svc_server *svc_server_create(struct event_base *base, const svc_server_options *opts,
+			      sym_error *err)
+{
+	svc_server *s = calloc(1, sizeof(*s));
+	if (!s) {
+		sym_error_set(err, SYM_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	s->base = base;
+	s->o = *opts;
+	s->o.config = &s->config;
+	s->started_ms = mono_ms();
+	svc_metrics_init(&s->metrics);
+	/* A deep copy of the config: the caller's may go away. */
+	s->config = *opts->config;
+	s->config.data_dir = NULL;
+	s->config.debug_dirs = NULL;
+	s->config.upstreams = NULL;
+	s->config.n_debug_dirs = s->config.n_upstreams = 0;
+	s->config.data_dir = strdup(opts->config->data_dir);
+	s->config.debug_dirs = calloc(opts->config->n_debug_dirs + 1, sizeof(char *));
+	s->config.upstreams = calloc(opts->config->n_upstreams + 1, sizeof(char *));
+	if (!s->config.data_dir || !s->config.debug_dirs || !s->config.upstreams)
+		goto nomem;
+	for (size_t i = 0; i < opts->config->n_debug_dirs; i++) {
+		if (!(s->config.debug_dirs[i] = strdup(opts->config->debug_dirs[i])))
+			goto nomem;
+		s->config.n_debug_dirs++;
+	}
+	for (size_t i = 0; i < opts->config->n_upstreams; i++) {
+		if (!(s->config.upstreams[i] = strdup(opts->config->upstreams[i])))
+			goto nomem;
+		s->config.n_upstreams++;
+	}
+
+	stor_options so;
+	stor_options_init(&so);
+	so.path = s->config.data_dir;
+	so.max_bytes = s->config.max_store_bytes;
+	stor_error serr;
+	if (stor_open(&so, &s->store, &serr) != STOR_OK) {
+		sym_error_set(err, SYM_E_IO, "store %s: %s", so.path, serr.msg);
+		goto fail;
+	}
+	svc_fetcher_options fo = {
+		.base = base,
+		.store = s->store,
+		.config = &s->config,
+		.log = log_fetch_line,
+	};
+	if (!(s->fetcher = svc_fetcher_create(&fo, err)))
+		goto fail;
+	int workers = s->o.workers > 0 ? (int)s->o.workers : online_cpus();
+	s->o.workers = (uint32_t)workers;
+	if (!(s->pool = svc_pool_create(base, workers)))
+		goto nomem;
+	if (!(s->cache = svc_index_cache_create(s->o.index_cache_bytes)))
+		goto nomem;
+	if (!(s->responses = svc_response_pool_create()))
+		goto nomem;
+	svc_resolver_options ro = {
+		.base = base,
+		.store = s->store,
+		.fetcher = s->fetcher,
+		.pool = s->pool,
+		.cache = s->cache,
+		.build_threads = (unsigned)workers,
+		.max_decompressed_bytes = 0,
+		.error_ttl_ms = s->config.error_cache_ttl_ms,
+		.negative_ttl_ms = s->config.negative_cache_ttl_ms,
+	};
+	if (!(s->resolver = svc_resolver_create(&ro)))
+		goto nomem;
+	if (!(s->stop_check = event_new(base, -1, 0, stop_check_cb, s)))
+		goto nomem;
+
+	char host[256];
+	uint16_t port;
+	if (!parse_listen(s->o.listen, host, sizeof(host), &port)) {
+		sym_error_set(err, SYM_E_INVALID, "--listen %s: expected HOST:PORT", s->o.listen);
+		goto fail;
+	}
+	if (!(s->http = evhttp_new(base)))
+		goto nomem;
+	/* Bodies over the cap get a Connect error from svc_symbolize; ones far over it
+	 * are cut off here, before they are read (HTTP 413). */
+	uint64_t hard = s->o.max_request_bytes * 2 + 64 * 1024;
+	evhttp_set_max_body_size(s->http, (ev_ssize_t)hard);
+	evhttp_set_max_headers_size(s->http, 64 * 1024);
+	evhttp_set_timeout(s->http, 120);
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+						     EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						     EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(s->http, handle_request, s);
+	s->bound = evhttp_bind_socket_with_handle(s->http, host, port);
+	if (!s->bound) {
+		sym_error_set(err, SYM_E_IO, "--listen %s: cannot bind: %s", s->o.listen,
+			      strerror(errno));
+		goto fail;
+	}
+	evutil_socket_t fd = evhttp_bound_socket_get_fd(s->bound);
+	/* Replies go out in several writes; without TCP_NODELAY (inherited by the
+	 * accepted sockets) the last short one waits ~40 ms for a delayed ACK. */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		char a[INET6_ADDRSTRLEN] = "?";
+		if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+			inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+			snprintf(s->address, sizeof(s->address), "[%s]:%u", a, ntohs(in6->sin6_port));
+		} else {
+			struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+			inet_ntop(AF_INET, &in4->sin_addr, a, sizeof(a));
+			snprintf(s->address, sizeof(s->address), "%s:%u", a, ntohs(in4->sin_port));
+		}
+	}
+	return s;
+nomem:
+	sym_error_set(err, SYM_E_NOMEM, "out of memory");
+fail:
+	svc_server_destroy(s);
+	return NULL;
+}
+
+const char *svc_server_address(const svc_server *s)
+{
+	return s->address;
+}
+
+void svc_server_call_ended(svc_server *s)
+{
+	if (s->stopping && s->stop_check)
+		event_active(s->stop_check, EV_TIMEOUT, 0);
+}
+
+static void stop_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	svc_server *s = arg;
+	if (s->n_calls == 0 && s->replies_writing == 0) {
+		base_logf(BASE_LOG_INFO, "calls drained", NULL);
+		event_base_loopexit(s->base, NULL);
+	}
+}
+
+void svc_server_shutdown(svc_server *s)
+{
+	if (s->stopping)
+		return;
+	s->stopping = true;
+	base_logf(BASE_LOG_INFO, "shutting down", "calls_in_flight=%u", s->n_calls);
+	if (s->bound) {
+		evhttp_del_accept_socket(s->http, s->bound);
+		s->bound = NULL;
+	}
+	svc_resolver_stop(s->resolver);
+	/* Calls waiting for fetches or builds answer now (PENDING where unfinished). */
+	svc_symbolize_stop_waiting(s);
+	event_active(s->stop_check, EV_TIMEOUT, 0);
+	/* A reply to a client that stopped reading must not hold the exit forever. */
+	struct timeval cap = {10, 0};
+	event_base_loopexit(s->base, &cap);
+}
+
+void svc_server_destroy(svc_server *s)
+{
+	if (!s)
+		return;
+	if (s->resolver)
+		svc_resolver_stop(s->resolver);
+	/* Order: the pool and the fetcher end the flights they hold (svc_resolver.h). */
+	svc_pool_destroy(s->pool);
+	s->pool = NULL;
+	svc_fetcher_destroy(s->fetcher);
+	s->fetcher = NULL;
+	svc_resolver_destroy(s->resolver);
+	if (s->http)
+		evhttp_free(s->http);
+	svc_index_cache_destroy(s->cache);
+	svc_response_pool_destroy(s->responses);
+	if (s->stop_check)
+		event_free(s->stop_check);
+	stor_close(s->store);
+	svc_config_deinit(&s->config);
+	free(s);
+}

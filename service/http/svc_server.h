@@ -1,0 +1,71 @@
+/*
+ * svc_server: symbolizerd's network face. One libevent loop serves HTTP/1.1
+ * (evhttp) and drives libcurl (the fetcher); index loads, builds and the
+ * lookups of big batches run on the worker pool.
+ *
+ * Routes:
+ *   POST /symbolizer.v1.SymbolizerService/Symbolize   the Connect RPC (svc_symbolize)
+ *   GET  /healthz                                     "ok" while serving
+ *   GET  /metrics                                     Prometheus text (svc_metrics)
+ *
+ * svc_server_create() opens the store, starts the fetcher, the pool, the
+ * caches, and binds the listening socket. svc_server_shutdown() stops
+ * accepting, answers the calls that wait (PENDING where work is unfinished),
+ * lets the replies in flight be written, and then exits the loop;
+ * svc_server_destroy() joins the workers and flushes the store.
+ */
+#ifndef SVC_SERVER_H
+#define SVC_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "service/core/svc_config.h"
+#include "symbolizer/sym_error.h"
+
+struct event_base;
+
+typedef struct svc_server_options {
+	const char *listen;          /* HOST:PORT, [V6]:PORT or :PORT (default 127.0.0.1:8080) */
+	uint32_t workers;            /* pool threads (0: online CPUs) */
+	uint64_t index_cache_bytes;  /* bound of the loaded indexes in memory */
+	uint64_t max_request_bytes;  /* request body cap, after gzip too */
+	uint32_t max_mappings;       /* per call */
+	uint32_t max_locations;      /* per call */
+	int64_t default_wait_ms;     /* how long a call waits for fetches/builds by default */
+	int64_t max_wait_ms;         /* cap on a request's Options.max_wait_ms */
+	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
+	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
+	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
+	const svc_config *config;    /* store and sources; copied where needed */
+} svc_server_options;
+
+/* Defaults for everything but config. */
+void svc_server_options_init(svc_server_options *o);
+
+/*
+ * Flags of the daemon itself (config flags are svc_config's):
+ *   --listen ADDR  --workers N  --index-cache-bytes SIZE  --max-request-bytes SIZE
+ *   --max-mappings N  --max-locations N  --default-wait DUR  --max-wait DUR
+ *   --max-inflight-calls N  --worker-lookup-min N  --gzip-min-bytes SIZE
+ * Same contract as svc_config_parse_arg: 1 consumed, 0 not ours, -1 bad value.
+ */
+int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, sym_error *err);
+void svc_server_usage(FILE *out);
+
+typedef struct svc_server svc_server;
+
+svc_server *svc_server_create(struct event_base *base, const svc_server_options *opts,
+			      sym_error *err);
+
+/* The bound address ("127.0.0.1:41234"), for logs and tests with port 0. */
+const char *svc_server_address(const svc_server *s);
+
+/* Graceful stop (see above); the loop exits once the last reply is written. */
+void svc_server_shutdown(svc_server *s);
+
+void svc_server_destroy(svc_server *s);
+
+#endif

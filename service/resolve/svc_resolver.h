@@ -1,0 +1,119 @@
+/*
+ * svc_resolver: from a build ID to a loaded index, through the tiers of
+ * DESIGN.md: the in-memory index cache, the index in the store, the debug
+ * info in the store, then the sources (the fetcher: local debug dirs, then the
+ * upstream debuginfod servers), then an index build on a worker.
+ *
+ * Single flight: one resolution per build ID is in progress at a time, and
+ * every caller that needs it waits on that one. A waiter may give up (its
+ * call's deadline came): the work goes on, and a later call finds the index in
+ * the cache. Results other than OK are remembered in memory for a short while
+ * (error TTL for failures, at most a minute for "not found", "no symbols" and
+ * "too large") so that a flood of calls for a missing build ID costs nothing.
+ *
+ * An index built from an executable alone (no source had debug info) answers
+ * with symbols; while it is used, the resolver asks the fetcher again at most
+ * once a negative-cache period (capped at a minute) in the background, and
+ * the fetcher looks for debug info again once its own negative entry
+ * expires. When debug info turns up (an upstream got it, a -dbg package was
+ * installed), the index is rebuilt with it and replaces the old one in the
+ * cache; calls go on being answered from the old one meanwhile.
+ *
+ * Loop thread only; loads and builds run on the worker pool.
+ */
+#ifndef SVC_RESOLVER_H
+#define SVC_RESOLVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "service/fetch/svc_fetcher.h"
+#include "service/core/svc_histogram.h"
+#include "service/resolve/svc_index_cache.h"
+#include "service/core/svc_pool.h"
+#include "storage/stor_db.h"
+#include "symbolizer/sym_build_id.h"
+#include "symbolizer/sym_error.h"
+
+struct event_base;
+
+typedef enum svc_resolve_status {
+	SVC_RESOLVE_OK = 0,        /* entry holds the index */
+	SVC_RESOLVE_NOT_FOUND,     /* no source has the build ID */
+	SVC_RESOLVE_ERROR,         /* sources failed, or the file could not be indexed */
+	SVC_RESOLVE_NO_SYMBOLS,    /* the file has neither debug info nor symbols */
+	SVC_RESOLVE_TOO_LARGE,     /* over a size cap */
+} svc_resolve_status;
+
+const char *svc_resolve_status_name(svc_resolve_status s);
+
+typedef struct svc_resolution {
+	svc_resolve_status status;
+	svc_index_entry *entry;   /* OK: referenced; release with svc_resolver_release() */
+	char error[SYM_ERROR_MSG_MAX];  /* not OK: why */
+} svc_resolution;
+
+typedef void (*svc_resolve_cb)(void *arg, svc_resolution *res);
+
+typedef struct svc_resolver svc_resolver;
+typedef struct svc_resolve_waiter svc_resolve_waiter;
+
+typedef struct svc_resolver_options {
+	struct event_base *base;
+	stor_db *store;
+	svc_fetcher *fetcher;
+	svc_pool *pool;             /* index loads and builds run here */
+	svc_index_cache *cache;
+	unsigned build_threads;     /* DWARF walk threads per build (0: per CPU) */
+	uint64_t max_decompressed_bytes; /* cap for compressed debug sections (0: default) */
+	int64_t error_ttl_ms;       /* how long a failure is remembered */
+	int64_t negative_ttl_ms;    /* ... and not found / no symbols / too large (capped at 60 s) */
+} svc_resolver_options;
+
+typedef struct svc_resolver_stats {
+	uint64_t memory_hits, memory_misses;    /* index cache */
+	uint64_t negative_hits;                 /* answered from the remembered failures */
+	uint64_t store_index_hits, store_index_misses;
+	uint64_t store_file_hits;               /* debug info already in the store */
+	uint64_t source_fetches;                /* fetched from a local dir or an upstream */
+	uint64_t builds_ok, builds_failed;
+	uint64_t stored_index_rejected;         /* stored index of another version or corrupt */
+	uint64_t joined;                        /* waiters that joined a flight in progress */
+	/* Indexes built from an executable alone: searches for debug info since,
+	 * and those that found it (the index was rebuilt with it). */
+	uint64_t rechecks, upgrades;
+	size_t in_flight;
+	svc_histogram build_seconds;
+} svc_resolver_stats;
+
+svc_resolver *svc_resolver_create(const svc_resolver_options *opts);
+
+/*
+ * Shutdown, in this order: svc_resolver_stop() (flights end at their next step
+ * with ERROR "shutting down" instead of going on), then destroy the pool and
+ * the fetcher (their pending callbacks end the flights), then
+ * svc_resolver_destroy(), which ends any flight left the same way.
+ */
+void svc_resolver_stop(svc_resolver *r);
+void svc_resolver_destroy(svc_resolver *r);
+
+/*
+ * Resolves a build ID. When the answer is known now (index in memory, or a
+ * remembered failure), fills *now and returns NULL; otherwise registers cb,
+ * which runs later on the loop, exactly once unless cancelled, and returns
+ * the waiter. *now->entry (OK) is referenced either way.
+ */
+svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id,
+					 svc_resolve_cb cb, void *arg, svc_resolution *now);
+
+/* The caller no longer waits: cb will not run. The work goes on. */
+void svc_resolver_cancel(svc_resolver *r, svc_resolve_waiter *w);
+
+/* What the flight a waiter waits on is doing ("fetching debug info", ...). */
+const char *svc_resolver_waiter_stage(const svc_resolve_waiter *w);
+
+void svc_resolver_release(svc_resolver *r, svc_index_entry *e);
+
+const svc_resolver_stats *svc_resolver_get_stats(const svc_resolver *r);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * svc_client: Connect unary calls with libcurl (svc_client.h).
+ */
+#include "service/rpc/svc_client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+struct body {
+	uint8_t *data;
+	size_t size, cap, max;
+	int over;
+};
+
+static size_t write_cb(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct body *b = arg;
+	size_t len = size * n;
+	if (b->size + len > b->max) {
+		b->over = 1;
+		return 0;
+	}
+	if (b->size + len > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64 * 1024;
+		while (cap < b->size + len)
+			cap *= 2;
+		uint8_t *nd = realloc(b->data, cap);
+		if (!nd)
+			return 0;
+		b->data = nd;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->size, ptr, len);
+	b->size += len;
+	return len;
+}
+
+/* Pulls "key":"value" out of a Connect JSON error body (no nesting needed). */
+static void json_field(const uint8_t *data, size_t size, const char *key, char *out,
+		       size_t out_size)
+{
+	char pat[40];
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	size_t pl = strlen(pat);
+	out[0] = '\0';
+	for (size_t i = 0; i + pl <= size; i++) {
+		if (memcmp(data + i, pat, pl) != 0)
+			continue;
+		size_t o = 0;
+		for (size_t j = i + pl; j < size && data[j] != '"' && o + 1 < out_size; j++) {
+			if (data[j] == '\\' && j + 1 < size)
+				j++;
+			out[o++] = (char)data[j];
+		}
+		out[o] = '\0';
+		return;
+	}
+}
+
+sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	CURL *h = curl_easy_init();
+	if (!h) {
+		snprintf(res->message, sizeof(res->message), "libcurl: cannot create a handle");
+		return SYM_E_NOMEM;
+	}
+	char url[2048];
+	size_t sl = strlen(call->server);
+	while (sl && call->server[sl - 1] == '/')
+		sl--;
+	snprintf(url, sizeof(url), "%.*s/%s", (int)sl, call->server, call->method);
+	struct curl_slist *hdrs = NULL;
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/proto");
+	hdrs = curl_slist_append(hdrs, "Connect-Protocol-Version: 1");
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	char tbuf[64];
+	if (call->timeout_ms > 0) {
+		snprintf(tbuf, sizeof(tbuf), "Connect-Timeout-Ms: %lld", (long long)call->timeout_ms);
+		hdrs = curl_slist_append(hdrs, tbuf);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)call->timeout_ms + 1000);
+	}
+	struct body b = {.max = call->max_response ? call->max_response : 256u << 20};
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_POST, 1L);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, call->request);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)call->request_size);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip");
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "symbolctl");
+	CURLcode rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res->http_status);
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(h);
+	sym_errc out = SYM_OK;
+	if (rc != CURLE_OK) {
+		snprintf(res->message, sizeof(res->message), "%.300s: %s", url,
+			 b.over ? "response too large" : curl_easy_strerror(rc));
+		snprintf(res->code, sizeof(res->code), "%s",
+			 rc == CURLE_OPERATION_TIMEDOUT ? "deadline_exceeded" : "unavailable");
+		out = SYM_E_IO;
+	} else if (res->http_status != 200) {
+		json_field(b.data, b.size, "code", res->code, sizeof(res->code));
+		json_field(b.data, b.size, "message", res->message, sizeof(res->message));
+		if (!res->code[0])
+			snprintf(res->code, sizeof(res->code), "unknown");
+		if (!res->message[0])
+			snprintf(res->message, sizeof(res->message), "HTTP %ld", res->http_status);
+		out = SYM_E_IO;
+	} else {
+		res->body = b.data;
+		res->body_size = b.size;
+		b.data = NULL;
+	}
+	free(b.data);
+	return out;
+}
+
+void svc_client_result_deinit(svc_client_result *res)
+{
+	free(res->body);
+	res->body = NULL;
+}

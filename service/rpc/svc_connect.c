@@ -1,0 +1,165 @@
+/*
+ * svc_connect: Connect protocol helpers (svc_connect.h).
+ */
+#include "service/rpc/svc_connect.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <zlib.h>
+
+static void json_string(struct evbuffer *buf, const char *s)
+{
+	evbuffer_add(buf, "\"", 1);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			evbuffer_add_printf(buf, "\\%c", *p);
+		else if (*p < 0x20)
+			evbuffer_add_printf(buf, "\\u%04x", *p);
+		else
+			evbuffer_add(buf, p, 1);
+	}
+	evbuffer_add(buf, "\"", 1);
+}
+
+void svc_connect_error_body(struct evbuffer *buf, svc_connect_code code, const char *message)
+{
+	evbuffer_add_printf(buf, "{\"code\":\"%s\"", svc_connect_code_name(code));
+	if (message && *message) {
+		evbuffer_add_printf(buf, ",\"message\":");
+		json_string(buf, message);
+	}
+	evbuffer_add(buf, "}", 1);
+}
+
+bool svc_connect_parse_timeout(const char *value, int64_t *ms)
+{
+	size_t n = strlen(value);
+	if (n < 1 || n > 10)
+		return false;
+	int64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (value[i] < '0' || value[i] > '9')
+			return false;
+		v = v * 10 + (value[i] - '0');
+	}
+	*ms = v;
+	return true;
+}
+
+bool svc_connect_lists_gzip(const char *value)
+{
+	/* A comma-separated list of codings, each maybe with parameters (";q=0.5"). */
+	char item[128];
+	const char *p = value;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		size_t n = len < sizeof(item) - 1 ? len : sizeof(item) - 1;
+		memcpy(item, p, n);
+		item[n] = '\0';
+		p += len;
+		if (*p == ',')
+			p++;
+		char *params = strchr(item, ';');
+		if (params)
+			*params++ = '\0';
+		char *tok = item + strspn(item, " \t");
+		size_t tlen = strcspn(tok, " \t");
+		if (tlen != 4 || strncasecmp(tok, "gzip", 4) != 0)
+			continue;
+		const char *q = params ? strstr(params, "q=") : NULL;
+		if (q && strtod(q + 2, NULL) <= 0.0)
+			continue;
+		return true;
+	}
+	return false;
+}
+
+int svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *out_size)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+		return -1;
+	size_t size = 0, alloc = in_size * 4 < 4096 ? 4096 : in_size * 4;
+	if (alloc > cap + 1)
+		alloc = cap + 1;
+	unsigned char *buf = malloc(alloc);
+	int rc = -1;
+	if (!buf)
+		goto out;
+	zs.next_in = (unsigned char *)in;
+	for (;;) {
+		size_t in_left = in_size - (size_t)((const unsigned char *)zs.next_in -
+						     (const unsigned char *)in);
+		zs.avail_in = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
+		if (size == alloc) {
+			if (size > cap) {
+				rc = -2;
+				goto out;
+			}
+			size_t n = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
+			unsigned char *nb = realloc(buf, n);
+			if (!nb)
+				goto out;
+			buf = nb;
+			alloc = n;
+		}
+		zs.next_out = buf + size;
+		zs.avail_out = (uInt)(alloc - size > (1u << 30) ? (1u << 30) : alloc - size);
+		uInt before = zs.avail_out;
+		int z = inflate(&zs, Z_NO_FLUSH);
+		size += before - zs.avail_out;
+		if (size > cap) {
+			rc = -2;
+			goto out;
+		}
+		if (z == Z_STREAM_END) {
+			if (zs.avail_in != 0 || (size_t)((const unsigned char *)zs.next_in -
+							 (const unsigned char *)in) != in_size)
+				goto out; /* trailing bytes (or a second member): refuse */
+			rc = 0;
+			break;
+		}
+		if (z == Z_BUF_ERROR && zs.avail_in == 0 && zs.avail_out != 0)
+			goto out; /* truncated */
+		if (z != Z_OK && z != Z_BUF_ERROR)
+			goto out;
+	}
+	*out = buf;
+	*out_size = size;
+	buf = NULL;
+out:
+	inflateEnd(&zs);
+	free(buf);
+	return rc;
+}
+
+bool svc_gzip(const void *in, size_t in_size, struct evbuffer *buf)
+{
+	if (in_size > UINT32_MAX / 2)
+		return false;
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	/* Level 1: the reply's latency matters more than a few percent of size. */
+	if (deflateInit2(&zs, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return false;
+	size_t bound = deflateBound(&zs, (uLong)in_size);
+	struct evbuffer_iovec v;
+	if (evbuffer_reserve_space(buf, (ev_ssize_t)bound, &v, 1) != 1) {
+		deflateEnd(&zs);
+		return false;
+	}
+	zs.next_in = (unsigned char *)in;
+	zs.avail_in = (uInt)in_size;
+	zs.next_out = v.iov_base;
+	zs.avail_out = (uInt)v.iov_len;
+	int z = deflate(&zs, Z_FINISH);
+	bool ok = z == Z_STREAM_END;
+	v.iov_len = ok ? zs.total_out : 0;
+	evbuffer_commit_space(buf, &v, 1);
+	deflateEnd(&zs);
+	return ok;
+}

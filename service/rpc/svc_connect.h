@@ -1,0 +1,42 @@
+/*
+ * svc_connect: the pieces of the Connect protocol (unary, HTTP/1.1) that are
+ * not about any one RPC: error codes and their HTTP statuses, the JSON error
+ * body, the Connect-Timeout-Ms header, and gzip in both directions
+ * (Content-Encoding / Accept-Encoding), always under a size cap.
+ *
+ * Reference: https://connectrpc.com/docs/protocol (unary request/response).
+ */
+#ifndef SVC_CONNECT_H
+#define SVC_CONNECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "service/core/svc_error.h"
+
+struct evhttp_request;
+struct evbuffer;
+
+/* Writes {"code":"...","message":"..."} (JSON-escaped) into buf. */
+void svc_connect_error_body(struct evbuffer *buf, svc_connect_code code, const char *message);
+
+/*
+ * Parses Connect-Timeout-Ms: 1 to 10 ASCII digits (the protocol's limit).
+ * False on anything else.
+ */
+bool svc_connect_parse_timeout(const char *value, int64_t *ms);
+
+/* Whether an Accept-Encoding (or Content-Encoding) list names gzip. */
+bool svc_connect_lists_gzip(const char *value);
+
+/*
+ * Inflates a gzip stream. Returns 0 and a malloc'ed *out, -1 when the data is
+ * not valid gzip (or has trailing garbage), -2 when the output would pass cap.
+ */
+int svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *out_size);
+
+/* Deflates into gzip format, appended to buf. False when out of memory. */
+bool svc_gzip(const void *in, size_t in_size, struct evbuffer *buf);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * svc_lookup: the second half of a Symbolize call, once every mapping is
+ * resolved: normalizes each location's address, looks it up in its mapping's
+ * index, and builds and packs the SymbolizeResponse (string table, function
+ * table, one LocationResult per location, one MappingResult per mapping).
+ * Touches no event loop state, so it runs on the loop or on a worker.
+ */
+#ifndef SVC_LOOKUP_H
+#define SVC_LOOKUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "base/base_arena.h"
+#include "service/rpc/svc_connect.h"
+#include "service/resolve/svc_index_cache.h"
+#include "service/symbolize/svc_response.h"
+#include "symbolizer/sym_error.h"
+
+struct evbuffer;
+
+typedef struct svc_lookup_mapping {
+	const Symbolizer__V1__Mapping *pb;
+	sym_build_id id;
+	int status;                 /* Symbolizer__V1__MappingResult__Status */
+	svc_index_entry *entry;     /* OK: the index (referenced by the call) */
+	char error[SYM_ERROR_MSG_MAX];
+	uint32_t retry_after_ms;
+} svc_lookup_mapping;
+
+typedef struct svc_lookup_result {
+	svc_connect_code code;      /* OK, or why no response could be built */
+	char error[256];
+	struct evbuffer *body;      /* the packed response (gzip when gzipped) */
+	bool gzipped;
+	uint64_t frames;            /* lines in the response */
+	uint64_t symbolized;        /* locations with at least one line */
+} svc_lookup_result;
+
+void svc_lookup_result_init(svc_lookup_result *r);
+void svc_lookup_result_deinit(svc_lookup_result *r);
+
+/*
+ * Looks every location up and packs the response into out->body, gzipped
+ * when it is at least gzip_min_bytes (UINT64_MAX: never). pool lends the
+ * response's tables (NULL: private ones); the arena's cap bounds the call's
+ * memory.
+ */
+void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
+		    base_arena *arena, svc_response_pool *pool, uint64_t gzip_min_bytes,
+		    svc_lookup_result *out);
+
+/*
+ * The ELF virtual address of a location, as pprof normalizes it: a runtime
+ * address becomes a file offset (address - memory_start + file_offset), and a
+ * file offset becomes an address through the PT_LOAD segment that holds it.
+ * False when the address is outside the mapping or no segment holds it.
+ * Separate debug files carry PT_LOADs with p_offset and p_filesz zeroed;
+ * their offsets are taken to be p_vaddr minus the first segment's page (the
+ * layout GNU ld gives), which is exact for the executable segments it makes.
+ */
+bool svc_normalize_address(const sym_index_info *info, const Symbolizer__V1__Mapping *m,
+			   uint64_t address, uint64_t *vaddr);
+
+#endif
