@@ -17,7 +17,7 @@
 void svc_metrics_init(svc_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
-	svc_histogram_init(&m->rpc_seconds, svc_latency_bounds, svc_latency_n_bounds);
+	base_histogram_init(&m->rpc_seconds, base_latency_bounds, base_latency_n_bounds);
 }
 
 void svc_metrics_http(svc_metrics *m, const char *handler, int status)
@@ -54,7 +54,7 @@ static void escaped(struct evbuffer *b, const char *s)
 }
 
 static void histogram(struct evbuffer *b, const char *name, const char *labels,
-		      const svc_histogram *h)
+		      const base_histogram *h)
 {
 	uint64_t cum = 0;
 	const char *sep = labels[0] ? "," : "";

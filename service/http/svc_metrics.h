@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "service/rpc/svc_connect.h"
-#include "service/core/svc_histogram.h"
+#include "base/base_histogram.h"
 
 struct evbuffer;
 struct svc_server;
@@ -21,7 +21,7 @@ enum { SVC_MAP_STATUSES = 8 };  /* MappingResult.Status values */
 
 typedef struct svc_metrics {
 	uint64_t rpc_requests[SVC_CONNECT_N_CODES];   /* Symbolize calls by Connect code */
-	svc_histogram rpc_seconds;                    /* Symbolize latency */
+	base_histogram rpc_seconds;                    /* Symbolize latency */
 	struct {
 		const char *handler;
 		int status;

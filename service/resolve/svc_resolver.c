@@ -94,7 +94,7 @@ svc_resolver *svc_resolver_create(const svc_resolver_options *opts)
 	if (!r)
 		return NULL;
 	r->o = *opts;
-	svc_histogram_init(&r->st.build_seconds, svc_build_bounds, svc_build_n_bounds);
+	base_histogram_init(&r->st.build_seconds, base_build_bounds, base_build_n_bounds);
 	return r;
 }
 
@@ -374,7 +374,7 @@ static void build_done(void *arg, bool cancelled)
 	if (cancelled) {
 		fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
 	} else {
-		svc_histogram_observe(&r->st.build_seconds, f->build_seconds);
+		base_histogram_observe(&r->st.build_seconds, f->build_seconds);
 		if (f->status == SVC_RESOLVE_OK)
 			r->st.builds_ok++;
 		else

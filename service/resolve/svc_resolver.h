@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "service/fetch/svc_fetcher.h"
-#include "service/core/svc_histogram.h"
+#include "base/base_histogram.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/core/svc_pool.h"
 #include "storage/stor_db.h"
@@ -83,7 +83,7 @@ typedef struct svc_resolver_stats {
 	 * and those that found it (the index was rebuilt with it). */
 	uint64_t rechecks, upgrades;
 	size_t in_flight;
-	svc_histogram build_seconds;
+	base_histogram build_seconds;
 } svc_resolver_stats;
 
 svc_resolver *svc_resolver_create(const svc_resolver_options *opts);

@@ -111,7 +111,7 @@ static void finish_error(struct svc_call *c, svc_connect_code code, const char *
 {
 	svc_server *s = c->s;
 	s->metrics.rpc_requests[code]++;
-	svc_histogram_observe(&s->metrics.rpc_seconds, seconds_since(&c->start));
+	base_histogram_observe(&s->metrics.rpc_seconds, seconds_since(&c->start));
 	svc_server_reply_connect_error(s, c->req, code, msg);
 	c->req = NULL;
 	call_free(c);
@@ -122,7 +122,7 @@ static void finish_ok(struct svc_call *c)
 	svc_server *s = c->s;
 	svc_metrics *m = &s->metrics;
 	m->rpc_requests[SVC_CONNECT_OK]++;
-	svc_histogram_observe(&m->rpc_seconds, seconds_since(&c->start));
+	base_histogram_observe(&m->rpc_seconds, seconds_since(&c->start));
 	m->frames += c->out.frames;
 	m->locations += c->msg->n_locations;
 	m->locations_symbolized += c->out.symbolized;
