@@ -44,7 +44,11 @@ static void usage(FILE *out)
 		"  --info          print what the store holds for each build ID; fetch nothing\n"
 		"  --verify        check the whole store's consistency; fetch nothing\n"
 		"\n");
-	svc_config_usage(out);
+	svc_config cfg;
+	svc_config_init(&cfg);
+	base_flag_group g = svc_config_flags(&cfg);
+	base_flag_usage(out, &g, 1);
+	svc_config_deinit(&cfg);
 }
 
 static void log_line(void *arg, const char *line)
@@ -227,12 +231,14 @@ int cmd_fetch(int argc, char **argv)
 	sym_error err = {0};
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i];
-		int used = svc_config_parse_arg(&cfg, argc, argv, &i, &err);
-		if (used < 0) {
-			fprintf(stderr, "symbolctl fetch: %s\n", err.msg);
+		base_flag_group g = svc_config_flags(&cfg);
+		char why[BASE_FLAG_ERR_MAX];
+		base_flag_result used = base_flag_parse(&g, 1, argc, argv, &i, why, sizeof(why));
+		if (used == BASE_FLAG_BAD) {
+			fprintf(stderr, "symbolctl fetch: %s\n", why);
 			goto out;
 		}
-		if (used)
+		if (used == BASE_FLAG_TAKEN)
 			continue;
 		i++;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -259,8 +265,9 @@ int cmd_fetch(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (svc_config_finish(&cfg, getenv("DEBUGINFOD_URLS"), &err) != SYM_OK) {
-		fprintf(stderr, "symbolctl fetch: %s\n", err.msg);
+	svc_error cerr;
+	if (svc_config_finish(&cfg, getenv("DEBUGINFOD_URLS"), &cerr) != SVC_OK) {
+		fprintf(stderr, "symbolctl fetch: %s\n", cerr.msg);
 		goto out;
 	}
 	if (r.n_ids == 0 && !verify) {

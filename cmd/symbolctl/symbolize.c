@@ -18,7 +18,7 @@
 #include "cmd/symbolctl/llvm_format.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "service/rpc/svc_client.h"
-#include "service/core/svc_config.h"
+#include "base/base_flag.h"
 
 #define BATCH_MAX 10000
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
@@ -300,7 +300,7 @@ int cmd_symbolize(int argc, char **argv)
 		} else if (!strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
 			NEED_VALUE;
 			int64_t *dst = !strcmp(a, "--wait") ? &o.wait_ms : &o.timeout_ms;
-			if (!svc_parse_duration_ms(v, dst)) {
+			if (!base_parse_duration_ms(v, dst)) {
 				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not a duration\n", a,
 					v);
 				goto bad;

@@ -13,11 +13,29 @@
 
 #include <event2/event.h>
 
-#include "service/core/svc_config.h"
+#include "base/base_flag.h"
 #include "base/base_log.h"
+#include "service/core/svc_config.h"
 #include "service/http/svc_server.h"
 
-static void usage(FILE *out)
+static bool set_log_level(void *obj, const char *value, char *err, size_t err_size)
+{
+	(void)obj;
+	int level = base_log_parse_level(value);
+	if (level < 0) {
+		snprintf(err, err_size, "'%.100s' is not a level", value);
+		return false;
+	}
+	base_log_set_level((base_log_level)level);
+	return true;
+}
+
+static const base_flag log_flags[] = {
+	{"--log-level", "LEVEL", BASE_FLAG_CUSTOM, 0, 0, set_log_level,
+	 "debug, info, warn or error (info)"},
+};
+
+static void usage(FILE *out, const base_flag_group *groups, size_t n_groups)
 {
 	fprintf(out,
 		"usage: symbolizerd [FLAGS]\n"
@@ -27,12 +45,9 @@ static void usage(FILE *out)
 		"the store under --data-dir, the local --debug-dir trees, then the upstream\n"
 		"debuginfod servers, in that order.\n"
 		"\n"
-		"  --log-level LEVEL           debug, info, warn or error (info)\n"
-		"  -h, --help                  this text\n"
+		"  -h, --help                       this text\n"
 		"\n");
-	svc_server_usage(out);
-	fprintf(out, "\nStore and source flags:\n");
-	svc_config_usage(out);
+	base_flag_usage(out, groups, n_groups);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -48,47 +63,37 @@ int main(int argc, char **argv)
 	svc_config_init(&config);
 	svc_server_options opts;
 	svc_server_options_init(&opts);
-	sym_error err = {0};
+	const base_flag_group groups[] = {
+		{"Logging", log_flags, 1, NULL},
+		svc_server_flags(&opts),
+		svc_config_flags(&config),
+	};
+	const size_t n_groups = sizeof(groups) / sizeof(groups[0]);
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			usage(stdout);
+			usage(stdout, groups, n_groups);
 			svc_config_deinit(&config);
 			return 0;
 		}
-		const char *level_name;
-		int rc = svc_flag_value(argc, argv, &i, "--log-level", &level_name, &err);
-		if (rc > 0) {
-			int level = base_log_parse_level(level_name);
-			if (level < 0) {
-				fprintf(stderr, "symbolizerd: --log-level: '%s' is not a level\n",
-					level_name);
-				svc_config_deinit(&config);
-				return 2;
-			}
-			base_log_set_level((base_log_level)level);
+		char why[BASE_FLAG_ERR_MAX];
+		base_flag_result rc = base_flag_parse(groups, n_groups, argc, argv, &i, why, sizeof(why));
+		if (rc == BASE_FLAG_TAKEN)
 			continue;
-		}
-		if (rc == 0)
-			rc = svc_server_parse_arg(&opts, argc, argv, &i, &err);
-		if (rc == 0)
-			rc = svc_config_parse_arg(&config, argc, argv, &i, &err);
-		if (rc == 0) {
+		if (rc == BASE_FLAG_UNKNOWN)
 			fprintf(stderr, "symbolizerd: unknown argument '%s' (see --help)\n", a);
-			svc_config_deinit(&config);
-			return 2;
-		}
-		if (rc < 0) {
-			fprintf(stderr, "symbolizerd: %s\n", err.msg);
-			svc_config_deinit(&config);
-			return 2;
-		}
-	}
-	if (svc_config_finish(&config, getenv("DEBUGINFOD_URLS"), &err) != SYM_OK) {
-		fprintf(stderr, "symbolizerd: %s\n", err.msg);
+		else
+			fprintf(stderr, "symbolizerd: %s\n", why);
 		svc_config_deinit(&config);
 		return 2;
 	}
+	svc_error cerr;
+	if (svc_config_finish(&config, getenv("DEBUGINFOD_URLS"), &cerr) != SVC_OK) {
+		fprintf(stderr, "symbolizerd: %s\n", cerr.msg);
+		svc_config_deinit(&config);
+		return 2;
+	}
+	sym_error err = {0};
 	opts.config = &config;
 	signal(SIGPIPE, SIG_IGN);
 

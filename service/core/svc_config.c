@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 void svc_config_init(svc_config *c)
@@ -58,72 +59,12 @@ static bool list_add(char ***list, size_t *n, const char *s, size_t len)
 	return true;
 }
 
-bool svc_parse_duration_ms(const char *s, int64_t *out)
-{
-	if (!s || !isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	char *end;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return false;
-	double mult;
-	if (!*end || !strcmp(end, "s"))
-		mult = 1000;
-	else if (!strcmp(end, "ms"))
-		mult = 1;
-	else if (!strcmp(end, "m"))
-		mult = 60 * 1000;
-	else if (!strcmp(end, "h"))
-		mult = 3600 * 1000;
-	else
-		return false;
-	double ms = v * mult;
-	if (ms > 9e15)
-		return false;
-	*out = (int64_t)ms;
-	return true;
-}
-
-bool svc_parse_size(const char *s, uint64_t *out)
-{
-	if (!s || !isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return false;
-	unsigned shift = 0;
-	switch (toupper((unsigned char)*end)) {
-	case '\0': break;
-	case 'K': shift = 10; break;
-	case 'M': shift = 20; break;
-	case 'G': shift = 30; break;
-	case 'T': shift = 40; break;
-	default: return false;
-	}
-	if (*end) {
-		end++;
-		if (*end == 'i' || *end == 'I')
-			end++;
-		if (*end == 'b' || *end == 'B')
-			end++;
-		if (*end)
-			return false;
-	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return false;
-	*out = (uint64_t)v << shift;
-	return true;
-}
-
 static bool valid_url(const char *s, size_t len)
 {
 	return (len > 7 && !strncmp(s, "http://", 7)) || (len > 8 && !strncmp(s, "https://", 8));
 }
 
-sym_errc svc_config_set_upstreams(svc_config *c, const char *list, sym_error *err)
+svc_errc svc_config_set_upstreams(svc_config *c, const char *list, svc_error *err)
 {
 	free_list(&c->upstreams, &c->n_upstreams);
 	c->upstreams_set_ = true;
@@ -138,196 +79,125 @@ sym_errc svc_config_set_upstreams(svc_config *c, const char *list, sym_error *er
 		while (keep > 0 && p[keep - 1] == '/')
 			keep--;
 		if (!valid_url(p, keep))
-			return sym_error_set(err, SYM_E_INVALID, "upstream '%.*s': not an http(s) URL",
+			return svc_error_set(err, SVC_E_INVALID, "upstream '%.*s': not an http(s) URL",
 					     (int)(len > 200 ? 200 : len), p);
 		if (!list_add(&c->upstreams, &c->n_upstreams, p, keep))
-			return sym_error_set(err, SYM_E_NOMEM, "config: out of memory");
+			return svc_error_set(err, SVC_E_NOMEM, "config: out of memory");
 		p += len;
 	}
-	return SYM_OK;
+	return SVC_OK;
 }
 
-enum kind { K_STRING, K_DIR, K_UPSTREAMS, K_DURATION, K_SIZE, K_INT };
+static bool set_data_dir(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_config *c = obj;
+	char *dup = strdup(val);
+	if (!dup) {
+		snprintf(err, err_size, "out of memory");
+		return false;
+	}
+	free(c->data_dir);
+	c->data_dir = dup;
+	return true;
+}
 
-struct flag {
-	const char *name;
-	enum kind kind;
-	size_t offset;
-};
+static bool add_debug_dir(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_config *c = obj;
+	if (!c->debug_dirs_set_)
+		free_list(&c->debug_dirs, &c->n_debug_dirs);
+	c->debug_dirs_set_ = true;
+	if (*val && !list_add(&c->debug_dirs, &c->n_debug_dirs, val, strlen(val))) {
+		snprintf(err, err_size, "out of memory");
+		return false;
+	}
+	return true;
+}
 
-#define F(name, kind, field) {name, kind, offsetof(svc_config, field)}
-static const struct flag flags[] = {
-	F("--data-dir", K_STRING, data_dir),
-	F("--debug-dir", K_DIR, debug_dirs),
-	F("--debuginfod-upstream-servers", K_UPSTREAMS, upstreams),
-	F("--negative-cache-ttl", K_DURATION, negative_cache_ttl_ms),
-	F("--error-cache-ttl", K_DURATION, error_cache_ttl_ms),
-	F("--upstream-timeout", K_DURATION, upstream_timeout_ms),
-	F("--upstream-min-progress", K_SIZE, upstream_min_progress),
-	F("--max-debuginfo-size", K_SIZE, max_debuginfo_size),
-	F("--max-store-bytes", K_SIZE, max_store_bytes),
-	F("--max-concurrent-fetches", K_INT, max_concurrent_fetches),
-	F("--max-fetches-per-upstream", K_INT, max_fetches_per_upstream),
-	F("--upstream-retries", K_INT, upstream_retries),
-	F("--upstream-retry-backoff", K_DURATION, upstream_retry_backoff_ms),
-	F("--upstream-breaker-failures", K_INT, upstream_breaker_failures),
-	F("--upstream-breaker-cooldown", K_DURATION, upstream_breaker_cooldown_ms),
-	F("--fetch-workers", K_INT, fetch_workers),
+static bool set_upstreams(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_error e;
+	if (svc_config_set_upstreams(obj, val, &e) == SVC_OK)
+		return true;
+	snprintf(err, err_size, "%s", e.msg);
+	return false;
+}
+
+#define F(name, meta, kind, field, max, help) \
+	{name, meta, kind, offsetof(svc_config, field), max, NULL, help}
+#define C(name, meta, fn, help) {name, meta, BASE_FLAG_CUSTOM, 0, 0, fn, help}
+static const base_flag flags[] = {
+	C("--data-dir", "DIR", set_data_dir, "store directory (" SVC_DEFAULT_DATA_DIR ")"),
+	C("--debug-dir", "DIR", add_debug_dir,
+	  "local debug dir (.build-id layout), repeatable;\n"
+	  "default " SVC_DEFAULT_DEBUG_DIR ", '--debug-dir=' for none"),
+	C("--debuginfod-upstream-servers", "URL[,URL...]", set_upstreams,
+	  "upstreams in order; default $DEBUGINFOD_URLS, else\n" SVC_DEFAULT_UPSTREAM
+	  "; '' for none"),
+	F("--negative-cache-ttl", "DUR", BASE_FLAG_DURATION, negative_cache_ttl_ms, 0,
+	  "remember 'not found' for DUR (10m)"),
+	F("--error-cache-ttl", "DUR", BASE_FLAG_DURATION, error_cache_ttl_ms, 0,
+	  "remember upstream failures for DUR (30s)"),
+	F("--upstream-timeout", "DUR", BASE_FLAG_DURATION, upstream_timeout_ms, 0,
+	  "progress timeout of a download (90s)"),
+	F("--upstream-min-progress", "SIZE", BASE_FLAG_SIZE, upstream_min_progress, 0,
+	  "bytes each timeout window must bring (100K)"),
+	F("--max-debuginfo-size", "SIZE", BASE_FLAG_SIZE, max_debuginfo_size, 0,
+	  "largest file accepted (2G)"),
+	F("--max-store-bytes", "SIZE", BASE_FLAG_SIZE, max_store_bytes, 0,
+	  "store size bound, LRU eviction; 0 = none (16G)"),
+	F("--max-concurrent-fetches", "N", BASE_FLAG_INT, max_concurrent_fetches, 100000,
+	  "downloads in flight in all (16)"),
+	F("--max-fetches-per-upstream", "N", BASE_FLAG_INT, max_fetches_per_upstream, 100000,
+	  "downloads in flight per server (4)"),
+	F("--upstream-retries", "N", BASE_FLAG_INT, upstream_retries, 100000,
+	  "retries of a failing server per fetch (2)"),
+	F("--upstream-retry-backoff", "DUR", BASE_FLAG_DURATION, upstream_retry_backoff_ms, 0,
+	  "first retry delay, doubling (250ms)"),
+	F("--upstream-breaker-failures", "N", BASE_FLAG_INT, upstream_breaker_failures, 100000,
+	  "failures in a row that open a breaker (5)"),
+	F("--upstream-breaker-cooldown", "DUR", BASE_FLAG_DURATION, upstream_breaker_cooldown_ms,
+	  0, "how long an open breaker skips a server (30s)"),
+	F("--fetch-workers", "N", BASE_FLAG_INT, fetch_workers, 100000,
+	  "threads for local files and store writes (2)"),
 };
 #undef F
+#undef C
 
-int svc_flag_value(int argc, char **argv, int *i, const char *name, const char **val,
-		   sym_error *err)
+base_flag_group svc_config_flags(svc_config *c)
 {
-	const char *arg = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(arg, name, n) != 0 || (arg[n] != '\0' && arg[n] != '='))
-		return 0;
-	if (arg[n] == '=') {
-		*val = arg + n + 1;
-	} else {
-		if (*i + 1 >= argc) {
-			sym_error_set(err, SYM_E_INVALID, "%s: missing value", name);
-			return -1;
-		}
-		*val = argv[++*i];
-	}
-	(*i)++;
-	return 1;
+	return (base_flag_group){"Store and source flags", flags, sizeof(flags) / sizeof(flags[0]),
+				 c};
 }
 
-int svc_flag_size(const char *name, const char *val, uint64_t *out, sym_error *err)
-{
-	if (svc_parse_size(val, out))
-		return 1;
-	sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a size (e.g. 512M)", name, val);
-	return -1;
-}
-
-int svc_flag_duration(const char *name, const char *val, int64_t *out, sym_error *err)
-{
-	if (svc_parse_duration_ms(val, out))
-		return 1;
-	sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a duration (e.g. 500ms, 30s, 10m)",
-		      name, val);
-	return -1;
-}
-
-int svc_flag_count(const char *name, const char *val, long max, long *out, sym_error *err)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(val, &end, 10);
-	if (errno || end == val || *end || v < 0 || v > max) {
-		sym_error_set(err, SYM_E_INVALID, "%s: '%.100s' is not a count (0 to %ld)", name,
-			      val, max);
-		return -1;
-	}
-	*out = v;
-	return 1;
-}
-
-int svc_config_parse_arg(svc_config *c, int argc, char **argv, int *i, sym_error *err)
-{
-	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-		const char *val;
-		int got = svc_flag_value(argc, argv, i, flags[f].name, &val, err);
-		if (got <= 0) {
-			if (got < 0)
-				return -1;
-			continue;
-		}
-		char *base = (char *)c + flags[f].offset;
-		switch (flags[f].kind) {
-		case K_STRING: {
-			char **s = (char **)base;
-			free(*s);
-			if (!(*s = strdup(val))) {
-				sym_error_set(err, SYM_E_NOMEM, "config: out of memory");
-				return -1;
-			}
-			return 1;
-		}
-		case K_DIR:
-			if (!c->debug_dirs_set_)
-				free_list(&c->debug_dirs, &c->n_debug_dirs);
-			c->debug_dirs_set_ = true;
-			if (*val && !list_add(&c->debug_dirs, &c->n_debug_dirs, val, strlen(val))) {
-				sym_error_set(err, SYM_E_NOMEM, "config: out of memory");
-				return -1;
-			}
-			return 1;
-		case K_UPSTREAMS:
-			return svc_config_set_upstreams(c, val, err) == SYM_OK ? 1 : -1;
-		case K_DURATION:
-			return svc_flag_duration(flags[f].name, val, (int64_t *)base, err);
-		case K_SIZE:
-			return svc_flag_size(flags[f].name, val, (uint64_t *)base, err);
-		case K_INT: {
-			long v;
-			if (svc_flag_count(flags[f].name, val, 100000, &v, err) < 0)
-				return -1;
-			*(int *)base = (int)v;
-			return 1;
-		}
-		}
-	}
-	return 0;
-}
-
-sym_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, sym_error *err)
+svc_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, svc_error *err)
 {
 	if (!c->data_dir && !(c->data_dir = strdup(SVC_DEFAULT_DATA_DIR)))
-		return sym_error_set(err, SYM_E_NOMEM, "config: out of memory");
+		return svc_error_set(err, SVC_E_NOMEM, "config: out of memory");
 	if (!c->debug_dirs_set_ && c->n_debug_dirs == 0 &&
 	    !list_add(&c->debug_dirs, &c->n_debug_dirs, SVC_DEFAULT_DEBUG_DIR,
 		      strlen(SVC_DEFAULT_DEBUG_DIR)))
-		return sym_error_set(err, SYM_E_NOMEM, "config: out of memory");
+		return svc_error_set(err, SVC_E_NOMEM, "config: out of memory");
 	c->debug_dirs_set_ = true;
 	if (!c->upstreams_set_) {
-		sym_errc rc;
+		svc_errc rc;
 		if (debuginfod_urls) {
 			rc = svc_config_set_upstreams(c, debuginfod_urls, err);
-			if (rc != SYM_OK) {
-				sym_error_prefix(err, "DEBUGINFOD_URLS");
+			if (rc != SVC_OK) {
+				svc_error_prefix(err, "DEBUGINFOD_URLS");
 				return rc;
 			}
-		} else if ((rc = svc_config_set_upstreams(c, SVC_DEFAULT_UPSTREAM, err)) != SYM_OK) {
+		} else if ((rc = svc_config_set_upstreams(c, SVC_DEFAULT_UPSTREAM, err)) != SVC_OK) {
 			return rc;
 		}
 	}
 	if (c->max_concurrent_fetches < 1 || c->max_fetches_per_upstream < 1)
-		return sym_error_set(err, SYM_E_INVALID, "config: concurrency limits must be at least 1");
+		return svc_error_set(err, SVC_E_INVALID, "config: concurrency limits must be at least 1");
 	if (c->fetch_workers < 1)
-		return sym_error_set(err, SYM_E_INVALID, "config: --fetch-workers must be at least 1");
+		return svc_error_set(err, SVC_E_INVALID, "config: --fetch-workers must be at least 1");
 	if (c->upstream_timeout_ms < 1)
-		return sym_error_set(err, SYM_E_INVALID, "config: --upstream-timeout must be positive");
+		return svc_error_set(err, SVC_E_INVALID, "config: --upstream-timeout must be positive");
 	if (c->max_debuginfo_size < 1)
-		return sym_error_set(err, SYM_E_INVALID, "config: --max-debuginfo-size must be positive");
-	return SYM_OK;
-}
-
-void svc_config_usage(FILE *out)
-{
-	fputs("store and sources:\n"
-	      "  --data-dir DIR                  store directory (" SVC_DEFAULT_DATA_DIR ")\n"
-	      "  --debug-dir DIR                 local debug dir (.build-id layout), repeatable;\n"
-	      "                                  default " SVC_DEFAULT_DEBUG_DIR ", '--debug-dir=' for none\n"
-	      "  --debuginfod-upstream-servers URL[,URL...]\n"
-	      "                                  upstreams in order; default $DEBUGINFOD_URLS, else\n"
-	      "                                  " SVC_DEFAULT_UPSTREAM "; '' for none\n"
-	      "  --negative-cache-ttl DUR        remember 'not found' for DUR (10m)\n"
-	      "  --error-cache-ttl DUR           remember upstream failures for DUR (30s)\n"
-	      "  --upstream-timeout DUR          progress timeout of a download (90s)\n"
-	      "  --upstream-min-progress SIZE    bytes each timeout window must bring (100K)\n"
-	      "  --max-debuginfo-size SIZE       largest file accepted (2G)\n"
-	      "  --max-store-bytes SIZE          store size bound, LRU eviction; 0 = none (16G)\n"
-	      "  --max-concurrent-fetches N      downloads in flight in all (16)\n"
-	      "  --max-fetches-per-upstream N    downloads in flight per server (4)\n"
-	      "  --upstream-retries N            retries of a failing server per fetch (2)\n"
-	      "  --upstream-retry-backoff DUR    first retry delay, doubling (250ms)\n"
-	      "  --upstream-breaker-failures N   failures in a row that open a breaker (5)\n"
-	      "  --upstream-breaker-cooldown DUR how long an open breaker skips a server (30s)\n"
-	      "  --fetch-workers N               threads for local files and store writes (2)\n",
-	      out);
+		return svc_error_set(err, SVC_E_INVALID, "config: --max-debuginfo-size must be positive");
+	return SVC_OK;
 }

@@ -1,8 +1,8 @@
 /*
  * svc_config: the operator's settings for the store and the debuginfo sources,
  * and the command-line flags that set them. symbolizerd and `symbolctl fetch`
- * share it: their main() hands each argument it does not know itself to
- * svc_config_parse_arg(), then calls svc_config_finish() once.
+ * share it: their main() parses with the table of svc_config_flags() among
+ * its own (base_flag), then calls svc_config_finish() once.
  *
  * Flags (a value may follow as "--flag=V" or as the next argument):
  *   --data-dir DIR                    store directory (default ./symbolizer-data)
@@ -40,7 +40,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "symbolizer/sym_error.h"
+#include "base/base_flag.h"
+#include "service/core/svc_error.h"
 
 #define SVC_DEFAULT_UPSTREAM "https://debuginfod.elfutils.org/"
 #define SVC_DEFAULT_DEBUG_DIR "/usr/lib/debug"
@@ -73,44 +74,17 @@ typedef struct svc_config {
 void svc_config_init(svc_config *c);
 void svc_config_deinit(svc_config *c);
 
-/*
- * Looks at argv[*i]. When it is one of the flags above, consumes it (and its
- * value, advancing *i past what it used) and returns 1; returns 0 for any other
- * argument (untouched), -1 with err set for a bad value or a missing one.
- */
-int svc_config_parse_arg(svc_config *c, int argc, char **argv, int *i, sym_error *err);
+/* The flags above as a table, bound to c (base_flag_parse, base_flag_usage). */
+base_flag_group svc_config_flags(svc_config *c);
 
 /*
  * Applies the fallbacks: debug dirs default, upstreams from debuginfod_urls
  * (pass getenv("DEBUGINFOD_URLS")) or the default server. Checks the result.
  */
-sym_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, sym_error *err);
+svc_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, svc_error *err);
 
 /* Replaces the upstream list from a comma- or space-separated string
  * ("" = none). Each must be an http:// or https:// URL. */
-sym_errc svc_config_set_upstreams(svc_config *c, const char *list, sym_error *err);
-
-/*
- * The value of flag `name` at argv[*i], given as "name=V" or "name V": 1 with
- * *val set and *i past it, 0 when argv[*i] is another argument, -1 (err set)
- * when the value is missing. The building block of every flag parser here.
- */
-int svc_flag_value(int argc, char **argv, int *i, const char *name, const char **val,
-		   sym_error *err);
-
-/* Parsers behind the flags, exposed for other flags of the same kinds. */
-bool svc_parse_duration_ms(const char *s, int64_t *out);
-bool svc_parse_size(const char *s, uint64_t *out);
-
-/*
- * The value val of flag name as a size, a duration or a count (0 to max):
- * 1, or -1 with err saying which flag and what was expected.
- */
-int svc_flag_size(const char *name, const char *val, uint64_t *out, sym_error *err);
-int svc_flag_duration(const char *name, const char *val, int64_t *out, sym_error *err);
-int svc_flag_count(const char *name, const char *val, long max, long *out, sym_error *err);
-
-/* Prints the flag list above (for --help). */
-void svc_config_usage(FILE *out);
+svc_errc svc_config_set_upstreams(svc_config *c, const char *list, svc_error *err);
 
 #endif

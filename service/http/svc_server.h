@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/base_flag.h"
 #include "service/core/svc_config.h"
 #include "symbolizer/sym_error.h"
 
@@ -46,14 +47,13 @@ typedef struct svc_server_options {
 void svc_server_options_init(svc_server_options *o);
 
 /*
- * Flags of the daemon itself (config flags are svc_config's):
- *   --listen ADDR  --workers N  --index-cache-bytes SIZE  --max-request-bytes SIZE
- *   --max-mappings N  --max-locations N  --default-wait DUR  --max-wait DUR
- *   --max-inflight-calls N  --worker-lookup-min N  --gzip-min-bytes SIZE
- * Same contract as svc_config_parse_arg: 1 consumed, 0 not ours, -1 bad value.
+ * The daemon's own flags (store and source flags are svc_config's) as a
+ * table bound to o: --listen ADDR --workers N --index-cache-bytes SIZE
+ * --max-request-bytes SIZE --max-mappings N --max-locations N
+ * --default-wait DUR --max-wait DUR --max-inflight-calls N
+ * --worker-lookup-min N --gzip-min-bytes SIZE
  */
-int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, sym_error *err);
-void svc_server_usage(FILE *out);
+base_flag_group svc_server_flags(svc_server_options *o);
 
 typedef struct svc_server svc_server;
 

@@ -23,76 +23,36 @@ void svc_server_options_init(svc_server_options *o)
 	o->gzip_min_bytes = 1024;
 }
 
-enum kind { K_STR, K_INT, K_SIZE, K_DUR };
-
-static const struct {
-	const char *name;
-	enum kind kind;
-	size_t offset;
-	const char *help;
-} flags[] = {
-	{"--listen", K_STR, offsetof(svc_server_options, listen),
-	 "ADDR        HOST:PORT, [IPV6]:PORT or :PORT to serve on (127.0.0.1:8080)"},
-	{"--workers", K_INT, offsetof(svc_server_options, workers),
-	 "N          threads for index builds and big lookups (0: one per CPU)"},
-	{"--index-cache-bytes", K_SIZE, offsetof(svc_server_options, index_cache_bytes),
-	 "SIZE  bound of the loaded indexes kept in memory (1G)"},
-	{"--max-request-bytes", K_SIZE, offsetof(svc_server_options, max_request_bytes),
-	 "SIZE  largest request body, after gzip too (8M)"},
-	{"--max-mappings", K_INT, offsetof(svc_server_options, max_mappings),
-	 "N       mappings per call (10000)"},
-	{"--max-locations", K_INT, offsetof(svc_server_options, max_locations),
-	 "N      locations per call (200000)"},
-	{"--default-wait", K_DUR, offsetof(svc_server_options, default_wait_ms),
-	 "DUR     how long a call waits for fetches and index builds before\n"
-	 "                             it answers PENDING, when it sets no max_wait_ms (2s)"},
-	{"--max-wait", K_DUR, offsetof(svc_server_options, max_wait_ms),
-	 "DUR         cap on a call's max_wait_ms (60s)"},
-	{"--max-inflight-calls", K_INT, offsetof(svc_server_options, max_inflight_calls),
-	 "N calls in progress at once; more get resource_exhausted (1024)"},
-	{"--worker-lookup-min", K_INT, offsetof(svc_server_options, worker_lookup_min),
-	 "N  locations from which a call's lookups run on a worker (256)"},
-	{"--gzip-min-bytes", K_SIZE, offsetof(svc_server_options, gzip_min_bytes),
-	 "SIZE  smallest response gzipped for clients that accept gzip (1K);\n"
-	 "                         gzip costs several times the CPU of the lookups:\n"
-	 "                         raise it (e.g. 1G) on a fast network"},
+#define F(name, meta, kind, field, max, help) \
+	{name, meta, kind, offsetof(svc_server_options, field), max, NULL, help}
+static const base_flag flags[] = {
+	F("--listen", "ADDR", BASE_FLAG_STRING, listen, 0,
+	  "HOST:PORT, [IPV6]:PORT or :PORT to serve on (127.0.0.1:8080)"),
+	F("--workers", "N", BASE_FLAG_U32, workers, 100000000,
+	  "threads for index builds and big lookups (0: one per CPU)"),
+	F("--index-cache-bytes", "SIZE", BASE_FLAG_SIZE, index_cache_bytes, 0,
+	  "bound of the loaded indexes kept in memory (1G)"),
+	F("--max-request-bytes", "SIZE", BASE_FLAG_SIZE, max_request_bytes, 0,
+	  "largest request body, after gzip too (8M)"),
+	F("--max-mappings", "N", BASE_FLAG_U32, max_mappings, 100000000, "mappings per call (10000)"),
+	F("--max-locations", "N", BASE_FLAG_U32, max_locations, 100000000,
+	  "locations per call (200000)"),
+	F("--default-wait", "DUR", BASE_FLAG_DURATION, default_wait_ms, 0,
+	  "how long a call waits for fetches and index builds before\n"
+	  "it answers PENDING, when it sets no max_wait_ms (2s)"),
+	F("--max-wait", "DUR", BASE_FLAG_DURATION, max_wait_ms, 0, "cap on a call's max_wait_ms (60s)"),
+	F("--max-inflight-calls", "N", BASE_FLAG_U32, max_inflight_calls, 100000000,
+	  "calls in progress at once; more get resource_exhausted (1024)"),
+	F("--worker-lookup-min", "N", BASE_FLAG_U32, worker_lookup_min, 100000000,
+	  "locations from which a call's lookups run on a worker (256)"),
+	F("--gzip-min-bytes", "SIZE", BASE_FLAG_SIZE, gzip_min_bytes, 0,
+	  "smallest response gzipped for clients that accept gzip (1K);\n"
+	  "gzip costs several times the CPU of the lookups:\n"
+	  "raise it (e.g. 1G) on a fast network"),
 };
+#undef F
 
-int svc_server_parse_arg(svc_server_options *o, int argc, char **argv, int *i, sym_error *err)
+base_flag_group svc_server_flags(svc_server_options *o)
 {
-	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-		const char *val;
-		int got = svc_flag_value(argc, argv, i, flags[f].name, &val, err);
-		if (got <= 0) {
-			if (got < 0)
-				return -1;
-			continue;
-		}
-		char *base = (char *)o + flags[f].offset;
-		switch (flags[f].kind) {
-		case K_STR:
-			*(const char **)base = val;
-			return 1;
-		case K_INT: {
-			long v;
-			if (svc_flag_count(flags[f].name, val, 100000000, &v, err) < 0)
-				return -1;
-			*(uint32_t *)base = (uint32_t)v;
-			return 1;
-		}
-		case K_SIZE:
-			return svc_flag_size(flags[f].name, val, (uint64_t *)base, err);
-		case K_DUR:
-			return svc_flag_duration(flags[f].name, val, (int64_t *)base, err);
-		}
-	}
-	return 0;
+	return (base_flag_group){"Server flags", flags, sizeof(flags) / sizeof(flags[0]), o};
 }
-
-void svc_server_usage(FILE *out)
-{
-	fprintf(out, "Server flags:\n");
-	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
-		fprintf(out, "  %s %s\n", flags[f].name, flags[f].help);
-}
-

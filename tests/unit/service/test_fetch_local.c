@@ -102,10 +102,12 @@ static bool env_init(struct env *e, bool with_debug_dir)
 	snprintf(arg_dir, sizeof(arg_dir), "--debug-dir=%s", with_debug_dir ? e->debug_dir : "");
 	snprintf(arg_data, sizeof(arg_data), "--data-dir=%s", e->data_dir);
 	char *argv[] = {arg_dir, arg_data, "--debuginfod-upstream-servers=", "--negative-cache-ttl=1h"};
+	base_flag_group g = svc_config_flags(&e->cfg);
+	char why[BASE_FLAG_ERR_MAX];
 	for (int i = 0; i < 4;)
-		if (svc_config_parse_arg(&e->cfg, 4, argv, &i, NULL) != 1)
+		if (base_flag_parse(&g, 1, 4, argv, &i, why, sizeof(why)) != BASE_FLAG_TAKEN)
 			return false;
-	if (svc_config_finish(&e->cfg, NULL, NULL) != SYM_OK)
+	if (svc_config_finish(&e->cfg, NULL, NULL) != SVC_OK)
 		return false;
 	stor_options so;
 	stor_options_init(&so);

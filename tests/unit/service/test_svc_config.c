@@ -8,13 +8,22 @@
 #include "service/core/svc_config.h"
 #include "test.h"
 
-static int parse_all(svc_config *c, int argc, char **argv, sym_error *err)
+/* One argument through the config's flag table; err gets the text. */
+static base_flag_result parse_arg(svc_config *c, int argc, char **argv, int *i, svc_error *err)
+{
+	base_flag_group g = svc_config_flags(c);
+	base_flag_result r = base_flag_parse(&g, 1, argc, argv, i, err->msg, sizeof(err->msg));
+	err->code = r == BASE_FLAG_BAD ? SVC_E_INVALID : SVC_OK;
+	return r;
+}
+
+static int parse_all(svc_config *c, int argc, char **argv, svc_error *err)
 {
 	for (int i = 0; i < argc;) {
-		int r = svc_config_parse_arg(c, argc, argv, &i, err);
-		if (r < 0)
+		base_flag_result r = parse_arg(c, argc, argv, &i, err);
+		if (r == BASE_FLAG_BAD)
 			return -1;
-		if (r == 0)
+		if (r == BASE_FLAG_UNKNOWN)
 			return i + 100; /* unknown at i */
 	}
 	return 0;
@@ -24,8 +33,8 @@ TEST(defaults)
 {
 	svc_config c;
 	svc_config_init(&c);
-	sym_error err = {0};
-	REQUIRE(svc_config_finish(&c, NULL, &err) == SYM_OK);
+	svc_error err = {0};
+	REQUIRE(svc_config_finish(&c, NULL, &err) == SVC_OK);
 	CHECK_STREQ(c.data_dir, SVC_DEFAULT_DATA_DIR);
 	REQUIRE(c.n_debug_dirs == 1);
 	CHECK_STREQ(c.debug_dirs[0], "/usr/lib/debug");
@@ -50,9 +59,9 @@ TEST(flags_both_forms)
 			"--upstream-retries=0", "--upstream-breaker-failures=7",
 			"--upstream-breaker-cooldown=1h", "--upstream-min-progress=10k"};
 	int argc = (int)(sizeof(argv) / sizeof(argv[0]));
-	sym_error err = {0};
+	svc_error err = {0};
 	REQUIRE(parse_all(&c, argc, argv, &err) == 0);
-	REQUIRE(svc_config_finish(&c, "http://ignored:1", &err) == SYM_OK);
+	REQUIRE(svc_config_finish(&c, "http://ignored:1", &err) == SVC_OK);
 	CHECK_STREQ(c.data_dir, "/var/lib/s");
 	REQUIRE(c.n_debug_dirs == 2);
 	CHECK_STREQ(c.debug_dirs[0], "/a");
@@ -76,11 +85,11 @@ TEST(flags_both_forms)
 
 TEST(upstream_fallbacks)
 {
-	sym_error err = {0};
+	svc_error err = {0};
 	svc_config c;
 	/* DEBUGINFOD_URLS when the flag is absent: space-separated. */
 	svc_config_init(&c);
-	REQUIRE(svc_config_finish(&c, "http://127.0.0.1:2  http://127.0.0.1:3/", &err) == SYM_OK);
+	REQUIRE(svc_config_finish(&c, "http://127.0.0.1:2  http://127.0.0.1:3/", &err) == SVC_OK);
 	REQUIRE(c.n_upstreams == 2);
 	CHECK_STREQ(c.upstreams[1], "http://127.0.0.1:3");
 	svc_config_deinit(&c);
@@ -88,13 +97,13 @@ TEST(upstream_fallbacks)
 	svc_config_init(&c);
 	char *argv[] = {"--debuginfod-upstream-servers=", "--debug-dir="};
 	REQUIRE(parse_all(&c, 2, argv, &err) == 0);
-	REQUIRE(svc_config_finish(&c, "http://127.0.0.1:2", &err) == SYM_OK);
+	REQUIRE(svc_config_finish(&c, "http://127.0.0.1:2", &err) == SVC_OK);
 	CHECK_EQ_U(c.n_upstreams, 0);
 	CHECK_EQ_U(c.n_debug_dirs, 0);
 	svc_config_deinit(&c);
 	/* A bad URL in the variable is named. */
 	svc_config_init(&c);
-	CHECK(svc_config_finish(&c, "ftp://x", &err) == SYM_E_INVALID);
+	CHECK(svc_config_finish(&c, "ftp://x", &err) == SVC_E_INVALID);
 	CHECK(strstr(err.msg, "DEBUGINFOD_URLS") && strstr(err.msg, "ftp://x"));
 	svc_config_deinit(&c);
 }
@@ -113,8 +122,8 @@ TEST(bad_values)
 		svc_config_init(&c);
 		char *argv[] = {(char *)bad[k][0], (char *)bad[k][1]};
 		int i = 0;
-		sym_error err = {0};
-		CHECK(svc_config_parse_arg(&c, 2, argv, &i, &err) == -1);
+		svc_error err = {0};
+		CHECK(parse_arg(&c, 2, argv, &i, &err) == BASE_FLAG_BAD);
 		CHECK(strstr(err.msg, bad[k][0] + 2) || strstr(err.msg, "URL"));
 		svc_config_deinit(&c);
 	}
@@ -123,21 +132,21 @@ TEST(bad_values)
 	svc_config_init(&c);
 	char *argv[] = {"--data-dir"};
 	int i = 0;
-	sym_error err = {0};
-	CHECK(svc_config_parse_arg(&c, 1, argv, &i, &err) == -1);
+	svc_error err = {0};
+	CHECK(parse_arg(&c, 1, argv, &i, &err) == BASE_FLAG_BAD);
 	CHECK(strstr(err.msg, "missing value") != NULL);
 	/* Not ours: untouched. */
 	char *other[] = {"--listen=:8080", "--data-directory=x"};
 	i = 0;
-	CHECK(svc_config_parse_arg(&c, 2, other, &i, &err) == 0);
+	CHECK(parse_arg(&c, 2, other, &i, &err) == BASE_FLAG_UNKNOWN);
 	CHECK_EQ_U(i, 0);
 	i = 1;
-	CHECK(svc_config_parse_arg(&c, 2, other, &i, &err) == 0);
+	CHECK(parse_arg(&c, 2, other, &i, &err) == BASE_FLAG_UNKNOWN);
 	/* Zero limits are refused at finish. */
 	char *zero[] = {"--max-concurrent-fetches=0"};
 	i = 0;
-	CHECK(svc_config_parse_arg(&c, 1, zero, &i, &err) == 1);
-	CHECK(svc_config_finish(&c, NULL, &err) == SYM_E_INVALID);
+	CHECK(parse_arg(&c, 1, zero, &i, &err) == BASE_FLAG_TAKEN);
+	CHECK(svc_config_finish(&c, NULL, &err) == SVC_E_INVALID);
 	svc_config_deinit(&c);
 	svc_config_deinit(NULL);
 }
@@ -146,16 +155,16 @@ TEST(parsers)
 {
 	int64_t ms;
 	uint64_t sz;
-	CHECK(svc_parse_duration_ms("0", &ms) && ms == 0);
-	CHECK(svc_parse_duration_ms("1.5s", &ms) && ms == 1500);
-	CHECK(svc_parse_duration_ms("2h", &ms) && ms == 7200000);
-	CHECK(!svc_parse_duration_ms("", &ms));
-	CHECK(!svc_parse_duration_ms("s", &ms));
-	CHECK(svc_parse_size("0", &sz) && sz == 0);
-	CHECK(svc_parse_size("3KiB", &sz) && sz == 3072);
-	CHECK(svc_parse_size("2T", &sz) && sz == 2ull << 40);
-	CHECK(!svc_parse_size("1KX", &sz));
-	CHECK(!svc_parse_size("20000000T", &sz));
+	CHECK(base_parse_duration_ms("0", &ms) && ms == 0);
+	CHECK(base_parse_duration_ms("1.5s", &ms) && ms == 1500);
+	CHECK(base_parse_duration_ms("2h", &ms) && ms == 7200000);
+	CHECK(!base_parse_duration_ms("", &ms));
+	CHECK(!base_parse_duration_ms("s", &ms));
+	CHECK(base_parse_size("0", &sz) && sz == 0);
+	CHECK(base_parse_size("3KiB", &sz) && sz == 3072);
+	CHECK(base_parse_size("2T", &sz) && sz == 2ull << 40);
+	CHECK(!base_parse_size("1KX", &sz));
+	CHECK(!base_parse_size("20000000T", &sz));
 }
 
 TEST_MAIN()
