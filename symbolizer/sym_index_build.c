@@ -173,6 +173,90 @@ static sym_errc resolve_alt(const sym_elf_info *info, const sym_build_options *o
 	return rc;
 }
 
+/* Runs the shards' DWARF walks (thread 0 on the caller) and joins them. */
+static void run_shards(struct shard *shards, unsigned nshards)
+{
+	pthread_t tids[MAX_THREADS];
+	bool started[MAX_THREADS] = {0};
+	for (unsigned i = 1; i < nshards; i++) {
+		if (shards[i].rc)
+			continue;
+		started[i] = pthread_create(&tids[i], NULL, shard_run, &shards[i]) == 0;
+		if (!started[i])
+			shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "cannot start a thread");
+	}
+	if (!shards[0].rc)
+		shard_run(&shards[0]);
+	for (unsigned i = 1; i < nshards; i++)
+		if (started[i])
+			pthread_join(tids[i], NULL);
+}
+
+/*
+ * Walks the DWARF of the image on up to thread_count() threads and merges
+ * what they found into all. Refused DWARF is no error while symbols remain
+ * to answer from (*from_dwarf tells whether any unit was read).
+ */
+static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const sym_elf_info *info,
+			      Elf *elf, const sym_build_options *opts, uint64_t min_code,
+			      sym_collect *all, bool *from_dwarf, sym_error *err)
+{
+	unsigned nshards = thread_count(opts, dwarf_bytes(elf));
+	struct shard *shards = calloc(nshards, sizeof(*shards));
+	if (!shards)
+		return sym_error_set(err, SYM_E_NOMEM, "out of memory");
+	for (unsigned i = 0; i < nshards; i++) {
+		shards[i] = (struct shard){.main = main_im, .alt = info->has_alt ? alt_im : NULL,
+					   .index = i, .count = nshards, .min_code_addr = min_code};
+		if (sym_collect_init(&shards[i].out))
+			shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "out of memory");
+	}
+	run_shards(shards, nshards);
+	sym_errc rc = SYM_OK;
+	for (unsigned i = 0; i < nshards && !rc; i++) {
+		bool fatal = shards[i].rc && (shards[i].rc != SYM_E_BAD_DWARF ||
+					      (i == 0 && !info->has_symtab && !info->has_dynsym));
+		if (fatal) {
+			rc = shards[i].rc;
+			if (err)
+				*err = shards[i].err;
+		} else if (!shards[i].rc) {
+			*from_dwarf = true;
+		}
+	}
+	for (unsigned i = 0; i < nshards && !rc; i++)
+		if (sym_collect_merge(all, &shards[i].out, &all->scope_spans))
+			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging");
+	for (unsigned i = 0; i < nshards; i++)
+		sym_collect_deinit(&shards[i].out);
+	free(shards);
+	return rc;
+}
+
+/* Adds the symbol tables' functions and writes the blob. */
+static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *all,
+			     sym_collect *syms, bool from_dwarf, void **blob, size_t *blob_size,
+			     sym_error *err)
+{
+	sym_errc rc = sym_symtab_collect(elf, syms, err);
+	if (rc)
+		return rc;
+	base_vec symbol_spans;
+	base_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
+	if (sym_collect_merge(all, syms, &symbol_spans)) {
+		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging symbols");
+	} else if (all->scope_spans.len == 0 && symbol_spans.len == 0 && all->line_spans.len == 0) {
+		rc = sym_error_set(err, SYM_E_NO_SYMBOLS,
+				   "no DWARF code ranges, line rows or function symbols");
+	} else {
+		sym_index_input in = {.c = all, .symbol_spans = &symbol_spans, .elf = info,
+				      .from_dwarf = from_dwarf};
+		rc = sym_index_write(&in, blob, blob_size, err);
+	}
+	base_vec_deinit(&symbol_spans);
+	return rc;
+}
+
 sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_options *opts,
 			 void **blob, size_t *blob_size, sym_error *err)
 {
@@ -186,10 +270,9 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 		return rc;
 	struct image main_im = {0}, alt_im = {0};
 	Elf *elf = NULL;
-	struct shard *shards = NULL;
-	unsigned nshards = 0;
 	sym_collect all, syms;
 	bool all_ok = sym_collect_init(&all) == 0, syms_ok = sym_collect_init(&syms) == 0;
+	bool from_dwarf = false;
 	if (!all_ok || !syms_ok) {
 		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory");
 		goto out;
@@ -200,81 +283,16 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 		goto out;
 	uint64_t min_code = min_code_address(elf);
 	all.min_code_addr = syms.min_code_addr = min_code;
-	bool from_dwarf = false;
 	if (info.has_debug_info) {
 		if (info.has_alt && (rc = resolve_alt(&info, opts, cap, &alt_im, err)))
 			goto out;
-		nshards = thread_count(opts, dwarf_bytes(elf));
-		shards = calloc(nshards, sizeof(*shards));
-		if (!shards) {
-			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory");
+		rc = collect_dwarf(&main_im, &alt_im, &info, elf, opts, min_code, &all, &from_dwarf,
+				   err);
+		if (rc)
 			goto out;
-		}
-		pthread_t tids[MAX_THREADS];
-		bool started[MAX_THREADS] = {0};
-		for (unsigned i = 0; i < nshards; i++) {
-			shards[i] = (struct shard){.main = &main_im, .alt = info.has_alt ? &alt_im : NULL,
-						   .index = i, .count = nshards, .min_code_addr = min_code};
-			if (sym_collect_init(&shards[i].out)) {
-				shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "out of memory");
-				continue;
-			}
-			if (i > 0)
-				started[i] = pthread_create(&tids[i], NULL, shard_run, &shards[i]) == 0;
-			if (i > 0 && !started[i])
-				shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "cannot start a thread");
-		}
-		shard_run(&shards[0]);
-		for (unsigned i = 1; i < nshards; i++)
-			if (started[i])
-				pthread_join(tids[i], NULL);
-		for (unsigned i = 0; i < nshards; i++) {
-			if (shards[i].rc == SYM_E_BAD_DWARF && i == 0 && !info.has_symtab &&
-			    !info.has_dynsym) {
-				rc = shards[i].rc;
-				if (err)
-					*err = shards[i].err;
-				goto out;
-			}
-			if (shards[i].rc && shards[i].rc != SYM_E_BAD_DWARF) {
-				rc = shards[i].rc;
-				if (err)
-					*err = shards[i].err;
-				goto out;
-			}
-			if (!shards[i].rc)
-				from_dwarf = true;
-		}
-		for (unsigned i = 0; i < nshards; i++) {
-			if (sym_collect_merge(&all, &shards[i].out, &all.scope_spans)) {
-				rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging");
-				goto out;
-			}
-		}
 	}
-	if ((rc = sym_symtab_collect(elf, &syms, err)))
-		goto out;
-	base_vec symbol_spans;
-	base_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
-	if (sym_collect_merge(&all, &syms, &symbol_spans)) {
-		base_vec_deinit(&symbol_spans);
-		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging symbols");
-		goto out;
-	}
-	if (all.scope_spans.len == 0 && symbol_spans.len == 0 && all.line_spans.len == 0) {
-		base_vec_deinit(&symbol_spans);
-		rc = sym_error_set(err, SYM_E_NO_SYMBOLS,
-				   "no DWARF code ranges, line rows or function symbols");
-		goto out;
-	}
-	sym_index_input in = {.c = &all, .symbol_spans = &symbol_spans, .elf = &info,
-			      .from_dwarf = from_dwarf};
-	rc = sym_index_write(&in, blob, blob_size, err);
-	base_vec_deinit(&symbol_spans);
+	rc = finish_index(elf, &info, &all, &syms, from_dwarf, blob, blob_size, err);
 out:
-	for (unsigned i = 0; i < nshards; i++)
-		sym_collect_deinit(&shards[i].out);
-	free(shards);
 	if (all_ok)
 		sym_collect_deinit(&all);
 	if (syms_ok)

@@ -245,6 +245,49 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
+/*
+ * Writes the new section header table at out: copies of the old headers,
+ * those of the inflated sections patched, and the section name table moved
+ * to strtab_off when it grew (shstrndx SIZE_MAX: it did not).
+ */
+static sym_errc write_section_headers(Elf *elf, size_t shnum, const struct inflated *secs,
+				      size_t nsecs, size_t shstrndx, uint64_t strtab_off,
+				      uint64_t strtab_size, uint8_t *out, sym_error *err)
+{
+	size_t next = 0;
+	for (size_t i = 0; i < shnum; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(elf, i);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			return sym_error_set(err, SYM_E_BAD_ELF, "libelf: section header %zu: %s", i,
+					     elf_errmsg(-1));
+		if (next < nsecs && secs[next].index == i) {
+			sh.sh_offset = secs[next].new_offset;
+			sh.sh_size = secs[next].size;
+			sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+			sh.sh_addralign = secs[next].align ? secs[next].align : 1;
+			if (secs[next].drop) {
+				sh.sh_type = SHT_NOBITS;
+				sh.sh_size = 0;
+			}
+			if (secs[next].rename)
+				sh.sh_name = (Elf64_Word)secs[next].new_name;
+			next++;
+		}
+		if (i == shstrndx) {
+			sh.sh_offset = strtab_off;
+			sh.sh_size = strtab_size;
+		}
+		Elf64_Shdr raw = {
+			.sh_name = (Elf64_Word)sh.sh_name, .sh_type = sh.sh_type, .sh_flags = sh.sh_flags,
+			.sh_addr = sh.sh_addr, .sh_offset = sh.sh_offset, .sh_size = sh.sh_size,
+			.sh_link = sh.sh_link, .sh_info = sh.sh_info, .sh_addralign = sh.sh_addralign,
+			.sh_entsize = sh.sh_entsize};
+		memcpy(out + i * sizeof(raw), &raw, sizeof(raw));
+	}
+	return SYM_OK;
+}
+
 /* Lays out the new image and writes it. */
 static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shnum,
 			 struct inflated *secs, size_t nsecs, void **out, size_t *out_size,
@@ -299,39 +342,11 @@ static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shn
 			memcpy(dst + 1, name + 2, strlen(name + 2) + 1);
 		}
 	}
-	/* New section header table: copies, with the inflated ones patched. */
-	size_t next = 0;
-	for (size_t i = 0; i < shnum; i++) {
-		GElf_Shdr sh;
-		Elf_Scn *scn = elf_getscn(elf, i);
-		if (!scn || !gelf_getshdr(scn, &sh)) {
-			free(img);
-			return sym_error_set(err, SYM_E_BAD_ELF, "libelf: section header %zu: %s", i,
-					     elf_errmsg(-1));
-		}
-		if (next < nsecs && secs[next].index == i) {
-			sh.sh_offset = secs[next].new_offset;
-			sh.sh_size = secs[next].size;
-			sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
-			sh.sh_addralign = secs[next].align ? secs[next].align : 1;
-			if (secs[next].drop) {
-				sh.sh_type = SHT_NOBITS;
-				sh.sh_size = 0;
-			}
-			if (secs[next].rename)
-				sh.sh_name = (Elf64_Word)secs[next].new_name;
-			next++;
-		}
-		if (renames && i == shstrndx) {
-			sh.sh_offset = strtab_off;
-			sh.sh_size = strtab_size;
-		}
-		Elf64_Shdr raw = {
-			.sh_name = (Elf64_Word)sh.sh_name, .sh_type = sh.sh_type, .sh_flags = sh.sh_flags,
-			.sh_addr = sh.sh_addr, .sh_offset = sh.sh_offset, .sh_size = sh.sh_size,
-			.sh_link = sh.sh_link, .sh_info = sh.sh_info, .sh_addralign = sh.sh_addralign,
-			.sh_entsize = sh.sh_entsize};
-		memcpy(img + shoff + i * sizeof(raw), &raw, sizeof(raw));
+	sym_errc rc = write_section_headers(elf, shnum, secs, nsecs, renames ? shstrndx : SIZE_MAX,
+					    strtab_off, strtab_size, img + shoff, err);
+	if (rc) {
+		free(img);
+		return rc;
 	}
 	Elf64_Ehdr eh;
 	memcpy(&eh, img, sizeof(eh));
