@@ -246,77 +246,85 @@ static bool parse_hex(const char *s, uint64_t *out)
 	return llvm_format_parse_address(s, out) == 0;
 }
 
+/* Reads the flags into o and the addresses into addrs; false (told) on bad usage. */
+static bool parse_args(int argc, char **argv, struct opts *o, uint64_t *addrs, size_t *n)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes_value = !strcmp(a, "--server") || !strcmp(a, "--build-id") ||
+				   !strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
+				   !strcmp(a, "--file-offset") || !strcmp(a, "--wait") ||
+				   !strcmp(a, "--timeout");
+		if (takes_value && !v) {
+			fprintf(stderr, "symbolctl symbolize: %s needs a value\n", a);
+			return false;
+		}
+		if (takes_value)
+			i++;
+		if (!strcmp(a, "--server")) {
+			o->server = v;
+		} else if (!strcmp(a, "--build-id")) {
+			o->build_id = v;
+		} else if (!strcmp(a, "--runtime")) {
+			o->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME;
+		} else if (!strcmp(a, "--offsets")) {
+			o->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET;
+		} else if (!strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
+			   !strcmp(a, "--file-offset")) {
+			uint64_t *dst = !strcmp(a, "--memory-start")   ? &o->memory_start
+					: !strcmp(a, "--memory-limit") ? &o->memory_limit
+								       : &o->file_offset;
+			if (!parse_hex(v, dst)) {
+				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not hex\n", a, v);
+				return false;
+			}
+		} else if (!strcmp(a, "--return-addresses")) {
+			o->return_addresses = true;
+		} else if (!strcmp(a, "--no-inlines")) {
+			o->no_inline = true;
+		} else if (!strcmp(a, "--no-demangle")) {
+			o->no_demangle = true;
+		} else if (!strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
+			int64_t *dst = !strcmp(a, "--wait") ? &o->wait_ms : &o->timeout_ms;
+			if (!base_parse_duration_ms(v, dst)) {
+				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not a duration\n", a,
+					v);
+				return false;
+			}
+		} else if (a[0] == '-' && a[1] == '-') {
+			fprintf(stderr, "symbolctl symbolize: unknown flag %s\n", a);
+			return false;
+		} else if (!parse_hex(a, &addrs[(*n)++])) {
+			fprintf(stderr, "symbolctl symbolize: '%s' is not a hex address\n", a);
+			return false;
+		}
+	}
+	if (!o->server || !o->build_id) {
+		fprintf(stderr, "symbolctl symbolize: --server and --build-id are required\n");
+		return false;
+	}
+	return true;
+}
+
 int cmd_symbolize(int argc, char **argv)
 {
 	struct opts o = {.wait_ms = 60000, .timeout_ms = 30000,
 			 .kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_ELF};
-	uint64_t *addrs = calloc((size_t)argc, sizeof(*addrs));
-	size_t n = 0;
-	int i = 1;
-	if (!addrs)
-		return 1;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
-			free(addrs);
 			return 0;
 		}
-#define NEED_VALUE                                                                        \
-	do {                                                                              \
-		if (!v) {                                                                 \
-			fprintf(stderr, "symbolctl symbolize: %s needs a value\n", a);   \
-			goto bad;                                                         \
-		}                                                                         \
-		i++;                                                                      \
-	} while (0)
-		if (!strcmp(a, "--server")) {
-			NEED_VALUE;
-			o.server = v;
-		} else if (!strcmp(a, "--build-id")) {
-			NEED_VALUE;
-			o.build_id = v;
-		} else if (!strcmp(a, "--runtime")) {
-			o.kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME;
-		} else if (!strcmp(a, "--offsets")) {
-			o.kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET;
-		} else if (!strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
-			   !strcmp(a, "--file-offset")) {
-			NEED_VALUE;
-			uint64_t *dst = !strcmp(a, "--memory-start")   ? &o.memory_start
-					: !strcmp(a, "--memory-limit") ? &o.memory_limit
-								       : &o.file_offset;
-			if (!parse_hex(v, dst)) {
-				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not hex\n", a, v);
-				goto bad;
-			}
-		} else if (!strcmp(a, "--return-addresses")) {
-			o.return_addresses = true;
-		} else if (!strcmp(a, "--no-inlines")) {
-			o.no_inline = true;
-		} else if (!strcmp(a, "--no-demangle")) {
-			o.no_demangle = true;
-		} else if (!strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
-			NEED_VALUE;
-			int64_t *dst = !strcmp(a, "--wait") ? &o.wait_ms : &o.timeout_ms;
-			if (!base_parse_duration_ms(v, dst)) {
-				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not a duration\n", a,
-					v);
-				goto bad;
-			}
-		} else if (a[0] == '-' && a[1] == '-') {
-			fprintf(stderr, "symbolctl symbolize: unknown flag %s\n", a);
-			goto bad;
-		} else if (!parse_hex(a, &addrs[n++])) {
-			fprintf(stderr, "symbolctl symbolize: '%s' is not a hex address\n", a);
-			goto bad;
-		}
-#undef NEED_VALUE
 	}
-	if (!o.server || !o.build_id) {
-		fprintf(stderr, "symbolctl symbolize: --server and --build-id are required\n");
-		goto bad;
+	uint64_t *addrs = calloc((size_t)argc, sizeof(*addrs));
+	size_t n = 0;
+	if (!addrs)
+		return 1;
+	if (!parse_args(argc, argv, &o, addrs, &n)) {
+		free(addrs);
+		usage(stderr);
+		return 2;
 	}
 	int rc = 0;
 	if (n == 0) {
@@ -327,8 +335,4 @@ int cmd_symbolize(int argc, char **argv)
 	}
 	free(addrs);
 	return rc != 0 || o.failed ? 1 : 0;
-bad:
-	free(addrs);
-	usage(stderr);
-	return 2;
 }

@@ -57,6 +57,25 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	svc_server_shutdown(arg);
 }
 
+/* The "listening" line: where it serves and where debug info comes from. */
+static void log_listening(const svc_server *srv, const svc_config *config)
+{
+	char upstreams[1024] = "";
+	for (size_t i = 0; i < config->n_upstreams; i++) {
+		size_t n = strlen(upstreams);
+		snprintf(upstreams + n, sizeof(upstreams) - n, "%s%s", i ? "," : "",
+			 config->upstreams[i]);
+	}
+	char dirs[1024] = "";
+	for (size_t i = 0; i < config->n_debug_dirs; i++) {
+		size_t n = strlen(dirs);
+		snprintf(dirs + n, sizeof(dirs) - n, "%s%s", i ? "," : "", config->debug_dirs[i]);
+	}
+	base_logf(BASE_LOG_INFO, "listening",
+		 "addr=%s data_dir=\"%s\" debug_dirs=\"%s\" upstreams=\"%s\"",
+		 svc_server_address(srv), config->data_dir, dirs, upstreams);
+}
+
 int main(int argc, char **argv)
 {
 	svc_config config;
@@ -115,20 +134,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "symbolizerd: cannot handle signals\n");
 		return 1;
 	}
-	char upstreams[1024] = "";
-	for (size_t i = 0; i < config.n_upstreams; i++) {
-		size_t n = strlen(upstreams);
-		snprintf(upstreams + n, sizeof(upstreams) - n, "%s%s", i ? "," : "",
-			 config.upstreams[i]);
-	}
-	char dirs[1024] = "";
-	for (size_t i = 0; i < config.n_debug_dirs; i++) {
-		size_t n = strlen(dirs);
-		snprintf(dirs + n, sizeof(dirs) - n, "%s%s", i ? "," : "", config.debug_dirs[i]);
-	}
-	base_logf(BASE_LOG_INFO, "listening",
-		 "addr=%s data_dir=\"%s\" debug_dirs=\"%s\" upstreams=\"%s\"",
-		 svc_server_address(srv), config.data_dir, dirs, upstreams);
+	log_listening(srv, &config);
 	event_base_dispatch(base);
 	event_free(sigterm);
 	event_free(sigint);
