@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
+#include "base/base_clock.h"
 #include <time.h>
 #include <unistd.h>
 
@@ -59,15 +59,15 @@ void base_logf(base_log_level level, const char *msg, const char *fmt, ...)
 	if (level < min_level)
 		return;
 	char line[2048];
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
+	int64_t now_ms = base_real_ms();
+	time_t secs = (time_t)(now_ms / 1000);
 	struct tm tm;
-	gmtime_r(&tv.tv_sec, &tm);
+	gmtime_r(&secs, &tm);
 	char qmsg[512];
 	int n = snprintf(line, sizeof(line),
 			 "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s msg=%s",
 			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec, (int)(tv.tv_usec / 1000), level_names[level],
+			 tm.tm_sec, (int)(now_ms % 1000), level_names[level],
 			 base_log_quote(qmsg, sizeof(qmsg), msg));
 	if (fmt && *fmt && n > 0 && (size_t)n < sizeof(line) - 2) {
 		line[n++] = ' ';

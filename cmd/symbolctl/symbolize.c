@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/base_clock.h"
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/llvm_format.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
@@ -58,13 +58,6 @@ static void usage(FILE *out)
 		"  --timeout DUR          deadline of each call (Connect-Timeout-Ms; default 30s)\n"
 		"Exit status: 0 when every address was answered from an index, 1 when the\n"
 		"daemon had no symbols for the build ID or a call failed, 2 on bad usage.\n");
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static const char *status_name(int s)
@@ -169,9 +162,9 @@ static void print_location(const Symbolizer__V1__SymbolizeResponse *r, size_t i)
 /* Symbolizes one batch, asking again while the daemon answers PENDING. */
 static int run_batch(struct opts *o, const uint64_t *addrs, size_t n)
 {
-	int64_t give_up = now_ms() + o->wait_ms;
+	int64_t give_up = base_mono_ms() + o->wait_ms;
 	for (;;) {
-		int64_t left = give_up - now_ms();
+		int64_t left = give_up - base_mono_ms();
 		uint32_t max_wait = left > 0 ? (uint32_t)(left < 10000 ? left : 10000) : 1;
 		Symbolizer__V1__SymbolizeResponse *r = call_once(o, addrs, n, max_wait);
 		if (!r) {
@@ -181,10 +174,10 @@ static int run_batch(struct opts *o, const uint64_t *addrs, size_t n)
 			return fflush(stdout) == 0 ? 0 : -1;
 		}
 		const Symbolizer__V1__MappingResult *m = r->mappings[0];
-		if (m->status == STATUS(PENDING) && now_ms() < give_up) {
+		if (m->status == STATUS(PENDING) && base_mono_ms() < give_up) {
 			int64_t sleep_ms = m->retry_after_ms ? m->retry_after_ms : 500;
-			if (sleep_ms > give_up - now_ms())
-				sleep_ms = give_up - now_ms();
+			if (sleep_ms > give_up - base_mono_ms())
+				sleep_ms = give_up - base_mono_ms();
 			symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
 			if (sleep_ms > 0) {
 				struct timespec ts = {sleep_ms / 1000, (long)(sleep_ms % 1000) * 1000000};
