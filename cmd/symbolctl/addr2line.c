@@ -120,7 +120,7 @@ static bool resolve_alt(void *arg, const sym_build_id *id, const char *path, con
 		if (!probe)
 			continue;
 		fclose(probe);
-		if (file_map_open(&a->map, p) == 0) {
+		if (file_map_open(&a->map, p)) {
 			a->loaded = true;
 			*data = a->map.data;
 			*size = a->map.size;
@@ -229,7 +229,7 @@ static int answer_stdin(const sym_index *idx, const struct opts *o)
 static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe, void **blob,
 		       size_t *size)
 {
-	if (file_map_open(exe, o->exe))
+	if (!file_map_open(exe, o->exe))
 		return -1;
 	sym_build_options bo = {.alt_resolver = resolve_alt, .alt_ctx = alt};
 	sym_error err;
@@ -253,7 +253,7 @@ int cmd_addr2line(int argc, char **argv)
 	size_t size = 0;
 	int rc = 1;
 	if (o.index_in) {
-		if (file_map_read_aligned(&saved, o.index_in))
+		if (!file_map_read_aligned(&saved, o.index_in))
 			goto out;
 		blob = saved.data;
 		size = saved.size;

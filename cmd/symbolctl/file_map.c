@@ -29,46 +29,49 @@ static int open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
-int file_map_open(file_map *m, const char *path)
+/* Empties m and opens path as a regular file (-1 after printing why). */
+static int begin(file_map *m, const char *path, struct stat *st)
 {
-	struct stat st;
-	int fd = open_regular(path, &st);
 	m->data = NULL;
 	m->size = 0;
-	m->mapped = 0;
+	m->mapped = false;
+	return open_regular(path, st);
+}
+
+bool file_map_open(file_map *m, const char *path)
+{
+	struct stat st;
+	int fd = begin(m, path, &st);
 	if (fd < 0)
-		return -1;
+		return false;
 	if (st.st_size == 0) {
 		close(fd);
-		return 0;
+		return true;
 	}
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
 		fprintf(stderr, "symbolctl: %s: mmap: %s\n", path, strerror(errno));
-		return -1;
+		return false;
 	}
 	m->data = p;
 	m->size = (size_t)st.st_size;
-	m->mapped = 1;
-	return 0;
+	m->mapped = true;
+	return true;
 }
 
-int file_map_read_aligned(file_map *m, const char *path)
+bool file_map_read_aligned(file_map *m, const char *path)
 {
 	struct stat st;
-	int fd = open_regular(path, &st);
-	m->data = NULL;
-	m->size = 0;
-	m->mapped = 0;
+	int fd = begin(m, path, &st);
 	if (fd < 0)
-		return -1;
+		return false;
 	size_t size = (size_t)st.st_size, got = 0;
 	void *p = NULL;
 	if (posix_memalign(&p, 8, size ? size : 8) != 0) {
 		fprintf(stderr, "symbolctl: %s: out of memory\n", path);
 		close(fd);
-		return -1;
+		return false;
 	}
 	while (got < size) {
 		ssize_t r = read(fd, (char *)p + got, size - got);
@@ -76,14 +79,14 @@ int file_map_read_aligned(file_map *m, const char *path)
 			fprintf(stderr, "symbolctl: %s: read: %s\n", path, r ? strerror(errno) : "short");
 			free(p);
 			close(fd);
-			return -1;
+			return false;
 		}
 		got += (size_t)r;
 	}
 	close(fd);
 	m->data = p;
 	m->size = size;
-	return 0;
+	return true;
 }
 
 void file_map_close(file_map *m)
