@@ -73,4 +73,31 @@ extern int test_count, test_failed_now;
 #define TEST_FIXTURE_DIR "."
 #endif
 
+/* A whole file in malloc'ed memory (at least one byte allocated), or NULL. */
+static inline uint8_t *test_read_file(const char *path, size_t *size)
+{
+	*size = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	uint8_t *buf = NULL;
+	long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+	if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc(n > 0 ? (size_t)n : 1)) &&
+	    fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*size = buf ? (size_t)n : 0;
+	return buf;
+}
+
+/* A compiled fixture (tests/fixtures, built into TEST_FIXTURE_DIR), or NULL. */
+static inline uint8_t *test_read_fixture(const char *name, size_t *size)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", TEST_FIXTURE_DIR, name);
+	return test_read_file(path, size);
+}
+
 #endif

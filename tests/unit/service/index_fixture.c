@@ -7,24 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test.h"
+
 sym_index *index_fixture_load(const char *name, void **blob, size_t *size)
 {
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/%s", TEST_FIXTURE_DIR, name);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	void *data = n > 0 ? malloc((size_t)n) : NULL;
-	size_t got = data ? fread(data, 1, (size_t)n, f) : 0;
-	fclose(f);
+	size_t n;
+	uint8_t *data = test_read_fixture(name, &n);
 	sym_index *idx = NULL;
 	sym_build_options o = {0};
 	sym_error err;
-	if (!data || got != (size_t)n ||
-	    sym_index_build(data, (size_t)n, &o, blob, size, &err) != SYM_OK)
+	if (!data || sym_index_build(data, n, &o, blob, size, &err) != SYM_OK)
 		idx = NULL;
 	else if (sym_index_load(*blob, *size, &idx, &err) != SYM_OK)
 		free(*blob), idx = NULL;

@@ -33,7 +33,7 @@ TEST(hex_rejects_bad_input)
 TEST(probe_full_binary)
 {
 	size_t n;
-	uint8_t *img = read_fixture("c_O2_dw5", &n);
+	uint8_t *img = test_read_fixture("c_O2_dw5", &n);
 	REQUIRE(img);
 	sym_elf_info info;
 	sym_error err;
@@ -50,7 +50,8 @@ TEST(probe_full_binary)
 TEST(probe_debug_file_and_stripped)
 {
 	size_t n1, n2;
-	uint8_t *dbg = read_fixture("c_stripped.debug", &n1), *bin = read_fixture("c_stripped", &n2);
+	uint8_t *dbg = test_read_fixture("c_stripped.debug", &n1);
+	uint8_t *bin = test_read_fixture("c_stripped", &n2);
 	REQUIRE(dbg && bin);
 	sym_elf_info a, b;
 	REQUIRE(sym_elf_probe(dbg, n1, &a, NULL) == SYM_OK);
@@ -66,7 +67,8 @@ TEST(probe_debug_file_and_stripped)
 TEST(probe_dwz_link)
 {
 	size_t n1, n2;
-	uint8_t *a = read_fixture("dwz_a", &n1), *common = read_fixture("dwz_common.debug", &n2);
+	uint8_t *a = test_read_fixture("dwz_a", &n1);
+	uint8_t *common = test_read_fixture("dwz_common.debug", &n2);
 	REQUIRE(a && common);
 	sym_elf_info ia, ic;
 	REQUIRE(sym_elf_probe(a, n1, &ia, NULL) == SYM_OK);
@@ -83,7 +85,7 @@ TEST(probe_rejects_non_elf_and_truncated)
 	sym_elf_info info;
 	CHECK(sym_elf_probe("hello", 5, &info, &err) == SYM_E_BAD_ELF);
 	size_t n;
-	uint8_t *img = read_fixture("c_O2_dw5", &n);
+	uint8_t *img = test_read_fixture("c_O2_dw5", &n);
 	REQUIRE(img);
 	/* Every truncation is refused or probed without reading past the end (ASan). */
 	for (size_t len = 0; len < n; len += len < 256 ? 1 : 97) {

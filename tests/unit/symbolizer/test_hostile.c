@@ -38,7 +38,7 @@ static void build_and_check(const uint8_t *img, size_t n, const char *what)
 static void garble_section(const char *section, unsigned seed)
 {
 	size_t n;
-	uint8_t *img = read_fixture("c_O2_dw5", &n);
+	uint8_t *img = test_read_fixture("c_O2_dw5", &n);
 	REQUIRE(img);
 	uint64_t sh, off, len;
 	REQUIRE(find_section(img, n, section, &sh, &off, &len) == 0);
@@ -64,7 +64,7 @@ TEST(garbage_debug_str) { garble_section(".debug_str", 5); }
 TEST(section_headers_outside_file)
 {
 	size_t n;
-	uint8_t *img = read_fixture("c_O2_dw5", &n);
+	uint8_t *img = test_read_fixture("c_O2_dw5", &n);
 	REQUIRE(img);
 	const char *names[] = {".debug_info", ".debug_line", ".symtab", ".strtab", ".debug_abbrev"};
 	for (int i = 0; i < 5; i++) {
@@ -88,7 +88,7 @@ TEST(section_headers_outside_file)
 TEST(absurd_counts)
 {
 	size_t n;
-	uint8_t *img = read_fixture("c_O2_dw5", &n);
+	uint8_t *img = test_read_fixture("c_O2_dw5", &n);
 	REQUIRE(img);
 	Elf64_Ehdr eh, saved;
 	memcpy(&saved, img, sizeof(eh));
@@ -118,7 +118,7 @@ TEST(absurd_counts)
 TEST(truncated_files)
 {
 	size_t n;
-	uint8_t *img = read_fixture("c_O2_dw5", &n);
+	uint8_t *img = test_read_fixture("c_O2_dw5", &n);
 	REQUIRE(img);
 	for (size_t len = 0; len < n; len += 1 + len / 3) {
 		uint8_t *copy = malloc(len ? len : 1);
@@ -184,7 +184,7 @@ static int make_loops(uint8_t *img, size_t n, enum loop_kind kind)
 static void check_loops(enum loop_kind kind)
 {
 	size_t n;
-	uint8_t *img = read_fixture("c_O2_dw5", &n);
+	uint8_t *img = test_read_fixture("c_O2_dw5", &n);
 	REQUIRE(img);
 	elf_version(EV_CURRENT);
 	CHECK(make_loops(img, n, kind) > 0);

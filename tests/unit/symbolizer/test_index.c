@@ -37,7 +37,7 @@ static uint64_t symbol_address(const uint8_t *img, size_t n, const char *want)
 static sym_index *load_fixture_index(const char *name, void **blob, size_t *bs, uint8_t **img,
 				     size_t *n)
 {
-	*img = read_fixture(name, n);
+	*img = test_read_fixture(name, n);
 	if (!*img)
 		return NULL;
 	int rc;

@@ -16,7 +16,7 @@
 static uint8_t *fixture_blob_of(const char *name, size_t *bs)
 {
 	size_t n;
-	uint8_t *img = read_fixture(name, &n);
+	uint8_t *img = test_read_fixture(name, &n);
 	if (!img)
 		return NULL;
 	int rc;

@@ -15,7 +15,8 @@
 static void check_same_index(const char *compressed, const char *plain)
 {
 	size_t n1, n2, b1, b2;
-	uint8_t *c = read_fixture(compressed, &n1), *p = read_fixture(plain, &n2);
+	uint8_t *c = test_read_fixture(compressed, &n1);
+	uint8_t *p = test_read_fixture(plain, &n2);
 	REQUIRE(c && p);
 	int rc1, rc2;
 	char msg[256];
@@ -39,7 +40,7 @@ TEST(zstd_matches_plain)
 TEST(zlib_sections_inflate)
 {
 	size_t n, out_size;
-	uint8_t *img = read_fixture("c_O2_zlib", &n);
+	uint8_t *img = test_read_fixture("c_O2_zlib", &n);
 	REQUIRE(img);
 	void *out = NULL;
 	sym_error err;
@@ -58,7 +59,7 @@ TEST(zlib_sections_inflate)
 TEST(zdebug_renamed_and_inflated)
 {
 	size_t n, out_size;
-	uint8_t *img = read_fixture("c_O2_zdebug", &n);
+	uint8_t *img = test_read_fixture("c_O2_zdebug", &n);
 	REQUIRE(img);
 	uint64_t sh, off, len;
 	REQUIRE(find_section(img, n, ".zdebug_info", &sh, &off, &len) == 0);
@@ -79,7 +80,7 @@ TEST(zdebug_renamed_and_inflated)
 TEST(cap_is_enforced)
 {
 	size_t n, bs;
-	uint8_t *img = read_fixture("c_O2_zlib", &n);
+	uint8_t *img = test_read_fixture("c_O2_zlib", &n);
 	REQUIRE(img);
 	int rc;
 	char msg[256];
@@ -93,7 +94,7 @@ TEST(cap_is_enforced)
 /* Patches the Elf64_Chdr of .debug_info. */
 static uint8_t *with_claimed_size(const char *fixture, uint64_t claimed, size_t *n)
 {
-	uint8_t *img = read_fixture(fixture, n);
+	uint8_t *img = test_read_fixture(fixture, n);
 	uint64_t sh, off, len;
 	if (!img || find_section(img, *n, ".debug_info", &sh, &off, &len) != 0)
 		return NULL;
@@ -146,7 +147,7 @@ TEST(corrupt_stream_refused)
 	const char *names[] = {".debug_info", ".debug_info", ".zdebug_info"};
 	for (int i = 0; i < 3; i++) {
 		size_t n, bs;
-		uint8_t *img = read_fixture(fixtures[i], &n);
+		uint8_t *img = test_read_fixture(fixtures[i], &n);
 		REQUIRE(img);
 		uint64_t sh, off, len;
 		REQUIRE(find_section(img, n, names[i], &sh, &off, &len) == 0);

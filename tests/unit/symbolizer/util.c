@@ -11,26 +11,6 @@
 #include "symbolizer/sym_index.h"
 #include "test.h"
 
-uint8_t *read_fixture(const char *name, size_t *size)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", TEST_FIXTURE_DIR, name);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*size = (size_t)n;
-	return buf;
-}
-
 int find_section(const uint8_t *img, size_t size, const char *name, uint64_t *shdr_off,
 		 uint64_t *offset, uint64_t *len)
 {

@@ -1,15 +1,12 @@
 /*
- * util: helpers shared by the symbolizer unit tests: reading fixtures into
- * memory and locating sections in an ELF image for surgical corruption.
+ * util: helpers shared by the symbolizer unit tests (fixtures are read with
+ * test.h's test_read_fixture): locating sections in an ELF image for surgical corruption.
  */
 #ifndef TEST_SYM_UTIL_H
 #define TEST_SYM_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Reads TEST_FIXTURE_DIR/name into malloc'ed memory; NULL if absent. */
-uint8_t *read_fixture(const char *name, size_t *size);
 
 /* Finds a section by name in a 64-bit ELF image: its header offset in the image. */
 int find_section(const uint8_t *img, size_t size, const char *name, uint64_t *shdr_off,
