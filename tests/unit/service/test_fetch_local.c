@@ -293,11 +293,11 @@ TEST(shutdown_answers_waiters)
 
 TEST(check_file)
 {
-	stor_kind kind;
+	src_kind kind;
 	sym_elf_info info;
 	sym_error err = {0};
 	REQUIRE(load_self());
-	CHECK(svc_check_file("not an elf", 10, &self_id, &kind, &info, &err) != SYM_OK);
+	CHECK(src_check_file("not an elf", 10, &self_id, &kind, &info, &err) != SYM_OK);
 	CHECK(err.msg[0] != '\0');
 }
 
