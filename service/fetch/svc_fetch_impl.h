@@ -115,6 +115,7 @@ BASE_HASH_MAP(svc_flight_map, sym_build_id, svc_flight *, svc_flight_key_hash, s
 typedef struct svc_fetch_queue {
 	svc_flight *head, *tail;
 	size_t len, max;
+	bool full_logged;        /* a refusal was logged; cleared when room is made */
 } svc_fetch_queue;
 
 struct svc_fetcher {

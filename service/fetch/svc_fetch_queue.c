@@ -44,6 +44,7 @@ void svc_queue_remove(svc_fetch_queue *q, svc_flight *fl)
 	fl->queued = false;
 	fl->qnext = NULL;
 	q->len--;
+	q->full_logged = false;
 }
 
 static bool slot_free(const svc_fetcher *f, const svc_upstream *u)
@@ -80,7 +81,7 @@ svc_errc svc_slot_request(svc_flight *fl, svc_error *err)
 			return SVC_OK;
 		}
 		return svc_error_set(err, SVC_E_OVERLOADED,
-				     "download queue full (%zu flights waiting for a slot)",
+				     "download queue full (%zu build IDs waiting for a slot)",
 				     f->queue.len);
 	}
 	svc_slot_dispatch(f);

@@ -172,7 +172,9 @@ void svc_walk_next(svc_flight *fl)
 			/* The queue is shared by every server: the walk ends here. */
 			fl->any_error = true;
 			svc_walk_note(fl, "upstream %s: %s", u->url, err.msg);
-			svc_fetch_log(f, "%s: %s", fl->hex, err.msg);
+			if (!f->queue.full_logged) /* once until it drains: no log flood */
+				svc_fetch_log(f, "%s: %s; refusing until it drains", fl->hex, err.msg);
+			f->queue.full_logged = true;
 			fl->server = f->n_ups;
 			break;
 		}
