@@ -159,7 +159,8 @@ size_t svc_fetcher_get_upstreams(const svc_fetcher *f, svc_upstream_stats *out, 
  * Writes the fetcher's Prometheus families into out (base_expo):
  * symbolizer_fetches_total, symbolizer_fetches_in_flight,
  * symbolizer_upstream_requests_total, symbolizer_upstream_bytes_total and
- * symbolizer_upstream_breaker_open, each with its HELP and TYPE lines.
+ * symbolizer_upstream_breaker_open, each with its HELP and TYPE lines. On the
+ * event_base's thread, like the stats calls.
  */
 void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out);
 

@@ -5,7 +5,9 @@
  * socket curl cares about, timer_cb one timer for curl's own timeouts; both
  * call curl_multi_socket_action and then collect finished transfers. The
  * per-request watchdog is a libevent timer of our own, so the progress rule
- * does not depend on curl's second-granular low-speed check.
+ * does not depend on curl's second-granular low-speed check. A 200 body
+ * grows in a base_buf capped at max_size (one allocation when its size is
+ * announced).
  */
 #include "service/fetch/svc_upstream_http.h"
 
