@@ -1,6 +1,7 @@
 /*
- * source_local: local debug directories in the .build-id layout, and the check
- * every fetched file goes through before the store (see fetch.h).
+ * src_local: a local debug directory in the .build-id layout, the first
+ * source (src_source.h). Reads the candidate file whole and checks it with
+ * src_check_file before handing it out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,51 +11,41 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "service/fetch/svc_fetcher.h"
+#include "source/src_source.h"
 
-sym_errc svc_check_file(const void *data, size_t size, const sym_build_id *want,
-			stor_kind *kind, sym_elf_info *info, sym_error *err)
-{
-	sym_errc rc = sym_elf_probe(data, size, info, err);
-	if (rc != SYM_OK)
-		return rc;
-	if (info->build_id.len == 0)
-		return sym_error_set(err, SYM_E_BAD_ELF, "no GNU build-ID note");
-	if (!sym_build_id_equal(&info->build_id, want)) {
-		char got[SYM_BUILD_ID_HEX_MAX];
-		sym_build_id_to_hex(&info->build_id, got);
-		return sym_error_set(err, SYM_E_BAD_ELF, "build ID mismatch (file has %.64s)", got);
-	}
-	*kind = info->has_debug_info ? STOR_KIND_DEBUGINFO : STOR_KIND_EXECUTABLE;
-	return SYM_OK;
-}
+typedef struct src_local {
+	src_source base;         /* first: a src_local is a src_source */
+	char *dir;
+} src_local;
 
-/* Reads a whole regular file of at most max bytes. 1 read, 0 absent, -1 too large. */
-static int read_file(const char *path, uint64_t max, void **data, size_t *size, sym_error *err)
+/* Reads a whole regular file of at most max bytes: FOUND, NOT_FOUND (absent or
+ * unreadable; err says why when it is not simply absent) or TOO_LARGE. */
+static src_status read_file(const char *path, uint64_t max, void **data, size_t *size,
+			    sym_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT && errno != ENOTDIR)
 			sym_error_set(err, SYM_E_IO, "%s: %s", path, strerror(errno));
-		return 0;
+		return SRC_NOT_FOUND;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return 0;
+		return SRC_NOT_FOUND;
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
 		sym_error_set(err, SYM_E_TOO_LARGE, "%s: %lld bytes, over the %llu-byte cap", path,
 			      (long long)st.st_size, (unsigned long long)max);
-		return -1;
+		return SRC_TOO_LARGE;
 	}
 	size_t n = (size_t)st.st_size;
 	char *buf = malloc(n ? n : 1);
 	if (!buf) {
 		close(fd);
 		sym_error_set(err, SYM_E_NOMEM, "%s: out of memory", path);
-		return 0;
+		return SRC_NOT_FOUND;
 	}
 	size_t off = 0;
 	while (off < n) {
@@ -69,52 +60,87 @@ static int read_file(const char *path, uint64_t max, void **data, size_t *size, 
 	if (off != n) {
 		free(buf);
 		sym_error_set(err, SYM_E_IO, "%s: short read", path);
-		return 0;
+		return SRC_NOT_FOUND;
 	}
 	*data = buf;
 	*size = n;
-	return 1;
+	return SRC_FOUND;
 }
 
-int svc_source_local_find(char *const *dirs, size_t n_dirs, const sym_build_id *id,
-			  stor_kind want, uint64_t max_size, void **data, size_t *size,
-			  const char **dir_out, sym_error *err)
+/* DIR/.build-id/xx/rest[.debug], malloc'ed (NULL when out of memory). */
+static char *candidate_path(const char *dir, const sym_build_id *id, src_kind want)
 {
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	sym_build_id_to_hex(id, hex);
+	const char *suffix = want == SRC_KIND_DEBUGINFO ? ".debug" : "";
+	size_t n = strlen(dir) + sizeof("/.build-id/xx/") + strlen(hex) + strlen(suffix);
+	char *path = malloc(n);
+	if (path)
+		snprintf(path, n, "%s/.build-id/%.2s/%s%s", dir, hex, hex + 2, suffix);
+	return path;
+}
+
+static src_status local_find(src_source *s, const sym_build_id *id, src_kind want,
+			     uint64_t max_size, src_file *out, sym_error *err)
+{
+	src_local *l = (src_local *)s;
 	if (id->len < 2)
-		return 0; /* the layout needs xx/rest */
-	int result = 0;
-	for (size_t i = 0; i < n_dirs; i++) {
-		char path[4096];
-		int n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s", dirs[i], hex, hex + 2,
-				 want == STOR_KIND_DEBUGINFO ? ".debug" : "");
-		if (n < 0 || (size_t)n >= sizeof(path))
-			continue;
-		void *buf = NULL;
-		size_t len = 0;
-		int r = read_file(path, max_size, &buf, &len, err);
-		if (r < 0) {
-			result = -1;
-			continue;
-		}
-		if (r == 0)
-			continue;
-		stor_kind kind;
-		sym_elf_info info;
-		sym_error cerr = {0};
-		if (svc_check_file(buf, len, id, &kind, &info, &cerr) != SYM_OK ||
-		    (want == STOR_KIND_DEBUGINFO && kind != STOR_KIND_DEBUGINFO)) {
-			if (cerr.code == SYM_OK)
-				sym_error_set(&cerr, SYM_E_BAD_ELF, "no debug info");
-			sym_error_set(err, cerr.code, "%.200s: %s", path, cerr.msg);
-			free(buf);
-			continue;
-		}
-		*data = buf;
-		*size = len;
-		*dir_out = dirs[i];
-		return 1;
+		return SRC_NOT_FOUND; /* the layout needs xx/rest */
+	char *path = candidate_path(l->dir, id, want);
+	if (!path) {
+		sym_error_set(err, SYM_E_NOMEM, "%s: out of memory", l->dir);
+		return SRC_NOT_FOUND;
 	}
-	return result;
+	void *buf = NULL;
+	size_t len = 0;
+	src_status st = read_file(path, max_size, &buf, &len, err);
+	if (st != SRC_FOUND) {
+		free(path);
+		return st;
+	}
+	src_kind kind = SRC_KIND_EXECUTABLE;
+	sym_error cerr = {0};
+	if (src_check_file(buf, len, id, &kind, &out->info, &cerr) != SYM_OK ||
+	    (want == SRC_KIND_DEBUGINFO && kind != SRC_KIND_DEBUGINFO)) {
+		if (cerr.code == SYM_OK)
+			sym_error_set(&cerr, SYM_E_BAD_ELF, "no debug info");
+		sym_error_set(err, cerr.code, "%.200s: %s", path, cerr.msg);
+		free(buf);
+		free(path);
+		return SRC_NOT_FOUND;
+	}
+	free(path);
+	out->data = buf;
+	out->size = len;
+	out->kind = kind;
+	out->origin = l->dir;
+	return SRC_FOUND;
+}
+
+static void local_destroy(src_source *s)
+{
+	src_local *l = (src_local *)s;
+	free(l->dir);
+	free(l);
+}
+
+static const src_ops local_ops = {
+	.name = "local",
+	.find = local_find,
+	.scan = NULL, /* a directory tree is not listed; package archives will be */
+	.destroy = local_destroy,
+};
+
+src_source *src_local_create(const char *dir, sym_error *err)
+{
+	src_local *l = calloc(1, sizeof(*l));
+	if (l)
+		l->dir = strdup(dir);
+	if (!l || !l->dir) {
+		free(l);
+		sym_error_set(err, SYM_E_NOMEM, "local source: out of memory");
+		return NULL;
+	}
+	l->base.ops = &local_ops;
+	return &l->base;
 }

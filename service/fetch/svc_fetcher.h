@@ -11,9 +11,15 @@
  * executable, and once the negative-cache time has passed the next fetch looks
  * for debug info again and replaces the executable when it finds it.
  *
+ * The local debug directories are sources (source/src_source.h), asked in
+ * order through that interface; each file found or downloaded goes through
+ * src_check_file before it is stored.
+ *
  * Rules (issue 3):
  *  - single flight: one search per build ID however many callers want it;
  *  - a global limit on downloads and one per server (FIFO wait otherwise);
+ *    at most max_queued flights wait (SVC_FETCH_QUEUE_MAX by default): past
+ *    that a flight that would wait ends as ERROR ("download queue full");
  *  - 404: next server; 404 everywhere: NOT_FOUND, remembered negative_cache_ttl;
  *  - 406 or a body over max_debuginfo_size: TOO_LARGE;
  *  - 5xx, timeouts, refused or reset connections: retried on the same server with
@@ -40,7 +46,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base_buf.h"
 #include "service/core/svc_config.h"
+#include "source/src_source.h"
 #include "storage/stor_db.h"
 #include "symbolizer/sym_build_id.h"
 #include "symbolizer/sym_elf.h"
@@ -90,7 +98,18 @@ typedef struct svc_fetcher_options {
 	const char *user_agent;     /* NULL: "symbolizer/<version> (+debuginfod client)" */
 	svc_log_fn log;             /* NULL: lines to stderr */
 	void *log_arg;
+	/* Sources asked in order before the upstreams; not owned, must outlive the
+	 * fetcher. NULL: one local source per config->debug_dirs entry. */
+	src_source *const *sources;
+	size_t n_sources;
+	size_t max_queued;          /* flights waiting for a download slot; 0: SVC_FETCH_QUEUE_MAX */
 } svc_fetcher_options;
+
+/* Default bound of the download queue: flights (build IDs) waiting for a slot
+ * while max_concurrent_fetches downloads run. A burst larger than this is
+ * refused rather than held; each refused build ID is retried after the
+ * error-cache TTL. */
+#define SVC_FETCH_QUEUE_MAX 4096
 
 svc_fetcher *svc_fetcher_create(const svc_fetcher_options *opts, sym_error *err);
 
@@ -137,23 +156,12 @@ void svc_fetcher_get_stats(const svc_fetcher *f, svc_fetcher_stats *out);
 size_t svc_fetcher_get_upstreams(const svc_fetcher *f, svc_upstream_stats *out, size_t max);
 
 /*
- * Checks a file for a build ID: an ELF with that GNU build-ID note. Sets *kind
- * to DEBUGINFO when it carries DWARF, else EXECUTABLE, and fills *info. Used on
- * every file before it is stored (and by uploads in the daemon).
+ * Writes the fetcher's Prometheus families into out (base_expo):
+ * symbolizer_fetches_total, symbolizer_fetches_in_flight,
+ * symbolizer_upstream_requests_total, symbolizer_upstream_bytes_total and
+ * symbolizer_upstream_breaker_open, each with its HELP and TYPE lines. On the
+ * event_base's thread, like the stats calls.
  */
-sym_errc svc_check_file(const void *data, size_t size, const sym_build_id *want,
-			stor_kind *kind, sym_elf_info *info, sym_error *err);
-
-/*
- * Looks for a build ID's file in local debug directories, in order: the debug
- * file DIR/.build-id/xx/rest.debug (want DEBUGINFO) or the executable
- * DIR/.build-id/xx/rest (want EXECUTABLE), checked with svc_check_file. Blocking
- * I/O. Returns 1 and a malloc'ed *data when found (dir_out names the directory),
- * 0 when no directory has a good one (err, when set, describes a rejected
- * candidate), -1 when the only candidate is larger than max_size.
- */
-int svc_source_local_find(char *const *dirs, size_t n_dirs, const sym_build_id *id,
-			  stor_kind want, uint64_t max_size, void **data, size_t *size,
-			  const char **dir_out, sym_error *err);
+void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out);
 
 #endif

@@ -5,7 +5,9 @@
  * socket curl cares about, timer_cb one timer for curl's own timeouts; both
  * call curl_multi_socket_action and then collect finished transfers. The
  * per-request watchdog is a libevent timer of our own, so the progress rule
- * does not depend on curl's second-granular low-speed check.
+ * does not depend on curl's second-granular low-speed check. A 200 body
+ * grows in a base_buf capped at max_size (one allocation when its size is
+ * announced).
  */
 #include "service/fetch/svc_upstream_http.h"
 
@@ -18,6 +20,8 @@
 
 #include <curl/curl.h>
 #include <event2/event.h>
+
+#include "base/base_buf.h"
 
 #define DROPPED_BODY_MAX (1u << 20) /* bytes of an error page we read and drop */
 
@@ -40,8 +44,7 @@ struct svc_http_req {
 	svc_http_done_fn done;
 	void *arg;
 	char *url;
-	uint8_t *body;
-	size_t size, cap;
+	base_buf body;          /* of a 200 answer, capped at o.max_size */
 	uint64_t received, window_start, dropped;
 	long status;            /* of the current response (redirects change it) */
 	int64_t declared;
@@ -75,7 +78,7 @@ static void req_free(svc_http_req *r)
 	if (r->watchdog)
 		event_free(r->watchdog);
 	curl_slist_free_all(r->headers);
-	free(r->body);
+	base_buf_deinit(&r->body);
 	free(r->url);
 	free(r);
 }
@@ -96,11 +99,8 @@ static void finish(svc_http_req *r, svc_http_failure failure, const char *fmt, .
 		vsnprintf(res.error, sizeof(res.error), fmt, ap);
 		va_end(ap);
 	}
-	if (failure == SVC_HTTP_OK && r->status == 200) {
-		res.body = r->body;
-		res.size = r->size;
-		r->body = NULL;
-	}
+	if (failure == SVC_HTTP_OK && r->status == 200)
+		res.body = base_buf_take(&r->body, &res.size);
 	svc_http_done_fn done = r->done;
 	void *arg = r->arg;
 	/* Detach before the callback, which may start or cancel other requests. */
@@ -115,8 +115,8 @@ static void transfer_done(svc_http_req *r, CURLcode code)
 		long status = 0;
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
 		r->status = status;
-		if (status == 200 && r->declared >= 0 && (uint64_t)r->declared != r->size) {
-			finish(r, SVC_HTTP_NETWORK, "body of %zu bytes, %lld announced", r->size,
+		if (status == 200 && r->declared >= 0 && (uint64_t)r->declared != r->body.len) {
+			finish(r, SVC_HTTP_NETWORK, "body of %zu bytes, %lld announced", r->body.len,
 			       (long long)r->declared);
 			return;
 		}
@@ -280,26 +280,13 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 		r->dropped += len;
 		return r->dropped > DROPPED_BODY_MAX ? 0 : len;
 	}
-	if (len > r->o.max_size - r->size) {
-		r->too_large = true;
+	/* A size announced within the cap: one allocation for the whole body. */
+	if (!r->body.cap && r->declared > 0 && (uint64_t)r->declared <= r->o.max_size)
+		base_buf_reserve(&r->body, (size_t)r->declared);
+	if (!base_buf_append(&r->body, p, len)) {
+		r->too_large = r->body.over;
 		return 0;
 	}
-	if (r->size + len > r->cap) {
-		size_t want = r->cap ? r->cap * 2 : 64 * 1024;
-		if (r->declared > 0 && (uint64_t)r->declared <= r->o.max_size && (size_t)r->declared > want)
-			want = (size_t)r->declared;
-		while (want < r->size + len)
-			want *= 2;
-		if (want > r->o.max_size)
-			want = r->o.max_size;
-		uint8_t *b = realloc(r->body, want);
-		if (!b)
-			return 0;
-		r->body = b;
-		r->cap = want;
-	}
-	memcpy(r->body + r->size, p, len);
-	r->size += len;
 	return len;
 }
 
@@ -353,6 +340,7 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	r->done = done;
 	r->arg = arg;
 	r->declared = -1;
+	base_buf_init(&r->body, r->o.max_size < SIZE_MAX ? (size_t)r->o.max_size : SIZE_MAX);
 	r->next = h->reqs;
 	if (h->reqs)
 		h->reqs->prev = r;

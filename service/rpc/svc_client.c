@@ -9,33 +9,13 @@
 
 #include <curl/curl.h>
 
-struct body {
-	uint8_t *data;
-	size_t size, cap, max;
-	int over;
-};
+#include "base/base_buf.h"
 
+/* The response body, capped (base_buf sets over when it would pass max). */
 static size_t write_cb(char *ptr, size_t size, size_t n, void *arg)
 {
-	struct body *b = arg;
 	size_t len = size * n;
-	if (b->size + len > b->max) {
-		b->over = 1;
-		return 0;
-	}
-	if (b->size + len > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64 * 1024;
-		while (cap < b->size + len)
-			cap *= 2;
-		uint8_t *nd = realloc(b->data, cap);
-		if (!nd)
-			return 0;
-		b->data = nd;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->size, ptr, len);
-	b->size += len;
-	return len;
+	return base_buf_append(arg, ptr, len) ? len : 0;
 }
 
 /* Pulls "key":"value" out of a Connect JSON error body (no nesting needed). */
@@ -83,7 +63,8 @@ sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 		hdrs = curl_slist_append(hdrs, tbuf);
 		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)call->timeout_ms + 1000);
 	}
-	struct body b = {.max = call->max_response ? call->max_response : 256u << 20};
+	base_buf b;
+	base_buf_init(&b, call->max_response ? call->max_response : 256u << 20);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
@@ -106,19 +87,17 @@ sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 			 rc == CURLE_OPERATION_TIMEDOUT ? "deadline_exceeded" : "unavailable");
 		out = SYM_E_IO;
 	} else if (res->http_status != 200) {
-		json_field(b.data, b.size, "code", res->code, sizeof(res->code));
-		json_field(b.data, b.size, "message", res->message, sizeof(res->message));
+		json_field(b.data, b.len, "code", res->code, sizeof(res->code));
+		json_field(b.data, b.len, "message", res->message, sizeof(res->message));
 		if (!res->code[0])
 			snprintf(res->code, sizeof(res->code), "unknown");
 		if (!res->message[0])
 			snprintf(res->message, sizeof(res->message), "HTTP %ld", res->http_status);
 		out = SYM_E_IO;
 	} else {
-		res->body = b.data;
-		res->body_size = b.size;
-		b.data = NULL;
+		res->body = base_buf_take(&b, &res->body_size);
 	}
-	free(b.data);
+	base_buf_deinit(&b);
 	return out;
 }
 

@@ -3,8 +3,8 @@
  * the only source (no network): the .build-id layout, the build-ID check,
  * single flight, asynchronous callbacks, store caching and the negative cache,
  * the executable fallback, and shutdown with fetches in flight. The ELF files
- * are this test program itself (built with -g and a build ID) and a copy of it
- * with the debug sections stripped.
+ * are the c_stripped fixture's debug file and its stripped executable (same
+ * build ID), compiled with -g whatever this tree's build type.
  */
 #include <event2/event.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include "service/fetch/svc_fetcher.h"
 #include "test.h"
 
-static char self_path[4096];
+static char self_path[4096], exe_path[4096];
 static sym_build_id self_id;
 
 struct ctx {
@@ -34,21 +34,13 @@ static bool load_self(void)
 {
 	if (self_id.len)
 		return true;
-	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
-	if (n <= 0)
-		return false;
-	self_path[n] = '\0';
-	FILE *fp = fopen(self_path, "rb");
-	if (!fp)
-		return false;
-	fseek(fp, 0, SEEK_END);
-	long size = ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	void *data = malloc((size_t)size);
-	bool ok = fread(data, 1, (size_t)size, fp) == (size_t)size;
-	fclose(fp);
+	snprintf(self_path, sizeof(self_path), "%s/c_stripped.debug", TEST_FIXTURE_DIR);
+	snprintf(exe_path, sizeof(exe_path), "%s/c_stripped", TEST_FIXTURE_DIR);
+	size_t size;
+	uint8_t *data = test_read_file(self_path, &size);
 	sym_elf_info info;
-	ok = ok && sym_elf_probe(data, (size_t)size, &info, NULL) == SYM_OK && info.build_id.len >= 2;
+	bool ok = data && sym_elf_probe(data, size, &info, NULL) == SYM_OK &&
+		  info.build_id.len >= 2 && info.has_debug_info;
 	if (ok)
 		self_id = info.build_id;
 	free(data);
@@ -88,7 +80,7 @@ static bool env_init(struct env *e, bool with_debug_dir)
 {
 	memset(e, 0, sizeof(*e));
 	if (!load_self()) {
-		fprintf(stderr, "cannot read this test's own ELF file and build ID\n");
+		fprintf(stderr, "cannot read the c_stripped.debug fixture and its build ID\n");
 		return false;
 	}
 	strcpy(e->dir, "/tmp/fetch_local_XXXXXX");
@@ -230,9 +222,7 @@ TEST(executable_fallback)
 {
 	struct env e;
 	REQUIRE(env_init(&e, true));
-	char stripped[256];
-	snprintf(stripped, sizeof(stripped), "%s/stripped", e.dir);
-	REQUIRE(sh("objcopy --strip-debug '%s' '%s'", self_path, stripped) == 0);
+	const char *stripped = exe_path;
 	place(e.debug_dir, &self_id, "", stripped); /* .build-id/xx/rest: the executable */
 	struct ctx c = {0};
 	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, on_result, &c) == SYM_OK);
@@ -293,11 +283,11 @@ TEST(shutdown_answers_waiters)
 
 TEST(check_file)
 {
-	stor_kind kind;
+	src_kind kind;
 	sym_elf_info info;
 	sym_error err = {0};
 	REQUIRE(load_self());
-	CHECK(svc_check_file("not an elf", 10, &self_id, &kind, &info, &err) != SYM_OK);
+	CHECK(src_check_file("not an elf", 10, &self_id, &kind, &info, &err) != SYM_OK);
 	CHECK(err.msg[0] != '\0');
 }
 

@@ -1,0 +1,245 @@
+/*
+ * svc_fetch_impl: what the files of service/fetch/ share; not for use outside
+ * this room (its public header is svc_fetcher.h).
+ *
+ * A fetch of one build ID is a "flight", a small state machine on the event
+ * loop:
+ *
+ *   start -> store check -> sources (worker) -> upstream 0..n (HTTP, then a
+ *   worker checks and stores the body) -> [alt fetch] -> done
+ *
+ * and, when the debuginfo walk comes back empty, the same sources/upstream walk
+ * for the executable. Every transition runs on the loop thread; workers only
+ * run a job's work and hand the job back. The files, by noun:
+ *
+ *   svc_fetcher.c         the object: create, destroy, start, stats
+ *   svc_fetch_flight.c    the flight table (build ID -> flight), waiters, finish
+ *   svc_fetch_walk.c      the walk: store check, sources, upstreams, outcomes
+ *   svc_fetch_job.c       worker jobs: find in the sources, check and store a file
+ *   svc_fetch_download.c  one upstream request and what its answer means
+ *   svc_fetch_queue.c     download slots and the bounded queue of flights waiting
+ *   svc_fetch_breaker.c   the circuit breaker of one upstream server
+ *   svc_fetch_url.c       upstream URLs, built whole
+ *   svc_fetch_metrics.c   the fetcher's Prometheus families
+ *   svc_upstream_http.c   the libcurl-multi driver on the event loop
+ */
+#ifndef SVC_FETCH_IMPL_H
+#define SVC_FETCH_IMPL_H
+
+#include <event2/util.h>
+
+#include "base/base_hash_map.h"
+#include "service/core/svc_error.h"
+#include "service/core/svc_pool.h"
+#include "service/fetch/svc_fetcher.h"
+#include "service/fetch/svc_upstream_http.h"
+#include "source/src_source.h"
+
+#define SVC_FETCH_BACKOFF_MAX_MS 10000
+
+/* ---- the circuit breaker of one server (svc_fetch_breaker.c) ---- */
+
+typedef struct svc_breaker {
+	int consecutive_failures;
+	int64_t open_until;      /* monotonic ms; 0 = closed */
+	bool probing;            /* half-open: the one probe is in flight */
+} svc_breaker;
+
+svc_breaker_state svc_breaker_state_at(const svc_breaker *b, int64_t now_ms);
+/* May a request go to the server now? */
+bool svc_breaker_allows(const svc_breaker *b, int64_t now_ms);
+/* A request starts: when half-open, it is the probe. */
+void svc_breaker_request(svc_breaker *b, int64_t now_ms);
+/* The request ended (before its outcome is counted). */
+void svc_breaker_request_end(svc_breaker *b);
+/* The server answered; true when that closed an open breaker. */
+bool svc_breaker_success(svc_breaker *b);
+/* The server failed; true when that opened the breaker (for cooldown_ms). A
+ * threshold of 0 never opens it from closed. */
+bool svc_breaker_failure(svc_breaker *b, int64_t now_ms, int threshold, int64_t cooldown_ms);
+
+/* ---- the fetcher's objects ---- */
+
+typedef struct svc_upstream {
+	char *url;
+	int active;
+	svc_breaker breaker;
+	svc_upstream_stats st;
+} svc_upstream;
+
+typedef struct svc_waiter {
+	svc_fetch_cb cb;
+	void *arg;
+	struct svc_waiter *next;
+} svc_waiter;
+
+typedef struct svc_flight svc_flight;
+
+struct svc_flight {
+	svc_fetcher *f;
+	sym_build_id id;
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	svc_fetch_kind kind;
+	svc_waiter *waiters, **wtail;
+	svc_flight *qnext;       /* download queue */
+	bool queued;
+	stor_kind want;          /* what the current walk looks for; NONE before the store check */
+	bool holding_exec;       /* the store holds the executable; look for debuginfo only */
+	size_t server;
+	int attempt;
+	/* Outcome of the walk in progress, and of the debuginfo walk once done. */
+	bool any_error, too_large;
+	char walk_error[SYM_ERROR_MSG_MAX];
+	svc_fetch_status dbg_status;
+	char dbg_error[SYM_ERROR_MSG_MAX];
+	struct event *timer;     /* kick, backoff */
+	svc_http_req *req;
+	bool job_running;        /* a worker holds a job of this flight */
+	svc_flight *alt_wait;    /* the flight of the dwz file this one waits for */
+	svc_fetch_result res;
+};
+
+static inline uint64_t svc_flight_key_hash(const sym_build_id *id)
+{
+	return sym_build_id_hash(id);
+}
+
+static inline bool svc_flight_key_eq(const sym_build_id *a, const sym_build_id *b)
+{
+	return sym_build_id_equal(a, b);
+}
+
+BASE_HASH_MAP(svc_flight_map, sym_build_id, svc_flight *, svc_flight_key_hash, svc_flight_key_eq)
+
+/* Flights waiting for a download slot, oldest first, at most max of them. */
+typedef struct svc_fetch_queue {
+	svc_flight *head, *tail;
+	size_t len, max;
+	bool full_logged;        /* a refusal was logged; cleared when room is made */
+} svc_fetch_queue;
+
+struct svc_fetcher {
+	struct event_base *base;
+	stor_db *store;
+	svc_config cfg;          /* copy; lists owned */
+	svc_http *http;
+	svc_pool *pool;
+	svc_log_fn log;
+	void *log_arg;
+	src_source **sources;    /* searched in order before the upstreams */
+	size_t n_sources;
+	bool owns_sources;       /* made from cfg.debug_dirs (else the caller's) */
+	svc_upstream *ups;
+	size_t n_ups;
+	svc_flight_map flights;  /* build ID -> its flight */
+	svc_fetch_queue queue;
+	int active;              /* downloads in flight */
+	bool shutting_down;
+	svc_fetcher_stats st;
+	char *user_agent;
+};
+
+/* ---- svc_fetcher.c ---- */
+
+void svc_fetch_log(svc_fetcher *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- the flight table (svc_fetch_flight.c) ---- */
+
+svc_flight *svc_flight_find(svc_fetcher *f, const sym_build_id *id);
+/* A new flight of id with its first waiter, in the table, pinned, its store
+ * check scheduled. NULL when out of memory (w is then still the caller's). */
+svc_flight *svc_flight_create(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
+			      svc_waiter *w);
+void svc_flight_add_waiter(svc_flight *fl, svc_waiter *w);
+/* Runs the flight's timer after delay_ms (the walk goes on from there). */
+void svc_flight_schedule(svc_flight *fl, int64_t delay_ms);
+/* Out of the table, the waiters called, the pin dropped, freed. */
+void svc_flight_finish(svc_flight *fl);
+/* Shutdown: every flight's external waiters get SVC_FETCH_ERROR, all freed. */
+void svc_flight_abort_all(svc_fetcher *f, const char *why);
+
+/* ---- the walk (svc_fetch_walk.c) ---- */
+
+/* The flight's timer: the store check first, then ask again after a backoff. */
+void svc_walk_on_timer(svc_flight *fl);
+void svc_walk_start(svc_flight *fl, stor_kind want);
+/* Asks the next upstream that may be asked, or ends the walk. */
+void svc_walk_next(svc_flight *fl);
+/* Keeps the first error of a walk (the most telling: the best server's). */
+void svc_walk_note(svc_flight *fl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For a walk of the executable: the expiry and text that say why there is no
+ * debug info, stored with it. */
+void svc_walk_exec_meta(const svc_flight *fl, stor_meta *m);
+/* The file is in the store: the result, then the dwz file when it needs one. */
+void svc_walk_succeed(svc_flight *fl, stor_kind kind, uint64_t size, const char *source,
+		      const sym_elf_info *info);
+/* The waiter callback of a dwz file's fetch. */
+void svc_walk_alt_done(const svc_fetch_result *res, void *arg);
+
+/* ---- worker jobs (svc_fetch_job.c) ---- */
+
+typedef enum svc_job_type { SVC_JOB_LOCAL, SVC_JOB_STORE } svc_job_type;
+
+/* Work for a worker thread: find in the sources and/or check and store a file. */
+typedef struct svc_fetch_job {
+	svc_flight *fl;
+	svc_job_type type;
+	stor_kind want;
+	/* in */
+	void *data;              /* JOB_STORE: the downloaded body (owned) */
+	size_t size;
+	char source[STOR_SOURCE_MAX];
+	stor_meta meta_in;       /* neg_expiry/last_error for an executable */
+	/* out */
+	src_status found;        /* JOB_LOCAL */
+	sym_errc check;          /* src_check_file */
+	stor_errc stored;
+	stor_kind kind;
+	sym_elf_info info;
+	char error[SYM_ERROR_MSG_MAX];
+} svc_fetch_job;
+
+/* A zeroed job; NULL when out of memory. */
+svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want);
+/* Hands the job to a worker; false (job freed) when that cannot be done. */
+bool svc_job_submit(svc_flight *fl, svc_fetch_job *j);
+
+static inline src_kind svc_fetch_src_kind(stor_kind k)
+{
+	return k == STOR_KIND_DEBUGINFO ? SRC_KIND_DEBUGINFO : SRC_KIND_EXECUTABLE;
+}
+
+static inline stor_kind svc_fetch_stor_kind(src_kind k)
+{
+	return k == SRC_KIND_DEBUGINFO ? STOR_KIND_DEBUGINFO : STOR_KIND_EXECUTABLE;
+}
+
+/* ---- downloads (svc_fetch_download.c, svc_fetch_queue.c) ---- */
+
+/* Starts the request of fl->server now (a slot is free). */
+void svc_download_start(svc_flight *fl);
+
+void svc_queue_init(svc_fetch_queue *q, size_t max);
+/* Appends; false when the queue holds max flights already. */
+bool svc_queue_push(svc_fetch_queue *q, svc_flight *fl);
+/* Takes fl out (no-op when it is not queued). */
+void svc_queue_remove(svc_fetch_queue *q, svc_flight *fl);
+/* Starts fl's request when a slot is free, else queues it; when the queue is
+ * full, refuses: SVC_E_OVERLOADED, and the caller ends the walk. */
+svc_errc svc_slot_request(svc_flight *fl, svc_error *err);
+/* Starts queued flights whose server has room, oldest first. */
+void svc_slot_dispatch(svc_fetcher *f);
+
+/* ---- URLs (svc_fetch_url.c) ---- */
+
+/* Longest URL we build; longer ones are refused, never cut. */
+#define SVC_FETCH_URL_MAX 65536
+
+/*
+ * "{base}/buildid/{hex}/{what}" in a malloc'ed string of exactly its length;
+ * NULL with SVC_E_INVALID when it would be over SVC_FETCH_URL_MAX bytes, or
+ * SVC_E_NOMEM.
+ */
+char *svc_fetch_url(const char *base, const char *hex, const char *what, svc_error *err);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * svc_fetch_job: the fetcher's work on worker threads (svc_fetch_impl.h):
+ * find a build ID's file in the sources, in order, or check a downloaded body
+ * with src_check_file; then put the file in the store. The job comes back to
+ * the loop, where job_done moves its flight on.
+ */
+#include "service/fetch/svc_fetch_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want)
+{
+	svc_fetch_job *j = calloc(1, sizeof(*j));
+	if (j) {
+		j->type = type;
+		j->want = want;
+	}
+	return j;
+}
+
+static void job_free(svc_fetch_job *j)
+{
+	free(j->data);
+	free(j);
+}
+
+/* Asks the sources in order; the first good file wins. The error of the last
+ * rejected candidate is kept for the walk's text. */
+static void find_in_sources(svc_fetch_job *j)
+{
+	svc_fetcher *f = j->fl->f;
+	j->found = SRC_NOT_FOUND;
+	for (size_t i = 0; i < f->n_sources; i++) {
+		src_file file;
+		sym_error err = {0};
+		src_status st = src_find(f->sources[i], &j->fl->id, svc_fetch_src_kind(j->want),
+					 f->cfg.max_debuginfo_size, &file, &err);
+		if (err.code != SYM_OK)
+			snprintf(j->error, sizeof(j->error), "%s", err.msg);
+		if (st == SRC_TOO_LARGE)
+			j->found = SRC_TOO_LARGE;
+		if (st != SRC_FOUND)
+			continue;
+		j->found = SRC_FOUND;
+		j->data = file.data;
+		j->size = file.size;
+		j->kind = svc_fetch_stor_kind(file.kind);
+		j->info = file.info;
+		snprintf(j->source, sizeof(j->source), "%s", file.origin);
+		return;
+	}
+}
+
+static void job_work(void *arg)
+{
+	svc_fetch_job *j = arg;
+	svc_fetcher *f = j->fl->f;
+	if (j->type == SVC_JOB_LOCAL) {
+		find_in_sources(j);
+		if (j->found != SRC_FOUND)
+			return;
+		/* Checked by the source already (src_check_file). */
+		j->check = SYM_OK;
+	} else {
+		sym_error err = {0};
+		src_kind kind = SRC_KIND_EXECUTABLE;
+		j->check = src_check_file(j->data, j->size, &j->fl->id, &kind, &j->info, &err);
+		j->kind = svc_fetch_stor_kind(kind);
+		if (j->check != SYM_OK) {
+			snprintf(j->error, sizeof(j->error), "%s", err.msg);
+			return;
+		}
+	}
+	stor_meta m = j->meta_in;
+	m.kind = j->kind;
+	snprintf(m.source, sizeof(m.source), "%s", j->source);
+	if (j->kind == STOR_KIND_DEBUGINFO) {
+		m.neg_expiry = 0;
+		m.last_error[0] = '\0';
+	}
+	if (j->info.has_alt && j->info.alt_build_id.len) {
+		m.alt_len = j->info.alt_build_id.len;
+		memcpy(m.alt_id, j->info.alt_build_id.bytes, m.alt_len);
+	}
+	stor_error serr = {0};
+	j->stored = stor_put_file(f->store, j->fl->id.bytes, j->fl->id.len, &m, j->data, j->size,
+				  &serr);
+	if (j->stored != STOR_OK)
+		snprintf(j->error, sizeof(j->error), "%s", serr.msg);
+}
+
+/* Nothing in the sources: on to the upstreams. */
+static void local_missed(svc_flight *fl, svc_fetch_job *j)
+{
+	if (j->found == SRC_TOO_LARGE)
+		fl->too_large = true;
+	if (j->error[0])
+		svc_walk_note(fl, "%s", j->error);
+	fl->server = 0;
+	fl->attempt = 0;
+	svc_walk_next(fl);
+}
+
+/* A file that is not what we asked for: nothing stored, next source. */
+static void body_rejected(svc_flight *fl, svc_fetch_job *j)
+{
+	svc_fetcher *f = fl->f;
+	svc_upstream *u = &f->ups[fl->server];
+	u->st.rejected++;
+	svc_fetch_log(f, "upstream %s: %s: rejected: %s", u->url, fl->hex, j->error);
+	svc_walk_note(fl, "upstream %s: %s", u->url, j->error);
+	fl->any_error = true;
+	fl->server++;
+	fl->attempt = 0;
+	svc_walk_next(fl);
+}
+
+/* Debuginfo arrived meanwhile (an upload): that is the answer. */
+static void take_existing(svc_flight *fl, svc_fetch_job *j)
+{
+	stor_meta m;
+	if (stor_get_meta(fl->f->store, fl->id.bytes, fl->id.len, &m, NULL) == STOR_OK) {
+		j->kind = m.kind;
+		j->size = m.size;
+		snprintf(j->source, sizeof(j->source), "%s", m.source);
+		memset(&j->info, 0, sizeof(j->info));
+		j->info.has_alt = m.alt_len > 0;
+		j->info.alt_build_id.len = m.alt_len;
+		memcpy(j->info.alt_build_id.bytes, m.alt_id, m.alt_len);
+	}
+	j->stored = STOR_OK;
+}
+
+static void store_failed(svc_flight *fl, svc_fetch_job *j)
+{
+	svc_fetcher *f = fl->f;
+	fl->res.status = j->stored == STOR_E_TOO_LARGE ? SVC_FETCH_TOO_LARGE : SVC_FETCH_ERROR;
+	snprintf(fl->res.error, sizeof(fl->res.error), "%s", j->error);
+	if (fl->res.status == SVC_FETCH_TOO_LARGE)
+		f->st.too_large++;
+	else
+		f->st.errors++;
+	svc_fetch_log(f, "%s: %s", fl->hex, j->error);
+	svc_flight_finish(fl);
+}
+
+static void job_done(void *arg, bool cancelled)
+{
+	svc_fetch_job *j = arg;
+	svc_flight *fl = j->fl;
+	fl->job_running = false;
+	svc_fetcher *f = fl->f;
+	if (cancelled || f->shutting_down) {
+		job_free(j);
+		return;
+	}
+	if (j->type == SVC_JOB_LOCAL && j->found != SRC_FOUND) {
+		local_missed(fl, j);
+	} else if (j->check != SYM_OK) {
+		body_rejected(fl, j);
+	} else {
+		if (j->stored == STOR_E_EXISTS)
+			take_existing(fl, j);
+		if (j->stored != STOR_OK) {
+			store_failed(fl, j);
+		} else {
+			if (j->type == SVC_JOB_STORE)
+				f->st.upstream_hits++;
+			else
+				f->st.local_hits++;
+			svc_walk_succeed(fl, j->kind, j->size, j->source, &j->info);
+		}
+	}
+	job_free(j);
+}
+
+bool svc_job_submit(svc_flight *fl, svc_fetch_job *j)
+{
+	j->fl = fl;
+	fl->job_running = true;
+	if (!svc_pool_submit(fl->f->pool, j, job_work, job_done)) {
+		fl->job_running = false;
+		job_free(j);
+		return false;
+	}
+	return true;
+}
