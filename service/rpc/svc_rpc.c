@@ -28,14 +28,15 @@ svc_rpc *svc_rpc_create(const svc_rpc_options *o, const svc_rpc_method *methods,
 	rpc->o = *o;
 	size_t n = strlen(o->service) + 3;
 	rpc->prefix = malloc(n);
+	rpc->service = strdup(o->service);  /* the caller's string may go away */
 	rpc->rows = calloc(n_methods ? n_methods : 1, sizeof(*rpc->rows));
-	if (!rpc->prefix || !rpc->rows) {
+	if (!rpc->prefix || !rpc->service || !rpc->rows) {
 		svc_rpc_destroy(rpc);
 		return NULL;
 	}
 	snprintf(rpc->prefix, n, "/%s/", o->service);
 	rpc->prefix_len = n - 1;
-	rpc->o.service = rpc->prefix + 1;  /* the caller's string may go away */
+	rpc->o.service = rpc->service;
 	for (size_t i = 0; i < n_methods; i++) {
 		rpc->rows[i].m = methods[i];
 		base_histogram_init(&rpc->rows[i].seconds, base_latency_bounds,
@@ -51,6 +52,7 @@ void svc_rpc_destroy(svc_rpc *rpc)
 		return;
 	free(rpc->rows);
 	free(rpc->prefix);
+	free(rpc->service);
 	free(rpc);
 }
 

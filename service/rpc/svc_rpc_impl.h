@@ -22,6 +22,7 @@ typedef struct svc_rpc_row {
 
 struct svc_rpc {
 	svc_rpc_options o;
+	char *service;               /* "symbolizer.v1.SymbolizerService" */
 	char *prefix;                /* "/<service>/" */
 	size_t prefix_len;
 	svc_rpc_row *rows;
