@@ -193,9 +193,12 @@ static void *loop_thread(void *arg)
 static bool fixture_start(fixture *f)
 {
 	static bool curl_ready;
-	if (!curl_ready && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		return false;
-	curl_ready = true;
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+			return false;
+		atexit(curl_global_cleanup);
+		curl_ready = true;
+	}
 	memset(f, 0, sizeof(*f));
 	if (!(f->base = event_base_new()) || !(f->http = evhttp_new(f->base)) ||
 	    !(f->pool = svc_pool_create(f->base, 1)))
