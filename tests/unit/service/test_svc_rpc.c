@@ -330,6 +330,26 @@ static bool is_connect_error(const reply *r, const char *code)
 	       strncmp((const char *)r->body.data, want, strlen(want)) == 0;
 }
 
+/*
+ * Calls method with body and headers: the reply must be HTTP status with the
+ * Connect error code in its JSON body, and text in it (NULL: any).
+ */
+static void expect_error(const fixture *f, const char *method, const void *body, size_t n,
+			 const char *const *headers, long status, const char *code,
+			 const char *text)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/test.v1.TestService/%s", method);
+	reply r;
+	bool sent = request(f, path, body, n, headers, &r);
+	const char *got = (const char *)r.body.data;
+	if (!sent || r.status != status || !is_connect_error(&r, code) ||
+	    (text && !strstr(got, text)))
+		TEST_FAIL_("%s: HTTP %ld %s, expected %ld {\"code\":\"%s\"...%s}", method, r.status,
+			   got, status, code, text ? text : "");
+	base_buf_deinit(&r.body);
+}
+
 /* ---- the tests ---- */
 
 TEST(binary_body_round_trip)
@@ -406,27 +426,19 @@ TEST(request_caps)
 {
 	fixture f;
 	REQUIRE(fixture_start(&f));
-	reply r;
 	uint8_t *big = calloc(1, 1 << 20);
 	REQUIRE(big);
-	CHECK(request(&f, "/test.v1.TestService/Echo", big, 65 * 1024, PROTO, &r));
-	CHECK_EQ_U(r.status, 429);
-	CHECK(is_connect_error(&r, "resource_exhausted"));
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Echo", big, 65 * 1024, PROTO, 429, "resource_exhausted",
+		     "request body of 66560 bytes is over the limit of 65536");
 	/* A small gzip of a big body: refused while inflating, at the cap. */
 	struct evbuffer *z = evbuffer_new();
 	REQUIRE(z && svc_gzip(big, 1 << 20, z));
 	const char *const gz[] = {"Content-Type: application/proto", "Content-Encoding: gzip",
 				  NULL};
-	CHECK(request(&f, "/test.v1.TestService/Echo", evbuffer_pullup(z, -1),
-		      evbuffer_get_length(z), gz, &r));
-	CHECK_EQ_U(r.status, 429);
-	CHECK(is_connect_error(&r, "resource_exhausted"));
-	base_buf_deinit(&r.body);
-	CHECK(request(&f, "/test.v1.TestService/Echo", "\x1f\x8b\x08\x00junk", 8, gz, &r));
-	CHECK_EQ_U(r.status, 400);
-	CHECK(is_connect_error(&r, "invalid_argument"));
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Echo", evbuffer_pullup(z, -1), evbuffer_get_length(z), gz, 429,
+		     "resource_exhausted", "request inflates past the limit of 65536 bytes");
+	expect_error(&f, "Echo", "\x1f\x8b\x08\x00junk", 8, gz, 400, "invalid_argument",
+		     "not valid gzip");
 	evbuffer_free(z);
 	free(big);
 	fixture_stop(&f);
@@ -438,14 +450,11 @@ TEST(deadline_passes)
 	REQUIRE(fixture_start(&f));
 	const char *const soon[] = {"Content-Type: application/proto", "Connect-Timeout-Ms: 20",
 				    NULL};
-	reply r;
-	CHECK(request(&f, "/test.v1.TestService/Late", "abc", 3, soon, &r));
-	CHECK_EQ_U(r.status, 504);
-	CHECK(is_connect_error(&r, "deadline_exceeded"));
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Late", "abc", 3, soon, 504, "deadline_exceeded", "deadline passed");
 	/* Without a deadline (or a longer one) the late answer is the answer. */
 	const char *const later[] = {"Content-Type: application/proto",
 				     "Connect-Timeout-Ms: 5000", NULL};
+	reply r;
 	CHECK(request(&f, "/test.v1.TestService/Late", "abc", 3, later, &r));
 	CHECK_EQ_U(r.status, 200);
 	CHECK(r.body.len == 3 && memcmp(r.body.data, "abc", 3) == 0);
@@ -455,10 +464,7 @@ TEST(deadline_passes)
 	base_buf_deinit(&r.body);
 	const char *const bad[] = {"Content-Type: application/proto", "Connect-Timeout-Ms: soon",
 				   NULL};
-	CHECK(request(&f, "/test.v1.TestService/Late", "abc", 3, bad, &r));
-	CHECK_EQ_U(r.status, 400);
-	CHECK(is_connect_error(&r, "invalid_argument"));
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Late", "abc", 3, bad, 400, "invalid_argument", "Connect-Timeout-Ms");
 	fixture_stop(&f);
 }
 
@@ -468,12 +474,8 @@ TEST(every_error_code_maps_to_its_connect_code_and_status)
 	REQUIRE(fixture_start(&f));
 	for (int code = SVC_OK + 1; code < SVC_E_N_CODES; code++) {
 		uint8_t body = (uint8_t)code;
-		reply r;
-		CHECK(request(&f, "/test.v1.TestService/Fail", &body, 1, PROTO, &r));
-		CHECK_EQ_U(r.status, svc_errc_http_status(code));
-		CHECK(is_connect_error(&r, svc_connect_code_name(svc_errc_connect(code))));
-		CHECK(strstr((const char *)r.body.data, svc_errc_name(code)) != NULL);
-		base_buf_deinit(&r.body);
+		expect_error(&f, "Fail", &body, 1, PROTO, svc_errc_http_status(code),
+			     svc_connect_code_name(svc_errc_connect(code)), svc_errc_name(code));
 	}
 	fixture_stop(&f);
 }
@@ -482,30 +484,21 @@ TEST(protocol_errors)
 {
 	fixture f;
 	REQUIRE(fixture_start(&f));
-	reply r;
 	const char *const json[] = {"Content-Type: application/json", NULL};
-	CHECK(request(&f, "/test.v1.TestService/Echo", "{}", 2, json, &r));
-	CHECK_EQ_U(r.status, 415);
-	CHECK(is_connect_error(&r, "unimplemented"));
-	base_buf_deinit(&r.body);
-	CHECK(request(&f, "/test.v1.TestService/Nope", "x", 1, PROTO, &r));
-	CHECK_EQ_U(r.status, 501);
-	CHECK(is_connect_error(&r, "unimplemented"));
-	CHECK(strstr((const char *)r.body.data, "test.v1.TestService has no method Nope") != NULL);
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Echo", "{}", 2, json, 415, "unimplemented",
+		     "content type application/json is not supported");
+	expect_error(&f, "Nope", "x", 1, PROTO, 501, "unimplemented",
+		     "test.v1.TestService has no method Nope");
+	reply r;
 	CHECK(request(&f, "/test.v1.TestService/Echo", NULL, 0, PROTO, &r));
 	CHECK_EQ_U(r.status, 405);
 	CHECK_STREQ(r.allow, "POST");
 	base_buf_deinit(&r.body);
 	const char *const br[] = {"Content-Type: application/proto", "Content-Encoding: br", NULL};
-	CHECK(request(&f, "/test.v1.TestService/Echo", "x", 1, br, &r));
-	CHECK_EQ_U(r.status, 501);
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Echo", "x", 1, br, 501, "unimplemented", "Content-Encoding br");
 	const char *const v2[] = {"Content-Type: application/proto",
 				  "Connect-Protocol-Version: 2", NULL};
-	CHECK(request(&f, "/test.v1.TestService/Echo", "x", 1, v2, &r));
-	CHECK_EQ_U(r.status, 400);
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Echo", "x", 1, v2, 400, "invalid_argument", "Connect-Protocol-Version");
 	/* Not under the service: the handler leaves it to the other routes. */
 	CHECK(request(&f, "/other", NULL, 0, NULL, &r));
 	CHECK_EQ_U(r.status, 404);
@@ -517,14 +510,8 @@ TEST(shutdown_answers_waiting_calls_and_refuses_new_ones)
 {
 	fixture f;
 	REQUIRE(fixture_start(&f));
-	reply r;
-	CHECK(request(&f, "/test.v1.TestService/Hang", "x", 1, PROTO, &r));
-	CHECK_EQ_U(r.status, 503);
-	CHECK(is_connect_error(&r, "unavailable"));
-	base_buf_deinit(&r.body);
-	CHECK(request(&f, "/test.v1.TestService/Echo", "x", 1, PROTO, &r));
-	CHECK_EQ_U(r.status, 503);
-	base_buf_deinit(&r.body);
+	expect_error(&f, "Hang", "x", 1, PROTO, 503, "unavailable", "server shutting down");
+	expect_error(&f, "Echo", "x", 1, PROTO, 503, "unavailable", "server shutting down");
 	fixture_stop(&f);
 }
 
