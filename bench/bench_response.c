@@ -22,6 +22,7 @@
 
 #include "bench/bench_io.h"
 #include "service/resolve/svc_index_cache.h"
+#include "service/rpc/svc_connect.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_index.h"
@@ -31,6 +32,24 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The response gzipped, as the RPC layer does for a response of 1 KiB or more. */
+static bool gzip_body(struct evbuffer **body)
+{
+	size_t n = evbuffer_get_length(*body);
+	if (n < 1024)
+		return true;
+	struct evbuffer *z = evbuffer_new();
+	const void *plain = evbuffer_pullup(*body, -1);
+	if (!z || !plain || !svc_gzip(plain, n, z)) {
+		if (z)
+			evbuffer_free(z);
+		return false;
+	}
+	evbuffer_free(*body);
+	*body = z;
+	return true;
 }
 
 static void free_blob(void *p)
@@ -111,17 +130,20 @@ int main(int argc, char **argv)
 			base_arena_init(&arena, 64u << 20);
 			svc_lookup_result res;
 			svc_lookup_result_init(&res);
-			svc_lookup_run(&req, &map, &arena, pool, gzip ? 1024 : UINT64_MAX, &res);
-			if (res.code != SVC_CONNECT_OK) {
-				fprintf(stderr, "bench_response: %s\n", res.error);
+			struct evbuffer *body = evbuffer_new();
+			if (!body)
+				return 1;
+			svc_lookup_run(&req, &map, &arena, pool, body, &res);
+			if (res.err.code != SVC_OK || (gzip && !gzip_body(&body))) {
+				fprintf(stderr, "bench_response: %s\n", res.err.msg);
 				return 1;
 			}
 			if (p == 0) {
 				frames += res.frames;
-				bytes += evbuffer_get_length(res.body);
+				bytes += evbuffer_get_length(body);
 				batches++;
 			}
-			svc_lookup_result_deinit(&res);
+			evbuffer_free(body);
 			base_arena_deinit(&arena);
 		}
 		double t = now() - t0;

@@ -24,8 +24,6 @@
 #include "base/base_log.h"
 #include "service/http/svc_server_impl.h"
 
-#define RPC_PATH "/symbolizer.v1.SymbolizerService/"
-
 /* ---- replies ---- */
 
 static void reply_written(struct evhttp_request *req, void *arg)
@@ -37,8 +35,8 @@ static void reply_written(struct evhttp_request *req, void *arg)
 		event_active(s->stop_check, EV_TIMEOUT, 0);
 }
 
-void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *handler, int status,
-		      struct evbuffer *body)
+static void server_reply(svc_server *s, struct evhttp_request *req, const char *handler,
+			 int status, struct evbuffer *body)
 {
 	svc_metrics_http(&s->metrics, handler, status);
 	if (s->stopping)
@@ -48,26 +46,11 @@ void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *han
 	evhttp_send_reply(req, status, NULL, body);
 }
 
-void svc_server_reply_connect_error(svc_server *s, struct evhttp_request *req,
-				    svc_connect_code code, const char *message)
-{
-	struct evbuffer *b = evbuffer_new();
-	if (!b) {
-		evhttp_send_error(req, svc_connect_http_status(code), NULL);
-		return;
-	}
-	svc_connect_error_body(b, code, message);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-			  "application/json");
-	svc_server_reply(s, req, "rpc", svc_connect_http_status(code), b);
-	evbuffer_free(b);
-}
-
 static void reply_text(svc_server *s, struct evhttp_request *req, const char *handler,
 		       int status, const char *ctype, struct evbuffer *b)
 {
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", ctype);
-	svc_server_reply(s, req, handler, status, b);
+	server_reply(s, req, handler, status, b);
 }
 
 /* ---- routes ---- */
@@ -88,7 +71,10 @@ static void handle_metrics(svc_server *s, struct evhttp_request *req)
 	struct evbuffer *b = evbuffer_new();
 	if (!b)
 		return evhttp_send_error(req, 500, NULL);
-	svc_metrics_render(s, b);
+	if (!svc_metrics_render(s, b)) {
+		evbuffer_free(b);
+		return evhttp_send_error(req, 500, NULL);
+	}
 	reply_text(s, req, "metrics", 200, "text/plain; version=0.0.4; charset=utf-8", b);
 	evbuffer_free(b);
 }
@@ -108,19 +94,8 @@ static void handle_request(struct evhttp_request *req, void *arg)
 	}
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	bool get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
-	if (strncmp(path, RPC_PATH, strlen(RPC_PATH)) == 0) {
-		const char *method = path + strlen(RPC_PATH);
-		if (strcmp(method, "Symbolize") == 0) {
-			svc_symbolize_handle(s, req);
-			return;
-		}
-		char msg[300];
-		snprintf(msg, sizeof(msg), "symbolizer.v1.SymbolizerService has no method %.200s",
-			 method);
-		s->metrics.rpc_requests[SVC_CONNECT_UNIMPLEMENTED]++;
-		svc_server_reply_connect_error(s, req, SVC_CONNECT_UNIMPLEMENTED, msg);
+	if (svc_rpc_handle(s->rpc, req, path))
 		return;
-	}
 	if (get && strcmp(path, "/healthz") == 0) {
 		handle_healthz(s, req);
 		return;
@@ -179,13 +154,6 @@ static void log_fetch_line(void *arg, const char *line)
 	base_logf(BASE_LOG_INFO, "fetcher", "event=%s", base_log_quote(q, sizeof(q), line));
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -194,41 +162,34 @@ static int online_cpus(void)
 
 static void stop_check_cb(evutil_socket_t fd, short what, void *arg);
 
-svc_server *svc_server_create(struct event_base *base, const svc_server_options *opts,
-			      sym_error *err)
+/* A deep copy of the config: the caller's may go away. */
+static bool copy_config(svc_server *s, const svc_config *from)
 {
-	svc_server *s = calloc(1, sizeof(*s));
-	if (!s) {
-		sym_error_set(err, SYM_E_NOMEM, "out of memory");
-		return NULL;
-	}
-	s->base = base;
-	s->o = *opts;
-	s->o.config = &s->config;
-	s->started_ms = mono_ms();
-	svc_metrics_init(&s->metrics);
-	/* A deep copy of the config: the caller's may go away. */
-	s->config = *opts->config;
+	s->config = *from;
 	s->config.data_dir = NULL;
 	s->config.debug_dirs = NULL;
 	s->config.upstreams = NULL;
 	s->config.n_debug_dirs = s->config.n_upstreams = 0;
-	s->config.data_dir = strdup(opts->config->data_dir);
-	s->config.debug_dirs = calloc(opts->config->n_debug_dirs + 1, sizeof(char *));
-	s->config.upstreams = calloc(opts->config->n_upstreams + 1, sizeof(char *));
+	s->config.data_dir = strdup(from->data_dir);
+	s->config.debug_dirs = calloc(from->n_debug_dirs + 1, sizeof(char *));
+	s->config.upstreams = calloc(from->n_upstreams + 1, sizeof(char *));
 	if (!s->config.data_dir || !s->config.debug_dirs || !s->config.upstreams)
-		goto nomem;
-	for (size_t i = 0; i < opts->config->n_debug_dirs; i++) {
-		if (!(s->config.debug_dirs[i] = strdup(opts->config->debug_dirs[i])))
-			goto nomem;
+		return false;
+	for (size_t i = 0; i < from->n_debug_dirs; i++) {
+		if (!(s->config.debug_dirs[i] = strdup(from->debug_dirs[i])))
+			return false;
 		s->config.n_debug_dirs++;
 	}
-	for (size_t i = 0; i < opts->config->n_upstreams; i++) {
-		if (!(s->config.upstreams[i] = strdup(opts->config->upstreams[i])))
-			goto nomem;
+	for (size_t i = 0; i < from->n_upstreams; i++) {
+		if (!(s->config.upstreams[i] = strdup(from->upstreams[i])))
+			return false;
 		s->config.n_upstreams++;
 	}
+	return true;
+}
 
+static bool open_store(svc_server *s, sym_error *err)
+{
 	stor_options so;
 	stor_options_init(&so);
 	so.path = s->config.data_dir;
@@ -236,26 +197,30 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 	stor_error serr;
 	if (stor_open(&so, &s->store, &serr) != STOR_OK) {
 		sym_error_set(err, SYM_E_IO, "store %s: %s", so.path, serr.msg);
-		goto fail;
+		return false;
 	}
+	return true;
+}
+
+/* The fetcher, the pool, the caches and the resolver. False: err is set. */
+static bool start_resolution(svc_server *s, sym_error *err)
+{
 	svc_fetcher_options fo = {
-		.base = base,
+		.base = s->base,
 		.store = s->store,
 		.config = &s->config,
 		.log = log_fetch_line,
 	};
 	if (!(s->fetcher = svc_fetcher_create(&fo, err)))
-		goto fail;
+		return false;
 	int workers = s->o.workers > 0 ? (int)s->o.workers : online_cpus();
 	s->o.workers = (uint32_t)workers;
-	if (!(s->pool = svc_pool_create(base, workers)))
-		goto nomem;
-	if (!(s->cache = svc_index_cache_create(s->o.index_cache_bytes)))
-		goto nomem;
-	if (!(s->responses = svc_response_pool_create()))
+	if (!(s->pool = svc_pool_create(s->base, workers)) ||
+	    !(s->cache = svc_index_cache_create(s->o.index_cache_bytes)) ||
+	    !(s->responses = svc_response_pool_create()))
 		goto nomem;
 	svc_resolver_options ro = {
-		.base = base,
+		.base = s->base,
 		.store = s->store,
 		.fetcher = s->fetcher,
 		.pool = s->pool,
@@ -267,18 +232,90 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 	};
 	if (!(s->resolver = svc_resolver_create(&ro)))
 		goto nomem;
-	if (!(s->stop_check = event_new(base, -1, 0, stop_check_cb, s)))
-		goto nomem;
+	return true;
+nomem:
+	sym_error_set(err, SYM_E_NOMEM, "out of memory");
+	return false;
+}
 
+static void rpc_reply(void *arg, struct evhttp_request *req, int status, struct evbuffer *body)
+{
+	server_reply(arg, req, "rpc", status, body);
+}
+
+static void rpc_call_ended(void *arg)
+{
+	svc_server *s = arg;
+	if (s->stopping && s->stop_check)
+		event_active(s->stop_check, EV_TIMEOUT, 0);
+}
+
+/* The RPC methods of symbolizer.v1.SymbolizerService, and their handler. */
+static bool start_rpc(svc_server *s)
+{
+	svc_symbolize_options yo = {
+		.base = s->base,
+		.resolver = s->resolver,
+		.pool = s->pool,
+		.responses = s->responses,
+		.max_mappings = s->o.max_mappings,
+		.max_locations = s->o.max_locations,
+		.default_wait_ms = s->o.default_wait_ms,
+		.max_wait_ms = s->o.max_wait_ms,
+		.worker_lookup_min = s->o.worker_lookup_min,
+	};
+	if (!(s->symbolize = svc_symbolize_create(&yo)))
+		return false;
+	/* A method: its file, and one line here. */
+	const svc_rpc_method methods[] = {
+		{"Symbolize", svc_symbolize_handle, s->symbolize},
+	};
+	svc_rpc_options ro = {
+		.service = "symbolizer.v1.SymbolizerService",
+		.max_request_bytes = s->o.max_request_bytes,
+		.gzip_min_bytes = s->o.gzip_min_bytes,
+		.max_inflight_calls = s->o.max_inflight_calls,
+		.reply = rpc_reply,
+		.call_ended = rpc_call_ended,
+		.arg = s,
+	};
+	s->rpc = svc_rpc_create(&ro, methods, sizeof(methods) / sizeof(methods[0]));
+	return s->rpc != NULL;
+}
+
+/* "host:port" of the bound socket, for logs and tests with port 0. */
+static void record_address(svc_server *s, evutil_socket_t fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return;
+	char a[INET6_ADDRSTRLEN] = "?";
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		snprintf(s->address, sizeof(s->address), "[%s]:%u", a, ntohs(in6->sin6_port));
+	} else {
+		struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &in4->sin_addr, a, sizeof(a));
+		snprintf(s->address, sizeof(s->address), "%s:%u", a, ntohs(in4->sin_port));
+	}
+}
+
+/* evhttp on --listen. False: err is set. */
+static bool start_http(svc_server *s, sym_error *err)
+{
 	char host[256];
 	uint16_t port;
 	if (!parse_listen(s->o.listen, host, sizeof(host), &port)) {
 		sym_error_set(err, SYM_E_INVALID, "--listen %s: expected HOST:PORT", s->o.listen);
-		goto fail;
+		return false;
 	}
-	if (!(s->http = evhttp_new(base)))
-		goto nomem;
-	/* Bodies over the cap get a Connect error from svc_symbolize; ones far over it
+	if (!(s->http = evhttp_new(s->base))) {
+		sym_error_set(err, SYM_E_NOMEM, "out of memory");
+		return false;
+	}
+	/* Bodies over the cap get a Connect error from svc_rpc; ones far over it
 	 * are cut off here, before they are read (HTTP 413). */
 	uint64_t hard = s->o.max_request_bytes * 2 + 64 * 1024;
 	evhttp_set_max_body_size(s->http, (ev_ssize_t)hard);
@@ -292,27 +329,37 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 	if (!s->bound) {
 		sym_error_set(err, SYM_E_IO, "--listen %s: cannot bind: %s", s->o.listen,
 			      strerror(errno));
-		goto fail;
+		return false;
 	}
 	evutil_socket_t fd = evhttp_bound_socket_get_fd(s->bound);
 	/* Replies go out in several writes; without TCP_NODELAY (inherited by the
 	 * accepted sockets) the last short one waits ~40 ms for a delayed ACK. */
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		char a[INET6_ADDRSTRLEN] = "?";
-		if (ss.ss_family == AF_INET6) {
-			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-			inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
-			snprintf(s->address, sizeof(s->address), "[%s]:%u", a, ntohs(in6->sin6_port));
-		} else {
-			struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-			inet_ntop(AF_INET, &in4->sin_addr, a, sizeof(a));
-			snprintf(s->address, sizeof(s->address), "%s:%u", a, ntohs(in4->sin_port));
-		}
+	record_address(s, fd);
+	return true;
+}
+
+svc_server *svc_server_create(struct event_base *base, const svc_server_options *opts,
+			      sym_error *err)
+{
+	svc_server *s = calloc(1, sizeof(*s));
+	if (!s) {
+		sym_error_set(err, SYM_E_NOMEM, "out of memory");
+		return NULL;
 	}
+	s->base = base;
+	s->o = *opts;
+	s->o.config = &s->config;
+	svc_metrics_init(&s->metrics);
+	if (!copy_config(s, opts->config))
+		goto nomem;
+	if (!open_store(s, err) || !start_resolution(s, err))
+		goto fail;
+	if (!start_rpc(s) || !(s->stop_check = event_new(base, -1, 0, stop_check_cb, s)))
+		goto nomem;
+	if (!start_http(s, err))
+		goto fail;
 	return s;
 nomem:
 	sym_error_set(err, SYM_E_NOMEM, "out of memory");
@@ -326,18 +373,12 @@ const char *svc_server_address(const svc_server *s)
 	return s->address;
 }
 
-void svc_server_call_ended(svc_server *s)
-{
-	if (s->stopping && s->stop_check)
-		event_active(s->stop_check, EV_TIMEOUT, 0);
-}
-
 static void stop_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	svc_server *s = arg;
-	if (s->n_calls == 0 && s->replies_writing == 0) {
+	if (svc_rpc_calls_in_flight(s->rpc) == 0 && s->replies_writing == 0) {
 		base_logf(BASE_LOG_INFO, "calls drained", NULL);
 		event_base_loopexit(s->base, NULL);
 	}
@@ -348,14 +389,15 @@ void svc_server_shutdown(svc_server *s)
 	if (s->stopping)
 		return;
 	s->stopping = true;
-	base_logf(BASE_LOG_INFO, "shutting down", "calls_in_flight=%u", s->n_calls);
+	base_logf(BASE_LOG_INFO, "shutting down", "calls_in_flight=%u",
+		  svc_rpc_calls_in_flight(s->rpc));
 	if (s->bound) {
 		evhttp_del_accept_socket(s->http, s->bound);
 		s->bound = NULL;
 	}
 	svc_resolver_stop(s->resolver);
 	/* Calls waiting for fetches or builds answer now (PENDING where unfinished). */
-	svc_symbolize_stop_waiting(s);
+	svc_rpc_shutdown(s->rpc);
 	event_active(s->stop_check, EV_TIMEOUT, 0);
 	/* A reply to a client that stopped reading must not hold the exit forever. */
 	struct timeval cap = {10, 0};
@@ -368,7 +410,8 @@ void svc_server_destroy(svc_server *s)
 		return;
 	if (s->resolver)
 		svc_resolver_stop(s->resolver);
-	/* Order: the pool and the fetcher end the flights they hold (svc_resolver.h). */
+	/* Order: the pool and the fetcher end the flights they hold (svc_resolver.h);
+	 * the pool's unfinished lookups answer through the RPC handler. */
 	svc_pool_destroy(s->pool);
 	s->pool = NULL;
 	svc_fetcher_destroy(s->fetcher);
@@ -380,6 +423,8 @@ void svc_server_destroy(svc_server *s)
 	svc_response_pool_destroy(s->responses);
 	if (s->stop_check)
 		event_free(s->stop_check);
+	svc_rpc_destroy(s->rpc);
+	svc_symbolize_destroy(s->symbolize);
 	stor_close(s->store);
 	svc_config_deinit(&s->config);
 	free(s);

@@ -4,7 +4,8 @@
  * lookups of big batches run on the worker pool.
  *
  * Routes:
- *   POST /symbolizer.v1.SymbolizerService/Symbolize   the Connect RPC (svc_symbolize)
+ *   POST /symbolizer.v1.SymbolizerService/<Method>    Connect RPC (svc_rpc; the methods
+ *                                                     are svc_server.c's table)
  *   GET  /healthz                                     "ok" while serving
  *   GET  /metrics                                     Prometheus text (svc_metrics)
  *

@@ -65,49 +65,23 @@ void svc_lookup_result_init(svc_lookup_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void svc_lookup_result_deinit(svc_lookup_result *r)
-{
-	if (r->body)
-		evbuffer_free(r->body);
-	r->body = NULL;
-}
-
-static void set_error(svc_lookup_result *out, svc_connect_code code, const char *msg)
-{
-	out->code = code;
-	snprintf(out->error, sizeof(out->error), "%s", msg);
-}
-
-/* The response's bytes into out->body, gzipped from gzip_min_bytes. */
+/* The response's bytes appended to body. */
 static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
-		 uint64_t gzip_min_bytes, svc_lookup_result *out)
+		 struct evbuffer *body)
 {
 	size_t size = svc_response_size(r, maps, n_maps);
-	out->body = evbuffer_new();
-	if (!out->body)
-		return false;
-	if (size >= gzip_min_bytes) {
-		uint8_t *tmp = malloc(size);
-		if (!tmp)
-			return false;
-		svc_response_write(r, maps, n_maps, tmp);
-		bool ok = svc_gzip(tmp, size, out->body);
-		free(tmp);
-		out->gzipped = ok;
-		return ok;
-	}
 	if (size == 0)
 		return true;
 	struct evbuffer_iovec v;
-	if (evbuffer_reserve_space(out->body, (ev_ssize_t)size, &v, 1) != 1)
+	if (evbuffer_reserve_space(body, (ev_ssize_t)size, &v, 1) != 1)
 		return false;
 	svc_response_write(r, maps, n_maps, v.iov_base);
 	v.iov_len = size;
-	return evbuffer_commit_space(out->body, &v, 1) == 0;
+	return evbuffer_commit_space(body, &v, 1) == 0;
 }
 
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    base_arena *arena, svc_response_pool *pool, uint64_t gzip_min_bytes,
+		    base_arena *arena, svc_response_pool *pool, struct evbuffer *body,
 		    svc_lookup_result *out)
 {
 	bool no_inline = req->options && req->options->no_inline;
@@ -121,7 +95,7 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	uint32_t *entry_no = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
 	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm) {
-		set_error(out, SVC_CONNECT_RESOURCE_EXHAUSTED, "out of memory building the response");
+		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
 	}
 	for (size_t i = 0; i < nm; i++) {
@@ -160,16 +134,15 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		out->symbolized += nlines != 0;
 	}
 	if (r.oom) {
-		set_error(out, SVC_CONNECT_RESOURCE_EXHAUSTED,
-			  "response too large (the call's memory cap)");
+		svc_error_set(&out->err, SVC_E_TOO_LARGE,
+			      "response too large (the call's memory cap)");
 		goto done;
 	}
-	if (!pack(&r, rm, nm, gzip_min_bytes, out)) {
-		svc_lookup_result_deinit(out);
-		set_error(out, SVC_CONNECT_RESOURCE_EXHAUSTED, "out of memory packing the response");
+	if (!pack(&r, rm, nm, body)) {
+		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory packing the response");
 		goto done;
 	}
-	out->code = SVC_CONNECT_OK;
+	out->err.code = SVC_OK;
 done:
 	svc_response_end(&r);
 }

@@ -13,7 +13,7 @@
 
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "base/base_arena.h"
-#include "service/rpc/svc_connect.h"
+#include "service/core/svc_error.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_error.h"
@@ -30,25 +30,21 @@ typedef struct svc_lookup_mapping {
 } svc_lookup_mapping;
 
 typedef struct svc_lookup_result {
-	svc_connect_code code;      /* OK, or why no response could be built */
-	char error[256];
-	struct evbuffer *body;      /* the packed response (gzip when gzipped) */
-	bool gzipped;
+	svc_error err;              /* SVC_OK, or why no response could be built */
 	uint64_t frames;            /* lines in the response */
 	uint64_t symbolized;        /* locations with at least one line */
 } svc_lookup_result;
 
 void svc_lookup_result_init(svc_lookup_result *r);
-void svc_lookup_result_deinit(svc_lookup_result *r);
 
 /*
- * Looks every location up and packs the response into out->body, gzipped
- * when it is at least gzip_min_bytes (UINT64_MAX: never). pool lends the
+ * Looks every location up and appends the packed response to body (the
+ * RPC layer compresses it, svc_rpc_call_encode). pool lends the
  * response's tables (NULL: private ones); the arena's cap bounds the call's
  * memory.
  */
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    base_arena *arena, svc_response_pool *pool, uint64_t gzip_min_bytes,
+		    base_arena *arena, svc_response_pool *pool, struct evbuffer *body,
 		    svc_lookup_result *out);
 
 /*

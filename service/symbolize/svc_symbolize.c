@@ -1,141 +1,131 @@
 /*
- * svc_symbolize: the Symbolize RPC (Connect unary, application/proto).
+ * svc_symbolize: the Symbolize method (svc_symbolize.h).
  *
- * One svc_call per request: it checks the Connect headers, inflates and
- * unpacks the body into a per-call arena, validates the batch, then resolves
- * every mapping (svc_resolver: memory cache, store, sources, index build). It
- * waits for the unresolved ones until its wait budget (Options.max_wait_ms or
- * the server's default, within Connect-Timeout-Ms) runs out; those answer
- * PENDING with a retry hint while their work goes on. Then it looks every
- * location up, builds the response with a string table and a function table
- * (each distinct string and function once), packs it (gzip when the client
- * accepts it) and replies. Big batches do the lookups and the packing on a
- * worker thread.
+ * One call per request: it decodes the body into a per-call arena, validates
+ * the batch, then resolves every mapping (svc_resolver: memory cache, store,
+ * sources, index build). It waits for the unresolved ones until its wait
+ * budget (Options.max_wait_ms or the default, within Connect-Timeout-Ms) runs
+ * out; those answer PENDING with a retry hint while their work goes on. Then
+ * it looks every location up and builds the response with a string table and
+ * a function table (each distinct string and function once), packs and
+ * compresses it (svc_rpc_call_encode) and answers. Big batches do the lookups
+ * and the packing on a worker thread.
  */
+#include "service/symbolize/svc_symbolize.h"
+
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "base/base_arena.h"
-#include "service/rpc/svc_connect.h"
+#include "base/base_expo.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_request.h"
-#include "service/http/svc_server_impl.h"
 
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
 
-struct svc_call {
-	svc_server *s;
-	struct evhttp_request *req;
-	struct svc_call *prev, *next;
+enum { MAP_STATUSES = 8 };  /* MappingResult.Status values */
+
+struct svc_symbolize {
+	svc_symbolize_options o;
+	/* Metrics (loop thread). */
+	uint64_t frames;                   /* lines sent (inline frames included) */
+	uint64_t locations, locations_symbolized;
+	uint64_t mappings[MAP_STATUSES];   /* per-mapping answers by status */
+	uint64_t worker_lookups;           /* calls whose lookups ran on a worker */
+};
+
+struct call {
+	svc_symbolize *sy;
+	svc_rpc_call *rpc;
 	base_arena arena;
 	Symbolizer__V1__SymbolizeRequest *msg;
 	svc_lookup_mapping *maps;
 	struct call_wait *waits;
 	size_t waiting;
 	struct event *timer;
-	struct timespec start;
-	int64_t deadline_ms;         /* monotonic; 0 = none */
-	bool gzip_out;
 	bool on_worker;
 	/* Results of the lookup phase (svc_lookup). */
 	svc_lookup_result out;
 };
 
 struct call_wait {
-	struct svc_call *c;
+	struct call *c;
 	size_t map;
 	svc_resolve_waiter *w;
 };
 
-static int64_t mono_ms(void)
+svc_symbolize *svc_symbolize_create(const svc_symbolize_options *o)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	svc_symbolize *sy = calloc(1, sizeof(*sy));
+	if (sy)
+		sy->o = *o;
+	return sy;
 }
 
-static const char *header(struct evhttp_request *req, const char *name)
+void svc_symbolize_destroy(svc_symbolize *sy)
 {
-	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
+	free(sy);
 }
 
 /* ---- end of a call ---- */
 
-static void call_free(struct svc_call *c)
+/* After the answer: lets go of what the call holds. */
+static void call_free(struct call *c)
 {
-	svc_server *s = c->s;
+	svc_symbolize *sy = c->sy;
 	if (c->timer)
 		event_free(c->timer);
 	if (c->waits) {
 		for (size_t i = 0; i < c->msg->n_mappings; i++)
 			if (c->waits[i].w)
-				svc_resolver_cancel(s->resolver, c->waits[i].w);
+				svc_resolver_cancel(sy->o.resolver, c->waits[i].w);
 		free(c->waits);
 	}
 	if (c->maps) {
 		for (size_t i = 0; i < c->msg->n_mappings; i++)
-			svc_resolver_release(s->resolver, c->maps[i].entry);
+			svc_resolver_release(sy->o.resolver, c->maps[i].entry);
 		free(c->maps);
 	}
-	svc_lookup_result_deinit(&c->out);
 	base_arena_deinit(&c->arena);
-	if (c->prev)
-		c->prev->next = c->next;
-	else if (s->calls == c)
-		s->calls = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	s->n_calls--;
 	free(c);
-	svc_server_call_ended(s);
 }
 
-static double seconds_since(const struct timespec *t0)
+static void finish_error(struct call *c, const svc_error *err)
 {
-	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static void finish_error(struct svc_call *c, svc_connect_code code, const char *msg)
-{
-	svc_server *s = c->s;
-	s->metrics.rpc_requests[code]++;
-	base_histogram_observe(&s->metrics.rpc_seconds, seconds_since(&c->start));
-	svc_server_reply_connect_error(s, c->req, code, msg);
-	c->req = NULL;
+	svc_rpc_call_fail(c->rpc, err);
 	call_free(c);
 }
 
-static void finish_ok(struct svc_call *c)
+static void finish_errorf(struct call *c, svc_errc code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void finish_errorf(struct call *c, svc_errc code, const char *fmt, ...)
 {
-	svc_server *s = c->s;
-	svc_metrics *m = &s->metrics;
-	m->rpc_requests[SVC_CONNECT_OK]++;
-	base_histogram_observe(&m->rpc_seconds, seconds_since(&c->start));
-	m->frames += c->out.frames;
-	m->locations += c->msg->n_locations;
-	m->locations_symbolized += c->out.symbolized;
-	for (size_t i = 0; i < c->msg->n_mappings; i++)
-		if ((unsigned)c->maps[i].status < SVC_MAP_STATUSES)
-			m->mappings[c->maps[i].status]++;
-	struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
-	evhttp_add_header(h, "Content-Type", "application/proto");
-	evhttp_add_header(h, "Accept-Encoding", "gzip");
-	if (c->out.gzipped)
-		evhttp_add_header(h, "Content-Encoding", "gzip");
-	svc_server_reply(s, c->req, "rpc", 200, c->out.body);
-	c->req = NULL;
+	svc_error err;
+	va_list ap;
+	va_start(ap, fmt);
+	svc_error_vset(&err, code, fmt, ap);
+	va_end(ap);
+	finish_error(c, &err);
+}
+
+static void finish_ok(struct call *c)
+{
+	svc_symbolize *sy = c->sy;
+	/* Counted when answered (not when the deadline passed first). */
+	if (svc_rpc_call_ok(c->rpc)) {
+		sy->frames += c->out.frames;
+		sy->locations += c->msg->n_locations;
+		sy->locations_symbolized += c->out.symbolized;
+		for (size_t i = 0; i < c->msg->n_mappings; i++)
+			if ((unsigned)c->maps[i].status < MAP_STATUSES)
+				sy->mappings[c->maps[i].status]++;
+	}
 	call_free(c);
 }
 
@@ -143,40 +133,37 @@ static void finish_ok(struct svc_call *c)
 
 static void lookup_work(void *arg)
 {
-	struct svc_call *c = arg;
-	svc_lookup_run(c->msg, c->maps, &c->arena, c->s->responses,
-		       c->gzip_out ? c->s->o.gzip_min_bytes : UINT64_MAX, &c->out);
+	struct call *c = arg;
+	svc_lookup_run(c->msg, c->maps, &c->arena, c->sy->o.responses,
+		       svc_rpc_call_response(c->rpc), &c->out);
+	if (c->out.err.code == SVC_OK && !svc_rpc_call_encode(c->rpc))
+		svc_error_set(&c->out.err, SVC_E_NOMEM, "out of memory packing the response");
 }
 
 static void lookup_done(void *arg, bool cancelled)
 {
-	struct svc_call *c = arg;
+	struct call *c = arg;
 	c->on_worker = false;
 	if (cancelled) {
-		finish_error(c, SVC_CONNECT_UNAVAILABLE, "server shutting down");
+		finish_errorf(c, SVC_E_SHUTTING_DOWN, "server shutting down");
 		return;
 	}
-	if (c->out.code != SVC_CONNECT_OK) {
-		finish_error(c, c->out.code, c->out.error);
-		return;
-	}
-	if (c->deadline_ms && mono_ms() > c->deadline_ms) {
-		finish_error(c, SVC_CONNECT_DEADLINE_EXCEEDED,
-			     "the call's deadline passed before the answer was ready");
+	if (c->out.err.code != SVC_OK) {
+		finish_error(c, &c->out.err);
 		return;
 	}
 	finish_ok(c);
 }
 
-static void lookup_start(struct svc_call *c)
+static void lookup_start(struct call *c)
 {
-	svc_server *s = c->s;
+	svc_symbolize *sy = c->sy;
 	if (c->timer)
 		event_del(c->timer);
-	if (s->pool && c->msg->n_locations >= s->o.worker_lookup_min) {
+	if (sy->o.pool && c->msg->n_locations >= sy->o.worker_lookup_min) {
 		c->on_worker = true;
-		s->metrics.worker_lookups++;
-		if (svc_pool_submit(s->pool, c, lookup_work, lookup_done))
+		sy->worker_lookups++;
+		if (svc_pool_submit(sy->o.pool, c, lookup_work, lookup_done))
 			return;
 		c->on_worker = false;
 	}
@@ -213,7 +200,7 @@ static void apply_resolution(svc_lookup_mapping *m, svc_resolution *res)
 static void resolved_cb(void *arg, svc_resolution *res)
 {
 	struct call_wait *cw = arg;
-	struct svc_call *c = cw->c;
+	struct call *c = cw->c;
 	cw->w = NULL;
 	apply_resolution(&c->maps[cw->map], res);
 	if (--c->waiting == 0)
@@ -221,7 +208,7 @@ static void resolved_cb(void *arg, svc_resolution *res)
 }
 
 /* The wait budget is spent (or the server stops): what is unresolved is PENDING. */
-static void stop_waiting(struct svc_call *c)
+static void stop_waiting(struct call *c)
 {
 	for (size_t i = 0; i < c->msg->n_mappings; i++) {
 		struct call_wait *cw = &c->waits[i];
@@ -232,7 +219,7 @@ static void stop_waiting(struct svc_call *c)
 		m->status = STATUS(PENDING);
 		snprintf(m->error, sizeof(m->error), "%s", stage);
 		m->retry_after_ms = strstr(stage, "fetch") ? 1000 : 500;
-		svc_resolver_cancel(c->s->resolver, cw->w);
+		svc_resolver_cancel(c->sy->o.resolver, cw->w);
 		cw->w = NULL;
 	}
 	c->waiting = 0;
@@ -246,15 +233,12 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 	stop_waiting(arg);
 }
 
-void svc_symbolize_stop_waiting(svc_server *s)
+/* On shutdown: a waiting call answers now. */
+static void stop_hook(void *arg)
 {
-	struct svc_call *c = s->calls;
-	while (c) {
-		struct svc_call *next = c->next;
-		if (c->waiting)
-			stop_waiting(c);  /* may free c */
-		c = next;
-	}
+	struct call *c = arg;
+	if (c->waiting)
+		stop_waiting(c);  /* may free c */
 }
 
 /* Lowercase hex, even length, 1..64 bytes (DESIGN.md). */
@@ -273,9 +257,9 @@ static const char *check_build_id(const char *hex, sym_build_id *id)
 	return NULL;
 }
 
-static void resolve_all(struct svc_call *c)
+static void resolve_all(struct call *c)
 {
-	svc_server *s = c->s;
+	svc_resolver *resolver = c->sy->o.resolver;
 	size_t n = c->msg->n_mappings;
 	for (size_t i = 0; i < n; i++) {
 		const Symbolizer__V1__Mapping *pm = c->msg->mappings[i];
@@ -296,7 +280,7 @@ static void resolve_all(struct svc_call *c)
 		c->waits[i].c = c;
 		c->waits[i].map = i;
 		svc_resolve_waiter *w =
-			svc_resolver_resolve(s->resolver, &m->id, resolved_cb, &c->waits[i], &now);
+			svc_resolver_resolve(resolver, &m->id, resolved_cb, &c->waits[i], &now);
 		if (w) {
 			c->waits[i].w = w;
 			c->waiting++;
@@ -308,13 +292,14 @@ static void resolve_all(struct svc_call *c)
 
 /* ---- request ---- */
 
-static int64_t wait_budget_ms(struct svc_call *c, int64_t timeout_ms)
+static int64_t wait_budget_ms(struct call *c)
 {
-	svc_server *s = c->s;
-	int64_t wait = s->o.default_wait_ms;
+	svc_symbolize *sy = c->sy;
+	int64_t timeout_ms = svc_rpc_call_timeout_ms(c->rpc);
+	int64_t wait = sy->o.default_wait_ms;
 	const Symbolizer__V1__Options *opt = c->msg->options;
 	if (opt && opt->max_wait_ms)
-		wait = opt->max_wait_ms < s->o.max_wait_ms ? opt->max_wait_ms : s->o.max_wait_ms;
+		wait = opt->max_wait_ms < sy->o.max_wait_ms ? opt->max_wait_ms : sy->o.max_wait_ms;
 	if (timeout_ms >= 0) {
 		/* Keep a fifth of the deadline (at most 200 ms) for the lookups. */
 		int64_t reserve = timeout_ms / 5 < 200 ? timeout_ms / 5 : 200;
@@ -324,158 +309,73 @@ static int64_t wait_budget_ms(struct svc_call *c, int64_t timeout_ms)
 	return wait < 0 ? 0 : wait;
 }
 
-void svc_symbolize_handle(svc_server *s, struct evhttp_request *req)
+static bool over_limits(struct call *c, size_t n_mappings, size_t n_locations)
 {
-	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-		evhttp_add_header(oh, "Allow", "POST");
-		struct evbuffer *b = evbuffer_new();
-		svc_connect_error_body(b, SVC_CONNECT_UNIMPLEMENTED,
-				       "Symbolize is called with POST (Connect unary)");
-		evhttp_add_header(oh, "Content-Type", "application/json");
-		s->metrics.rpc_requests[SVC_CONNECT_UNIMPLEMENTED]++;
-		svc_server_reply(s, req, "rpc", 405, b);
-		evbuffer_free(b);
-		return;
-	}
-	svc_connect_code code = SVC_CONNECT_OK;
-	char msg[256] = "";
-	const char *ctype = header(req, "Content-Type");
-	const char *version = header(req, "Connect-Protocol-Version");
-	const char *timeout = header(req, "Connect-Timeout-Ms");
-	const char *cenc = header(req, "Content-Encoding");
-	const char *aenc = header(req, "Accept-Encoding");
-	int64_t timeout_ms = -1;
-	if (!ctype || (strcasecmp(ctype, "application/proto") != 0 &&
-		       strncasecmp(ctype, "application/proto;", 18) != 0)) {
-		/* Connect: an unsupported codec is HTTP 415, whatever the body says. */
-		evhttp_add_header(oh, "Accept-Post", "application/proto");
-		struct evbuffer *b = evbuffer_new();
-		snprintf(msg, sizeof(msg), "content type %s is not supported; use application/proto",
-			 ctype ? ctype : "(none)");
-		svc_connect_error_body(b, SVC_CONNECT_UNIMPLEMENTED, msg);
-		evhttp_add_header(oh, "Content-Type", "application/json");
-		s->metrics.rpc_requests[SVC_CONNECT_UNIMPLEMENTED]++;
-		svc_server_reply(s, req, "rpc", 415, b);
-		evbuffer_free(b);
-		return;
-	}
-	if (s->stopping) {
-		code = SVC_CONNECT_UNAVAILABLE;
-		snprintf(msg, sizeof(msg), "server shutting down");
-	} else if (version && strcmp(version, "1") != 0) {
-		code = SVC_CONNECT_INVALID_ARGUMENT;
-		snprintf(msg, sizeof(msg), "Connect-Protocol-Version %.32s is not supported (1 is)",
-			 version);
-	} else if (timeout && !svc_connect_parse_timeout(timeout, &timeout_ms)) {
-		code = SVC_CONNECT_INVALID_ARGUMENT;
-		snprintf(msg, sizeof(msg), "Connect-Timeout-Ms must be 1 to 10 digits");
-	} else if (cenc && strcasecmp(cenc, "identity") != 0 && strcasecmp(cenc, "gzip") != 0) {
-		code = SVC_CONNECT_UNIMPLEMENTED;
-		evhttp_add_header(oh, "Accept-Encoding", "gzip");
-		snprintf(msg, sizeof(msg), "Content-Encoding %.32s is not supported (gzip is)",
-			 cenc);
-	} else if (s->n_calls >= s->o.max_inflight_calls) {
-		code = SVC_CONNECT_RESOURCE_EXHAUSTED;
-		snprintf(msg, sizeof(msg), "too many calls in progress (%u); retry later",
-			 s->o.max_inflight_calls);
-	}
-	struct evbuffer *in = evhttp_request_get_input_buffer(req);
-	size_t body_len = evbuffer_get_length(in);
-	if (code == SVC_CONNECT_OK && body_len > s->o.max_request_bytes) {
-		code = SVC_CONNECT_RESOURCE_EXHAUSTED;
-		snprintf(msg, sizeof(msg), "request body of %zu bytes is over the limit of %" PRIu64,
-			 body_len, s->o.max_request_bytes);
-	}
-	if (code != SVC_CONNECT_OK) {
-		s->metrics.rpc_requests[code]++;
-		svc_server_reply_connect_error(s, req, code, msg);
-		return;
-	}
+	const svc_symbolize_options *o = &c->sy->o;
+	if (n_mappings <= o->max_mappings && n_locations <= o->max_locations)
+		return false;
+	finish_errorf(c, SVC_E_TOO_LARGE,
+		      "batch of %zu mappings and %zu locations is over the limits (%u, %u)",
+		      n_mappings, n_locations, o->max_mappings, o->max_locations);
+	return true;
+}
 
-	struct svc_call *c = calloc(1, sizeof(*c));
-	if (!c) {
-		s->metrics.rpc_requests[SVC_CONNECT_RESOURCE_EXHAUSTED]++;
-		svc_server_reply_connect_error(s, req, SVC_CONNECT_RESOURCE_EXHAUSTED,
-					       "out of memory");
-		return;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &c->start);
-	c->s = s;
-	c->req = req;
-	c->next = s->calls;
-	if (s->calls)
-		s->calls->prev = c;
-	s->calls = c;
-	s->n_calls++;
-	if (timeout_ms >= 0)
-		c->deadline_ms = mono_ms() + timeout_ms;
-	c->gzip_out = aenc && svc_connect_lists_gzip(aenc);
-	svc_lookup_result_init(&c->out);
-
-	const uint8_t *body = body_len ? evbuffer_pullup(in, -1) : (const uint8_t *)"";
-	void *inflated = NULL;
-	size_t msg_len = body_len;
-	if (cenc && strcasecmp(cenc, "gzip") == 0) {
-		int rc = svc_gunzip(body, body_len, s->o.max_request_bytes, &inflated, &msg_len);
-		if (rc == -2) {
-			snprintf(msg, sizeof(msg), "request inflates past the limit of %" PRIu64
-				 " bytes", s->o.max_request_bytes);
-			finish_error(c, SVC_CONNECT_RESOURCE_EXHAUSTED, msg);
-			return;
-		}
-		if (rc != 0) {
-			finish_error(c, SVC_CONNECT_INVALID_ARGUMENT,
-				     "request body is not valid gzip");
-			return;
-		}
-		body = inflated;
-	}
+/* The request into c->msg; false when the call was answered (an error). */
+static bool decode(struct call *c)
+{
+	size_t len;
+	const uint8_t *body = svc_rpc_call_body(c->rpc, &len);
 	/* An oversized batch is refused before it takes memory to decode. */
 	svc_request_shape shape;
-	svc_request_count(body, msg_len, &shape);
-	if (shape.n_mappings > s->o.max_mappings || shape.n_locations > s->o.max_locations) {
-		free(inflated);
-		evbuffer_drain(in, body_len);
-		snprintf(msg, sizeof(msg),
-			 "batch of %zu mappings and %zu locations is over the limits (%u, %u)",
-			 shape.n_mappings, shape.n_locations, s->o.max_mappings, s->o.max_locations);
-		finish_error(c, SVC_CONNECT_RESOURCE_EXHAUSTED, msg);
-		return;
-	}
+	svc_request_count(body, len, &shape);
+	if (over_limits(c, shape.n_mappings, shape.n_locations))
+		return false;
 	/* The decoded request and the response live in the arena; its cap bounds both. */
-	base_arena_init(&c->arena, 64u * 1024 * 1024 + 24 * msg_len);
-	c->msg = svc_request_decode(body, msg_len, &shape, &c->arena);
-	free(inflated);
-	evbuffer_drain(in, body_len);
+	base_arena_init(&c->arena, 64u * 1024 * 1024 + 24 * len);
+	c->msg = svc_request_decode(body, len, &shape, &c->arena);
+	svc_rpc_call_drop_body(c->rpc);
 	if (!c->msg) {
 		bool full = c->arena.cap && c->arena.used * 2 > c->arena.cap;
-		finish_error(c, full ? SVC_CONNECT_RESOURCE_EXHAUSTED : SVC_CONNECT_INVALID_ARGUMENT,
-			     full ? "request too large to decode"
-				  : "request body is not a valid symbolizer.v1.SymbolizeRequest");
-		return;
+		if (full)
+			finish_errorf(c, SVC_E_TOO_LARGE, "request too large to decode");
+		else
+			finish_errorf(c, SVC_E_INVALID,
+				      "request body is not a valid symbolizer.v1.SymbolizeRequest");
+		return false;
 	}
 	Symbolizer__V1__SymbolizeRequest *r = c->msg;
-	if (r->n_mappings > s->o.max_mappings || r->n_locations > s->o.max_locations) {
-		snprintf(msg, sizeof(msg),
-			 "batch of %zu mappings and %zu locations is over the limits (%u, %u)",
-			 r->n_mappings, r->n_locations, s->o.max_mappings, s->o.max_locations);
-		finish_error(c, SVC_CONNECT_RESOURCE_EXHAUSTED, msg);
-		return;
-	}
+	if (over_limits(c, r->n_mappings, r->n_locations))
+		return false;
 	for (size_t i = 0; i < r->n_locations; i++) {
 		if (r->locations[i]->mapping_index >= r->n_mappings) {
-			snprintf(msg, sizeof(msg),
-				 "locations[%zu].mapping_index %u: the request has %zu mappings", i,
-				 r->locations[i]->mapping_index, r->n_mappings);
-			finish_error(c, SVC_CONNECT_INVALID_ARGUMENT, msg);
-			return;
+			finish_errorf(c, SVC_E_INVALID,
+				      "locations[%zu].mapping_index %u: the request has %zu mappings",
+				      i, r->locations[i]->mapping_index, r->n_mappings);
+			return false;
 		}
 	}
-	c->maps = calloc(r->n_mappings ? r->n_mappings : 1, sizeof(*c->maps));
-	c->waits = calloc(r->n_mappings ? r->n_mappings : 1, sizeof(*c->waits));
+	return true;
+}
+
+void svc_symbolize_handle(void *ctx, svc_rpc_call *rpc)
+{
+	svc_symbolize *sy = ctx;
+	struct call *c = calloc(1, sizeof(*c));
+	if (!c) {
+		svc_rpc_call_failf(rpc, SVC_E_NOMEM, "out of memory");
+		return;
+	}
+	c->sy = sy;
+	c->rpc = rpc;
+	svc_lookup_result_init(&c->out);
+	svc_rpc_call_on_stop(rpc, stop_hook, c);
+	if (!decode(c))
+		return;
+	size_t n = c->msg->n_mappings ? c->msg->n_mappings : 1;
+	c->maps = calloc(n, sizeof(*c->maps));
+	c->waits = calloc(n, sizeof(*c->waits));
 	if (!c->maps || !c->waits) {
-		finish_error(c, SVC_CONNECT_RESOURCE_EXHAUSTED, "out of memory");
+		finish_errorf(c, SVC_E_NOMEM, "out of memory");
 		return;
 	}
 	resolve_all(c);
@@ -483,9 +383,38 @@ void svc_symbolize_handle(svc_server *s, struct evhttp_request *req)
 		lookup_start(c);
 		return;
 	}
-	int64_t wait = wait_budget_ms(c, timeout_ms);
-	c->timer = evtimer_new(s->base, timer_cb, c);
+	int64_t wait = wait_budget_ms(c);
+	c->timer = evtimer_new(sy->o.base, timer_cb, c);
 	struct timeval tv = {(time_t)(wait / 1000), (suseconds_t)((wait % 1000) * 1000)};
 	if (!c->timer || evtimer_add(c->timer, &tv) != 0)
 		stop_waiting(c);
+}
+
+/* ---- metrics ---- */
+
+static const char *const map_status_names[MAP_STATUSES] = {
+	"unspecified", "ok", "not_found", "pending", "error", "no_symbols", "invalid", "too_large",
+};
+
+void svc_symbolize_render_metrics(const svc_symbolize *sy, base_buf *b)
+{
+	base_expo_family(b, "symbolizer_frames_symbolized_total", "counter",
+			 "Frames (lines, inlined ones included) sent in Symbolize responses.");
+	base_expo_u64(b, "symbolizer_frames_symbolized_total", "", sy->frames);
+	base_expo_family(b, "symbolizer_locations_total", "counter",
+			 "Locations asked for, by whether they got at least one line.");
+	base_expo_u64(b, "symbolizer_locations_total", "result=\"symbolized\"",
+		      sy->locations_symbolized);
+	base_expo_u64(b, "symbolizer_locations_total", "result=\"unsymbolized\"",
+		      sy->locations - sy->locations_symbolized);
+	base_expo_family(b, "symbolizer_mappings_total", "counter",
+			 "Mappings answered, by MappingResult status.");
+	char labels[64];
+	for (int i = 1; i < MAP_STATUSES; i++) {
+		snprintf(labels, sizeof(labels), "status=\"%s\"", map_status_names[i]);
+		base_expo_u64(b, "symbolizer_mappings_total", labels, sy->mappings[i]);
+	}
+	base_expo_family(b, "symbolizer_worker_lookups_total", "counter",
+			 "Symbolize calls whose lookups ran on a worker thread.");
+	base_expo_u64(b, "symbolizer_worker_lookups_total", "", sy->worker_lookups);
 }

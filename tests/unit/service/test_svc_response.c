@@ -93,14 +93,17 @@ static uint8_t *run(struct call *c, svc_response_pool *pool, size_t arena_cap, s
 	base_arena arena;
 	base_arena_init(&arena, arena_cap);
 	svc_lookup_result_init(res);
-	svc_lookup_run(&c->req, c->maps, &arena, pool, UINT64_MAX, res);
+	struct evbuffer *body = evbuffer_new();
+	if (!body)
+		return NULL;
+	svc_lookup_run(&c->req, c->maps, &arena, pool, body, res);
 	uint8_t *bytes = NULL;
-	if (res->code == SVC_CONNECT_OK) {
-		*size = evbuffer_get_length(res->body);
+	if (res->err.code == SVC_OK) {
+		*size = evbuffer_get_length(body);
 		bytes = malloc(*size ? *size : 1);
-		evbuffer_copyout(res->body, bytes, *size);
+		evbuffer_copyout(body, bytes, *size);
 	}
-	svc_lookup_result_deinit(res);
+	evbuffer_free(body);
 	base_arena_deinit(&arena);
 	return bytes;
 }
@@ -299,7 +302,7 @@ TEST(response_over_the_memory_cap)
 	/* A cap the request's own tables already fill. */
 	uint8_t *bytes = run(&c, pool, 80 * 1024, &size, &res);
 	CHECK(bytes == NULL);
-	CHECK(res.code == SVC_CONNECT_RESOURCE_EXHAUSTED);
+	CHECK(svc_errc_connect(res.err.code) == SVC_CONNECT_RESOURCE_EXHAUSTED);
 	/* The tables go back to the pool in a state the next call can use. */
 	bytes = run(&c, pool, 256u << 20, &size, &res);
 	REQUIRE(bytes);

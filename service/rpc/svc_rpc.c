@@ -1,0 +1,254 @@
+/*
+ * svc_rpc: the Connect handler's route, request checks, method table and
+ * metrics (svc_rpc.h); a call's life is in svc_rpc_call.c.
+ */
+#include "service/rpc/svc_rpc.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "base/base_expo.h"
+#include "service/rpc/svc_connect.h"
+#include "service/rpc/svc_rpc_impl.h"
+
+svc_rpc *svc_rpc_create(const svc_rpc_options *o, const svc_rpc_method *methods,
+			size_t n_methods)
+{
+	svc_rpc *rpc = calloc(1, sizeof(*rpc));
+	if (!rpc)
+		return NULL;
+	rpc->o = *o;
+	size_t n = strlen(o->service) + 3;
+	rpc->prefix = malloc(n);
+	rpc->service = strdup(o->service);  /* the caller's string may go away */
+	rpc->rows = calloc(n_methods ? n_methods : 1, sizeof(*rpc->rows));
+	if (!rpc->prefix || !rpc->service || !rpc->rows) {
+		svc_rpc_destroy(rpc);
+		return NULL;
+	}
+	snprintf(rpc->prefix, n, "/%s/", o->service);
+	rpc->prefix_len = n - 1;
+	rpc->o.service = rpc->service;
+	for (size_t i = 0; i < n_methods; i++) {
+		rpc->rows[i].m = methods[i];
+		base_histogram_init(&rpc->rows[i].seconds, base_latency_bounds,
+				    base_latency_n_bounds);
+	}
+	rpc->n_rows = n_methods;
+	return rpc;
+}
+
+void svc_rpc_destroy(svc_rpc *rpc)
+{
+	if (!rpc)
+		return;
+	free(rpc->rows);
+	free(rpc->prefix);
+	free(rpc->service);
+	free(rpc);
+}
+
+/* ---- errors before a call starts ---- */
+
+void svc_rpc_send(svc_rpc *rpc, struct evhttp_request *req, int status, struct evbuffer *body)
+{
+	if (rpc->o.reply)
+		rpc->o.reply(rpc->o.arg, req, status, body);
+	else
+		evhttp_send_reply(req, status, NULL, body);
+}
+
+struct evbuffer *svc_rpc_error_body(struct evhttp_request *req, const svc_error *err)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return NULL;
+	svc_connect_error_body(b, svc_errc_connect(err->code), err->msg);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "application/json");
+	return b;
+}
+
+void svc_rpc_reply_error(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
+			 const svc_error *err)
+{
+	if (row)
+		row->requests[svc_errc_connect(err->code)]++;
+	struct evbuffer *b = svc_rpc_error_body(req, err);
+	svc_rpc_send(rpc, req, svc_errc_http_status(err->code), b);
+	if (b)
+		evbuffer_free(b);
+}
+
+/* ---- the checks of a request ---- */
+
+typedef struct call_headers {
+	int64_t timeout_ms;
+	bool gzip_in, gzip_out;
+} call_headers;
+
+static const char *header(struct evhttp_request *req, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
+}
+
+/* Sets err and returns false, for `return refuse(...)` in the checks. */
+static bool refuse(svc_error *err, svc_errc code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static bool refuse(svc_error *err, svc_errc code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	svc_error_vset(err, code, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* Content-Type: application/proto (Connect: an unsupported codec is HTTP 415). */
+static bool check_codec(struct evhttp_request *req, struct evkeyvalq *oh, svc_error *err)
+{
+	const char *ctype = header(req, "Content-Type");
+	if (ctype && (strcasecmp(ctype, "application/proto") == 0 ||
+		      strncasecmp(ctype, "application/proto;", 18) == 0))
+		return true;
+	evhttp_add_header(oh, "Accept-Post", "application/proto");
+	return refuse(err, SVC_E_MEDIA_TYPE,
+		      "content type %s is not supported; use application/proto",
+		      ctype ? ctype : "(none)");
+}
+
+/* The checks that need no call, in the order the protocol gives them. */
+static bool check_request(svc_rpc *rpc, const svc_rpc_row *row, struct evhttp_request *req,
+			  call_headers *h, svc_error *err)
+{
+	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+		evhttp_add_header(oh, "Allow", "POST");
+		return refuse(err, SVC_E_METHOD, "%s is called with POST (Connect unary)",
+			      row->m.name);
+	}
+	if (!check_codec(req, oh, err))
+		return false;
+	const char *version = header(req, "Connect-Protocol-Version");
+	const char *timeout = header(req, "Connect-Timeout-Ms");
+	const char *cenc = header(req, "Content-Encoding");
+	const char *aenc = header(req, "Accept-Encoding");
+	size_t body_len = evbuffer_get_length(evhttp_request_get_input_buffer(req));
+	h->timeout_ms = -1;
+	if (rpc->stopping)
+		return refuse(err, SVC_E_SHUTTING_DOWN, "server shutting down");
+	if (version && strcmp(version, "1") != 0)
+		return refuse(err, SVC_E_INVALID,
+			      "Connect-Protocol-Version %.32s is not supported (1 is)", version);
+	if (timeout && !svc_connect_parse_timeout(timeout, &h->timeout_ms))
+		return refuse(err, SVC_E_INVALID, "Connect-Timeout-Ms must be 1 to 10 digits");
+	if (cenc && strcasecmp(cenc, "identity") != 0 && strcasecmp(cenc, "gzip") != 0) {
+		evhttp_add_header(oh, "Accept-Encoding", "gzip");
+		return refuse(err, SVC_E_UNIMPLEMENTED,
+			      "Content-Encoding %.32s is not supported (gzip is)", cenc);
+	}
+	if (rpc->n_calls >= rpc->o.max_inflight_calls)
+		return refuse(err, SVC_E_OVERLOADED, "too many calls in progress (%u); retry later",
+			      rpc->o.max_inflight_calls);
+	if (body_len > rpc->o.max_request_bytes)
+		return refuse(err, SVC_E_TOO_LARGE,
+			      "request body of %zu bytes is over the limit of %" PRIu64, body_len,
+			      rpc->o.max_request_bytes);
+	h->gzip_in = cenc && strcasecmp(cenc, "gzip") == 0;
+	h->gzip_out = aenc && svc_connect_lists_gzip(aenc);
+	return true;
+}
+
+/* ---- the route ---- */
+
+static svc_rpc_row *find_method(svc_rpc *rpc, const char *name)
+{
+	for (size_t i = 0; i < rpc->n_rows; i++)
+		if (strcmp(rpc->rows[i].m.name, name) == 0)
+			return &rpc->rows[i];
+	return NULL;
+}
+
+bool svc_rpc_handle(svc_rpc *rpc, struct evhttp_request *req, const char *path)
+{
+	if (strncmp(path, rpc->prefix, rpc->prefix_len) != 0)
+		return false;
+	const char *name = path + rpc->prefix_len;
+	svc_rpc_row *row = find_method(rpc, name);
+	svc_error err;
+	if (!row) {
+		svc_error_set(&err, SVC_E_UNIMPLEMENTED, "%s has no method %.200s", rpc->o.service,
+			      name);
+		/* Counted under the first method, as ever: a label per unknown name
+		 * would let any client grow the family without bound. */
+		svc_rpc_reply_error(rpc, rpc->n_rows ? &rpc->rows[0] : NULL, req, &err);
+		return true;
+	}
+	call_headers h;
+	if (!check_request(rpc, row, req, &h, &err)) {
+		svc_rpc_reply_error(rpc, row, req, &err);
+		return true;
+	}
+	svc_rpc_call_start(rpc, row, req, h.timeout_ms, h.gzip_in, h.gzip_out);
+	return true;
+}
+
+/* ---- lifecycle ---- */
+
+void svc_rpc_shutdown(svc_rpc *rpc)
+{
+	rpc->stopping = true;
+	svc_rpc_call *c = rpc->calls;
+	while (c) {
+		svc_rpc_call *next = c->next;
+		if (c->on_stop)
+			c->on_stop(c->stop_arg);  /* may end c */
+		c = next;
+	}
+}
+
+unsigned svc_rpc_calls_in_flight(const svc_rpc *rpc)
+{
+	return rpc->n_calls;
+}
+
+/* ---- metrics ---- */
+
+void svc_rpc_render_metrics(const svc_rpc *rpc, base_buf *b)
+{
+	char labels[160];
+	base_expo_family(b, "symbolizer_rpc_requests_total", "counter",
+			 "RPC calls by method and Connect code.");
+	for (size_t i = 0; i < rpc->n_rows; i++) {
+		const svc_rpc_row *r = &rpc->rows[i];
+		for (int c = 0; c < SVC_CONNECT_N_CODES; c++) {
+			if (!r->requests[c] && c != SVC_CONNECT_OK)
+				continue;
+			snprintf(labels, sizeof(labels), "method=\"%s\",code=\"%s\"", r->m.name,
+				 svc_connect_code_name(c));
+			base_expo_u64(b, "symbolizer_rpc_requests_total", labels, r->requests[c]);
+		}
+	}
+	base_expo_family(b, "symbolizer_rpc_duration_seconds", "histogram",
+			 "Latency of RPC calls, from the request's arrival to its reply.");
+	for (size_t i = 0; i < rpc->n_rows; i++) {
+		snprintf(labels, sizeof(labels), "method=\"%s\"", rpc->rows[i].m.name);
+		base_expo_histogram(b, "symbolizer_rpc_duration_seconds", labels,
+				    &rpc->rows[i].seconds);
+	}
+}
+
+void svc_rpc_render_calls(const svc_rpc *rpc, base_buf *b)
+{
+	/* Every method's calls (Symbolize's alone when the help was written). */
+	base_expo_family(b, "symbolizer_calls_in_flight", "gauge", "Symbolize calls in progress.");
+	base_expo_u64(b, "symbolizer_calls_in_flight", "", rpc->n_calls);
+}

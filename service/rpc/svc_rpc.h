@@ -1,0 +1,122 @@
+/*
+ * svc_rpc: the generic Connect unary handler (application/proto over
+ * HTTP/1.1) and the table of methods it serves. The handler owns everything
+ * that is not about one method: the route /<service>/<Method>, POST only, the
+ * Content-Type (415 otherwise), Connect-Protocol-Version, Connect-Timeout-Ms
+ * (the call's deadline), Content-Encoding gzip inflated under the request cap,
+ * the cap on the request body, the cap on calls in flight, the response's
+ * gzip (Accept-Encoding, gzip_min_bytes), Connect error bodies with the
+ * HTTP status of each svc_errc (svc_error.h), and the metrics
+ * symbolizer_rpc_requests_total{method,code} and
+ * symbolizer_rpc_duration_seconds{method}.
+ *
+ * A method is a name, a handler and the handler's context. The handler gets a
+ * call holding the decoded body (inflated, under the cap) and the deadline;
+ * it answers once, now or later, on the loop's thread: svc_rpc_call_ok()
+ * with the bytes it put in svc_rpc_call_response(), or svc_rpc_call_fail().
+ * Work in between may run on a worker (svc_pool), which may also build and
+ * compress the response (svc_rpc_call_encode) since those touch the call
+ * alone. Adding a method: a file with its handler, one line in the server's
+ * table (svc_server.c).
+ *
+ * Loop thread only, but for the call functions marked otherwise.
+ */
+#ifndef SVC_RPC_H
+#define SVC_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base_buf.h"
+#include "service/core/svc_error.h"
+
+struct evbuffer;
+struct evhttp_request;
+
+typedef struct svc_rpc svc_rpc;
+typedef struct svc_rpc_call svc_rpc_call;
+
+/* Handles one call; ctx is the method's own (svc_rpc_method.ctx). */
+typedef void (*svc_rpc_handler_fn)(void *ctx, svc_rpc_call *call);
+
+typedef struct svc_rpc_method {
+	const char *name;            /* "Symbolize": the last part of the route */
+	svc_rpc_handler_fn handle;
+	void *ctx;
+} svc_rpc_method;
+
+typedef struct svc_rpc_options {
+	const char *service;         /* "symbolizer.v1.SymbolizerService" */
+	uint64_t max_request_bytes;  /* request body cap, after gzip too */
+	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting it */
+	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
+	/* Sends a reply (the HTTP room's accounting); NULL: evhttp_send_reply. */
+	void (*reply)(void *arg, struct evhttp_request *req, int status, struct evbuffer *body);
+	/* A call ended (its reply is sent); NULL: nothing. */
+	void (*call_ended)(void *arg);
+	void *arg;
+} svc_rpc_options;
+
+/* The methods are copied (the contexts are not owned). NULL when out of memory. */
+svc_rpc *svc_rpc_create(const svc_rpc_options *o, const svc_rpc_method *methods,
+			size_t n_methods);
+/* Calls must have ended (svc_rpc_calls_in_flight() == 0). NULL is a no-op. */
+void svc_rpc_destroy(svc_rpc *rpc);
+
+/*
+ * Serves req when path (without the query) is under "/<service>/"; false
+ * (nothing done) when it is not. An unknown method is unimplemented (501),
+ * whatever the HTTP method.
+ */
+bool svc_rpc_handle(svc_rpc *rpc, struct evhttp_request *req, const char *path);
+
+/* Refuses new calls (unavailable) and runs the stop hooks of the calls in flight. */
+void svc_rpc_shutdown(svc_rpc *rpc);
+unsigned svc_rpc_calls_in_flight(const svc_rpc *rpc);
+
+/* symbolizer_rpc_requests_total and symbolizer_rpc_duration_seconds, every method. */
+void svc_rpc_render_metrics(const svc_rpc *rpc, base_buf *b);
+/* symbolizer_calls_in_flight. */
+void svc_rpc_render_calls(const svc_rpc *rpc, base_buf *b);
+
+/* ---- a call, for its method ---- */
+
+/* The request message (inflated); valid until svc_rpc_call_drop_body or the end. */
+const uint8_t *svc_rpc_call_body(const svc_rpc_call *c, size_t *len);
+/* Frees the request's bytes early (once decoded). */
+void svc_rpc_call_drop_body(svc_rpc_call *c);
+/* Connect-Timeout-Ms (-1: none) and the deadline it sets (monotonic ms, 0: none). */
+int64_t svc_rpc_call_timeout_ms(const svc_rpc_call *c);
+int64_t svc_rpc_call_deadline_ms(const svc_rpc_call *c);
+
+/*
+ * Runs fn(arg) on svc_rpc_shutdown while the call is in flight (it should
+ * answer soon). NULL fn: none. The hook may answer the call.
+ */
+void svc_rpc_call_on_stop(svc_rpc_call *c, void (*fn)(void *arg), void *arg);
+
+/*
+ * The response's body: the method appends the packed message. Any thread
+ * that holds the call (a worker between submit and done) may write it.
+ */
+struct evbuffer *svc_rpc_call_response(svc_rpc_call *c);
+/*
+ * Compresses the response when the client accepts gzip and it is at least
+ * gzip_min_bytes. Any thread that holds the call; once (later calls do
+ * nothing). False when out of memory.
+ */
+bool svc_rpc_call_encode(svc_rpc_call *c);
+
+/*
+ * Answers with the response (encoded first if it was not). When the deadline
+ * has passed, answers deadline_exceeded instead and returns false. The call
+ * is gone afterwards.
+ */
+bool svc_rpc_call_ok(svc_rpc_call *c);
+/* Answers with the Connect error of err. The call is gone afterwards. */
+void svc_rpc_call_fail(svc_rpc_call *c, const svc_error *err);
+void svc_rpc_call_failf(svc_rpc_call *c, svc_errc code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * svc_rpc_impl: the state of the Connect handler, shared by its two files
+ * (svc_rpc.c: the route, the checks, the table, metrics; svc_rpc_call.c: a
+ * call from its start to its reply). Not for use outside service/rpc/.
+ */
+#ifndef SVC_RPC_IMPL_H
+#define SVC_RPC_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base_histogram.h"
+#include "service/rpc/svc_rpc.h"
+
+/* A method of the table and its metrics. */
+typedef struct svc_rpc_row {
+	svc_rpc_method m;
+	uint64_t requests[SVC_CONNECT_N_CODES];  /* calls by Connect code */
+	base_histogram seconds;                   /* latency of the calls that started */
+} svc_rpc_row;
+
+struct svc_rpc {
+	svc_rpc_options o;
+	char *service;               /* "symbolizer.v1.SymbolizerService" */
+	char *prefix;                /* "/<service>/" */
+	size_t prefix_len;
+	svc_rpc_row *rows;
+	size_t n_rows;
+	svc_rpc_call *calls;         /* in flight (list) */
+	unsigned n_calls;
+	bool stopping;
+};
+
+struct svc_rpc_call {
+	svc_rpc *rpc;
+	svc_rpc_row *row;
+	struct evhttp_request *req;
+	svc_rpc_call *prev, *next;
+	int64_t start_ns;
+	int64_t timeout_ms;          /* -1: none */
+	int64_t deadline_ms;         /* monotonic; 0: none */
+	bool gzip_out;               /* the client accepts gzip */
+	bool encoded, gzipped;
+	const uint8_t *body;         /* the request message */
+	size_t body_len;
+	void *inflated;              /* body, when it came gzipped */
+	size_t drain;                /* bytes of the request's input buffer to drain */
+	struct evbuffer *response;
+	void (*on_stop)(void *arg);
+	void *stop_arg;
+};
+
+/* Sends a reply through the options' hook (body may be NULL). */
+void svc_rpc_send(svc_rpc *rpc, struct evhttp_request *req, int status, struct evbuffer *body);
+
+/* The Connect JSON body of err, and its Content-Type on req; NULL when out of memory. */
+struct evbuffer *svc_rpc_error_body(struct evhttp_request *req, const svc_error *err);
+
+/*
+ * Sends a Connect error for err (JSON body, the status of its code) and
+ * counts it in row (may be NULL). Headers the error needs are the caller's.
+ */
+void svc_rpc_reply_error(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
+			 const svc_error *err);
+
+/*
+ * Starts a call of row on req: takes (and inflates) the body, then hands the
+ * call to the method. Failures are answered here.
+ */
+void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
+			int64_t timeout_ms, bool gzip_in, bool gzip_out);
+
+#endif
