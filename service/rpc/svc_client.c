@@ -48,11 +48,22 @@ sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 		snprintf(res->message, sizeof(res->message), "libcurl: cannot create a handle");
 		return SYM_E_NOMEM;
 	}
-	char url[2048];
+	/* The whole URL, never cut: server without trailing slashes, "/", method. */
 	size_t sl = strlen(call->server);
 	while (sl && call->server[sl - 1] == '/')
 		sl--;
-	snprintf(url, sizeof(url), "%.*s/%s", (int)sl, call->server, call->method);
+	base_buf ub;
+	base_buf_init(&ub, SVC_CLIENT_URL_MAX);
+	if (!base_buf_append(&ub, call->server, sl) || !base_buf_printf(&ub, "/%s", call->method) ||
+	    !base_buf_append(&ub, "", 1)) {
+		snprintf(res->message, sizeof(res->message), "%s",
+			 ub.over ? "server URL over the 64 KiB limit" : "out of memory");
+		snprintf(res->code, sizeof(res->code), "invalid_argument");
+		base_buf_deinit(&ub);
+		curl_easy_cleanup(h);
+		return ub.over ? SYM_E_INVALID : SYM_E_NOMEM;
+	}
+	const char *url = (const char *)ub.data;
 	struct curl_slist *hdrs = NULL;
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/proto");
 	hdrs = curl_slist_append(hdrs, "Connect-Protocol-Version: 1");
@@ -98,6 +109,7 @@ sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 		res->body = base_buf_take(&b, &res->body_size);
 	}
 	base_buf_deinit(&b);
+	base_buf_deinit(&ub);
 	return out;
 }
 

@@ -11,6 +11,9 @@
 
 #include "symbolizer/sym_error.h"
 
+/* Longest request URL (server + method) we build: longer ones are refused, not cut. */
+#define SVC_CLIENT_URL_MAX 65536
+
 typedef struct svc_client_call {
 	const char *server;        /* base URL, e.g. http://127.0.0.1:8080 */
 	const char *method;        /* "symbolizer.v1.SymbolizerService/Symbolize" */

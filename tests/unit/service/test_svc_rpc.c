@@ -33,6 +33,7 @@
 
 #include "base/base_buf.h"
 #include "service/core/svc_pool.h"
+#include "service/rpc/svc_client.h"
 #include "service/rpc/svc_connect.h"
 #include "service/rpc/svc_rpc.h"
 #include "test.h"
@@ -537,6 +538,42 @@ TEST(metrics_by_method_and_code)
 	CHECK(strstr(m, "symbolizer_rpc_duration_seconds_count{method=\"Fail\"} 1\n"));
 	CHECK(strstr(m, "symbolizer_calls_in_flight 0\n"));
 	base_buf_deinit(&r.body);
+	fixture_stop(&f);
+}
+
+/* symbolctl's client (svc_client) builds its URL whole: a 3,000-byte server URL
+ * of "/." segments (which libcurl folds away) still reaches Echo, and a URL over
+ * SVC_CLIENT_URL_MAX is refused with a message instead of being cut. */
+TEST(client_url_is_never_cut)
+{
+	fixture f;
+	REQUIRE(fixture_start(&f));
+	base_buf server;
+	base_buf_init(&server, SIZE_MAX);
+	base_buf_printf(&server, "http://127.0.0.1:%d", f.port);
+	for (int i = 0; i < 1500; i++)
+		base_buf_append(&server, "/.", 2);
+	base_buf_append(&server, "", 1);
+	svc_client_call call = {.server = (const char *)server.data,
+				.method = "test.v1.TestService/Echo",
+				.request = "hello",
+				.request_size = 5};
+	svc_client_result res;
+	CHECK(svc_client_unary(&call, &res) == SYM_OK);
+	CHECK_EQ_U(res.http_status, 200);
+	CHECK(res.body_size == 5 && memcmp(res.body, "hello", 5) == 0);
+	svc_client_result_deinit(&res);
+
+	server.len--;  /* drop the NUL, grow past the limit */
+	for (int i = 0; i < SVC_CLIENT_URL_MAX / 2; i++)
+		base_buf_append(&server, "/.", 2);
+	base_buf_append(&server, "", 1);
+	call.server = (const char *)server.data;
+	CHECK(svc_client_unary(&call, &res) == SYM_E_INVALID);
+	CHECK_EQ_U(res.http_status, 0);
+	CHECK(strstr(res.message, "over the 64 KiB limit") != NULL);
+	svc_client_result_deinit(&res);
+	base_buf_deinit(&server);
 	fixture_stop(&f);
 }
 
