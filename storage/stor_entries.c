@@ -1,50 +1,21 @@
 /*
  * stor_entries: the store's in-memory view (stor_db_impl.h): one stor_entry
- * per build ID that has a record or a pin, in a hash table and a doubly linked
- * LRU list (head = most recent), with each entry's logical size, so eviction
- * never reads RocksDB to decide. Every function runs with db->mu held.
+ * per build ID that has a record or a pin, in a base_hash_map (keyed by the
+ * entry's own id bytes) and a doubly linked LRU list (head = most recent),
+ * with each entry's logical size, so eviction never reads RocksDB to decide;
+ * and the pins. Every function runs with db->mu held (stor_pin and stor_unpin
+ * take it).
  */
 #include "storage/stor_db_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_id(const uint8_t *id, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ id[i]) * 1099511628211ull;
-	return h;
-}
-
 stor_entry *stor_entry_find(stor_db *db, const uint8_t *id, size_t len)
 {
-	for (stor_entry *e = db->buckets[hash_id(id, len) & (db->n_buckets - 1)]; e; e = e->hnext)
-		if (e->id_len == len && memcmp(e->id, id, len) == 0)
-			return e;
-	return NULL;
-}
-
-static bool entries_grow(stor_db *db)
-{
-	size_t nb = db->n_buckets * 2;
-	stor_entry **b = calloc(nb, sizeof(*b));
-	if (!b)
-		return false;
-	for (size_t i = 0; i < db->n_buckets; i++) {
-		stor_entry *e = db->buckets[i];
-		while (e) {
-			stor_entry *next = e->hnext;
-			size_t h = hash_id(e->id, e->id_len) & (nb - 1);
-			e->hnext = b[h];
-			b[h] = e;
-			e = next;
-		}
-	}
-	free(db->buckets);
-	db->buckets = b;
-	db->n_buckets = nb;
-	return true;
+	stor_key key = {id, len};
+	stor_entry **e = stor_entry_map_get(&db->entries, &key);
+	return e ? *e : NULL;
 }
 
 stor_entry *stor_entry_get(stor_db *db, const uint8_t *id, size_t len)
@@ -52,18 +23,28 @@ stor_entry *stor_entry_get(stor_db *db, const uint8_t *id, size_t len)
 	stor_entry *e = stor_entry_find(db, id, len);
 	if (e)
 		return e;
-	if (db->n_entries + 1 > db->n_buckets && !entries_grow(db))
-		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	memcpy(e->id, id, len);
 	e->id_len = (uint8_t)len;
-	size_t h = hash_id(id, len) & (db->n_buckets - 1);
-	e->hnext = db->buckets[h];
-	db->buckets[h] = e;
-	db->n_entries++;
+	stor_key key = {e->id, len};
+	stor_entry **slot = stor_entry_map_put(&db->entries, &key, NULL);
+	if (!slot) {
+		free(e);
+		return NULL;
+	}
+	*slot = e;
 	return e;
+}
+
+void stor_entries_free(stor_db *db)
+{
+	size_t pos = 0;
+	stor_entry_map_entry *me;
+	while ((me = stor_entry_map_next(&db->entries, &pos)))
+		free(me->value);
+	stor_entry_map_deinit(&db->entries);
 }
 
 void stor_lru_unlink(stor_db *db, stor_entry *e)
@@ -95,13 +76,8 @@ void stor_entry_maybe_free(stor_db *db, stor_entry *e)
 {
 	if (e->stored || e->pins || e->busy || e->waiters)
 		return;
-	size_t h = hash_id(e->id, e->id_len) & (db->n_buckets - 1);
-	for (stor_entry **pp = &db->buckets[h]; *pp; pp = &(*pp)->hnext)
-		if (*pp == e) {
-			*pp = e->hnext;
-			break;
-		}
-	db->n_entries--;
+	stor_key key = {e->id, e->id_len};
+	stor_entry_map_remove(&db->entries, &key);
 	free(e);
 }
 
@@ -236,3 +212,31 @@ void stor_catch_up(stor_db *db)
 	rocksdb_writebatch_destroy(b);
 }
 
+
+/* ---- pins ---- */
+
+void stor_pin(stor_db *db, const uint8_t *id, size_t len)
+{
+	if (stor_check_id(id, len, NULL) != STOR_OK)
+		return;
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = stor_entry_get(db, id, len);
+	if (e && e->pins++ == 0)
+		db->pinned++;
+	pthread_mutex_unlock(&db->mu);
+}
+
+void stor_unpin(stor_db *db, const uint8_t *id, size_t len)
+{
+	if (stor_check_id(id, len, NULL) != STOR_OK)
+		return;
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = stor_entry_find(db, id, len);
+	if (e && e->pins > 0 && --e->pins == 0) {
+		db->pinned--;
+		stor_entry_maybe_free(db, e);
+		/* Pins may have kept the store over its bound: catch up now. */
+		stor_catch_up(db);
+	}
+	pthread_mutex_unlock(&db->mu);
+}
