@@ -17,6 +17,7 @@
 
 #include "base/base_hash.h"
 #include "base/base_hash_map.h"
+#include "base/base_vec.h"
 #include "storage/stor_db.h"
 
 enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_COUNT };
@@ -103,9 +104,9 @@ void stor_entry_clear(stor_db *db, stor_entry *e);
  * apply once the batch is written, or cancel when it failed.
  */
 size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
-			  uint64_t outgoing, const stor_entry *keep, stor_entry ***victims);
-void stor_apply_eviction(stor_db *db, stor_entry **victims, size_t n);
-void stor_cancel_eviction(stor_db *db, stor_entry **victims, size_t n);
+			  uint64_t outgoing, const stor_entry *keep, base_vec *victims);
+void stor_apply_eviction(stor_db *db, base_vec *victims);
+void stor_cancel_eviction(stor_db *db, base_vec *victims);
 /* One writer per entry: acquire waits until no other thread writes it. */
 void stor_entry_acquire(stor_db *db, stor_entry *e);
 void stor_entry_release(stor_db *db, stor_entry *e);

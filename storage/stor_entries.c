@@ -120,58 +120,54 @@ void stor_entry_clear(stor_db *db, stor_entry *e)
 /*
  * Adds to batch the deletion of least recently used entries until `incoming`
  * more bytes fit (skipping pinned ones and `keep`). The victims are collected
- * in *victims (caller frees) and cleared only once the batch is written.
+ * in *victims (stor_entry *; apply or cancel frees it) and cleared only once
+ * the batch is written. Returns how many.
  */
 size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
-			  uint64_t outgoing, const stor_entry *keep, stor_entry ***victims)
+			  uint64_t outgoing, const stor_entry *keep, base_vec *victims)
 {
-	*victims = NULL;
+	base_vec_init(victims, sizeof(stor_entry *), SIZE_MAX / sizeof(stor_entry *));
 	if (!db->max_bytes)
 		return 0;
 	uint64_t total = db->bytes - outgoing + incoming;
-	size_t n = 0, cap = 0;
 	for (stor_entry *e = db->lru_tail; e && total > db->max_bytes; e = e->prev) {
 		if (e->pins || e->busy || e == keep)
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 8;
-			stor_entry **v = realloc(*victims, nc * sizeof(*v));
-			if (!v)
-				break;
-			*victims = v;
-			cap = nc;
-		}
-		(*victims)[n++] = e;
+		stor_entry **slot = base_vec_push(victims);
+		if (!slot)
+			break;
+		*slot = e;
 		e->busy = true; /* until the batch is written */
 		total -= e->bytes;
 		for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
 			rocksdb_writebatch_delete_cf(batch, db->cf[cf], (const char *)e->id, e->id_len);
 	}
-	return n;
+	return victims->len;
 }
 
 /* The batch was written: the victims are gone. */
-void stor_apply_eviction(stor_db *db, stor_entry **victims, size_t n)
+void stor_apply_eviction(stor_db *db, base_vec *victims)
 {
-	for (size_t i = 0; i < n; i++) {
-		victims[i]->busy = false;
-		stor_entry_clear(db, victims[i]);
+	for (size_t i = 0; i < victims->len; i++) {
+		stor_entry *e = BASE_VEC_AT(victims, stor_entry *, i);
+		e->busy = false;
+		stor_entry_clear(db, e);
 		db->evictions++;
-		stor_entry_maybe_free(db, victims[i]);
+		stor_entry_maybe_free(db, e);
 	}
-	free(victims);
-	if (n)
+	if (victims->len)
 		pthread_cond_broadcast(&db->cv);
+	base_vec_deinit(victims);
 }
 
 /* The batch failed: the victims stay. */
-void stor_cancel_eviction(stor_db *db, stor_entry **victims, size_t n)
+void stor_cancel_eviction(stor_db *db, base_vec *victims)
 {
-	for (size_t i = 0; i < n; i++)
-		victims[i]->busy = false;
-	free(victims);
-	if (n)
+	for (size_t i = 0; i < victims->len; i++)
+		BASE_VEC_AT(victims, stor_entry *, i)->busy = false;
+	if (victims->len)
 		pthread_cond_broadcast(&db->cv);
+	base_vec_deinit(victims);
 }
 
 /* Waits until no other thread writes e, then marks it as ours (mutex held). */
@@ -198,16 +194,16 @@ void stor_catch_up(stor_db *db)
 	if (!db->max_bytes || db->bytes <= db->max_bytes)
 		return;
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
-	stor_entry **victims;
+	base_vec victims;
 	size_t nv = stor_plan_eviction(db, b, 0, 0, NULL, &victims);
 	char *rerr = NULL;
 	if (nv)
 		rocksdb_write(db->db, db->wnosync, b, &rerr);
 	if (rerr) {
 		rocksdb_free(rerr);
-		stor_cancel_eviction(db, victims, nv);
+		stor_cancel_eviction(db, &victims);
 	} else {
-		stor_apply_eviction(db, victims, nv);
+		stor_apply_eviction(db, &victims);
 	}
 	rocksdb_writebatch_destroy(b);
 }

@@ -27,8 +27,8 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 {
 	uint64_t incoming = m->size + m->index_size + meta_len;
 	uint64_t outgoing = e->stored ? e->bytes : 0;
-	stor_entry **victims;
-	size_t nv = stor_plan_eviction(db, batch, incoming, outgoing, e, &victims);
+	base_vec victims;
+	stor_plan_eviction(db, batch, incoming, outgoing, e, &victims);
 	char *rerr = NULL;
 	if (unlocked)
 		pthread_mutex_unlock(&db->mu);
@@ -36,11 +36,11 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 	if (unlocked)
 		pthread_mutex_lock(&db->mu);
 	if (rerr) {
-		stor_cancel_eviction(db, victims, nv);
+		stor_cancel_eviction(db, &victims);
 		return stor_rocks_err(err, rerr, "writing batch");
 	}
 	stor_entry_set(db, e, m, meta_len);
-	stor_apply_eviction(db, victims, nv);
+	stor_apply_eviction(db, &victims);
 	stor_catch_up(db);
 	return STOR_OK;
 }
