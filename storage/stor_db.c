@@ -37,6 +37,17 @@ stor_errc stor_rocks_err(stor_error *err, char *rerr, const char *what)
 	return rc;
 }
 
+stor_errc stor_iter_end(rocksdb_iterator_t *it, stor_errc rc, stor_error *err, const char *what)
+{
+	char *rerr = NULL;
+	rocksdb_iter_get_error(it, &rerr);
+	rocksdb_iter_destroy(it);
+	if (rerr && rc == STOR_OK)
+		return stor_rocks_err(err, rerr, what);
+	rocksdb_free(rerr);
+	return rc;
+}
+
 stor_errc stor_check_id(const uint8_t *id, size_t len, stor_error *err)
 {
 	if (!id || len < 1 || len > STOR_ID_MAX)
@@ -116,13 +127,7 @@ static stor_errc load_entries(stor_db *db, stor_error *err)
 		stor_entry_set(db, e, &m, vlen);
 		*slot = e;
 	}
-	char *rerr = NULL;
-	rocksdb_iter_get_error(it, &rerr);
-	rocksdb_iter_destroy(it);
-	if (rerr && rc == STOR_OK)
-		rc = stor_rocks_err(err, rerr, "scanning metadata");
-	else
-		rocksdb_free(rerr);
+	rc = stor_iter_end(it, rc, err, "scanning metadata");
 	if (rc == STOR_OK && all.len > 1)
 		order_lru(db, all.data, all.len);
 	base_vec_deinit(&all);

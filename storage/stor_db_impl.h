@@ -76,8 +76,11 @@ struct stor_db {
 	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
 };
 
-/* stor_db.c: a RocksDB error string (freed here) as STOR_E_IO; a build ID's length checked. */
+/* stor_db.c: a RocksDB error string (freed here) as STOR_E_IO; the end of a
+ * scan (the iterator destroyed, its error, if rc is still OK, as rc); a build
+ * ID's length checked. */
 stor_errc stor_rocks_err(stor_error *err, char *rerr, const char *what);
+stor_errc stor_iter_end(rocksdb_iterator_t *it, stor_errc rc, stor_error *err, const char *what);
 stor_errc stor_check_id(const uint8_t *id, size_t len, stor_error *err);
 
 /* stor_read.c: the meta record read with the given options and decoded; the

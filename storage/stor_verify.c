@@ -32,13 +32,7 @@ stor_errc stor_foreach(stor_db *db,
 		if (!fn(arg, (const uint8_t *)k, klen, &m))
 			break;
 	}
-	char *rerr = NULL;
-	rocksdb_iter_get_error(it, &rerr);
-	if (rerr && rc == STOR_OK)
-		rc = stor_rocks_err(err, rerr, "iterating metadata");
-	else
-		rocksdb_free(rerr);
-	rocksdb_iter_destroy(it);
+	rc = stor_iter_end(it, rc, err, "iterating metadata");
 	rocksdb_readoptions_destroy(ro);
 	rocksdb_release_snapshot(db->db, snap);
 	return rc;
@@ -83,14 +77,7 @@ static stor_errc verify_cf(stor_db *db, const rocksdb_readoptions_t *ro, int cf,
 				     (unsigned long long)(cf == CF_DEBUGINFO ? m.size : m.index_size));
 		}
 	}
-	char *rerr = NULL;
-	rocksdb_iter_get_error(it, &rerr);
-	if (rerr && rc == STOR_OK)
-		rc = stor_rocks_err(err, rerr, "verifying");
-	else
-		rocksdb_free(rerr);
-	rocksdb_iter_destroy(it);
-	return rc;
+	return stor_iter_end(it, rc, err, "verifying");
 }
 
 stor_errc stor_verify(stor_db *db, stor_error *err)

@@ -45,6 +45,52 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 	return STOR_OK;
 }
 
+/*
+ * Adds the metadata record m of id to batch and commits it (then destroys the
+ * batch). A blob write (a file or an index) is synced, with the mutex released
+ * during the write; a metadata-only one is neither.
+ */
+static stor_errc commit_meta(stor_db *db, rocksdb_writebatch_t *b, stor_entry *e,
+			     const uint8_t *id, size_t len, const stor_meta *m, bool blob,
+			     stor_error *err)
+{
+	uint8_t buf[STOR_META_MAX];
+	size_t mlen = stor_meta_encode(m, buf);
+	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
+	stor_errc rc = commit(db, b, e, m, mlen, blob, blob, err);
+	rocksdb_writebatch_destroy(b);
+	return rc;
+}
+
+/* Locks the store and takes the entry of id for this writer (made first when
+ * `make`); NULL, unlocked, when there is none (or no memory for it). */
+static stor_entry *begin(stor_db *db, const uint8_t *id, size_t len, bool make)
+{
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = make ? stor_entry_get(db, id, len) : stor_entry_find(db, id, len);
+	if (!e) {
+		pthread_mutex_unlock(&db->mu);
+		return NULL;
+	}
+	stor_entry_acquire(db, e);
+	return e;
+}
+
+/* Gives the entry back to other writers and unlocks; returns rc. */
+static stor_errc done(stor_db *db, stor_entry *e, stor_errc rc)
+{
+	stor_entry_release(db, e);
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+/* The in-memory access time is newer than the persisted one. */
+static void keep_access(const stor_entry *e, stor_meta *m)
+{
+	if (e->last_access > m->last_access)
+		m->last_access = e->last_access;
+}
+
 stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_meta *in,
 			const void *data, size_t size, stor_error *err)
 {
@@ -66,33 +112,20 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	m.index_size = 0;
 	m.fetch_time = m.last_access = db->now_ms();
 
-	pthread_mutex_lock(&db->mu);
-	stor_entry *e = stor_entry_get(db, id, len);
-	if (!e) {
-		pthread_mutex_unlock(&db->mu);
+	stor_entry *e = begin(db, id, len, true);
+	if (!e)
 		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
-	}
-	stor_entry_acquire(db, e);
 	if (m.kind == STOR_KIND_EXECUTABLE && e->present) {
 		stor_meta old;
 		if (stor_read_meta(db, db->ropts, id, len, &old, NULL) == STOR_OK &&
-		    old.state == STOR_STATE_PRESENT && old.kind == STOR_KIND_DEBUGINFO) {
-			stor_entry_release(db, e);
-			pthread_mutex_unlock(&db->mu);
-			return stor_set_err(err, STOR_E_EXISTS, "store: debuginfo held already");
-		}
+		    old.state == STOR_STATE_PRESENT && old.kind == STOR_KIND_DEBUGINFO)
+			return done(db, e, stor_set_err(err, STOR_E_EXISTS,
+							"store: debuginfo held already"));
 	}
-	uint8_t buf[STOR_META_MAX];
-	size_t mlen = stor_meta_encode(&m, buf);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	rocksdb_writebatch_put_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len, data, size);
 	rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
-	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
-	rc = commit(db, b, e, &m, mlen, true, true, err);
-	rocksdb_writebatch_destroy(b);
-	stor_entry_release(db, e);
-	pthread_mutex_unlock(&db->mu);
-	return rc;
+	return done(db, e, commit_meta(db, b, e, id, len, &m, true, err));
 }
 
 stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_state state,
@@ -106,21 +139,16 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 	    state != STOR_STATE_TOO_LARGE)
 		return stor_set_err(err, STOR_E_INVALID, "store: %s is not a negative state",
 			       stor_state_name(state));
-	pthread_mutex_lock(&db->mu);
-	stor_entry *e = stor_entry_get(db, id, len);
-	if (!e) {
-		pthread_mutex_unlock(&db->mu);
+	stor_entry *e = begin(db, id, len, true);
+	if (!e)
 		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
-	}
-	stor_entry_acquire(db, e);
 	stor_meta m;
 	int64_t now = db->now_ms();
 	bool keep_file = false;
 	if (e->present && stor_read_meta(db, db->ropts, id, len, &m, NULL) == STOR_OK &&
 	    m.state == STOR_STATE_PRESENT) {
 		keep_file = true; /* keep the file; only the search for better failed */
-		if (e->last_access > m.last_access)
-			m.last_access = e->last_access;
+		keep_access(e, &m);
 	} else {
 		memset(&m, 0, sizeof(m));
 		m.state = state;
@@ -129,19 +157,12 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 	}
 	m.neg_expiry = expiry_ms;
 	snprintf(m.last_error, sizeof(m.last_error), "%s", error_text ? error_text : "");
-	uint8_t buf[STOR_META_MAX];
-	size_t mlen = stor_meta_encode(&m, buf);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	if (!keep_file) {
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len);
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
 	}
-	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
-	rc = commit(db, b, e, &m, mlen, false, false, err);
-	rocksdb_writebatch_destroy(b);
-	stor_entry_release(db, e);
-	pthread_mutex_unlock(&db->mu);
-	return rc;
+	return done(db, e, commit_meta(db, b, e, id, len, &m, false, err));
 }
 
 stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void *data,
@@ -152,41 +173,24 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 		return rc;
 	if (!size || !data)
 		return stor_set_err(err, STOR_E_INVALID, "store: empty index");
-	pthread_mutex_lock(&db->mu);
-	stor_entry *e = stor_entry_find(db, id, len);
-	if (!e) {
-		pthread_mutex_unlock(&db->mu);
+	stor_entry *e = begin(db, id, len, false);
+	if (!e)
 		return stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index");
-	}
-	stor_entry_acquire(db, e);
 	stor_meta m;
 	if (!e->present || (rc = stor_read_meta(db, db->ropts, id, len, &m, err)) != STOR_OK ||
-	    m.state != STOR_STATE_PRESENT) {
-		stor_entry_release(db, e);
-		pthread_mutex_unlock(&db->mu);
-		return rc == STOR_OK || rc == STOR_E_NOT_FOUND
-			       ? stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
-			       : rc;
-	}
-	if (db->max_bytes && size + m.size > db->max_bytes) {
-		stor_entry_release(db, e);
-		pthread_mutex_unlock(&db->mu);
-		return stor_set_err(err, STOR_E_TOO_LARGE, "store: index of %zu bytes exceeds the store bound",
-			       size);
-	}
+	    m.state != STOR_STATE_PRESENT)
+		return done(db, e, rc == STOR_OK || rc == STOR_E_NOT_FOUND
+					   ? stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
+					   : rc);
+	if (db->max_bytes && size + m.size > db->max_bytes)
+		return done(db, e, stor_set_err(err, STOR_E_TOO_LARGE,
+						"store: index of %zu bytes exceeds the store bound",
+						size));
 	m.index_size = size;
-	if (e->last_access > m.last_access)
-		m.last_access = e->last_access;
-	uint8_t buf[STOR_META_MAX];
-	size_t mlen = stor_meta_encode(&m, buf);
+	keep_access(e, &m);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	rocksdb_writebatch_put_cf(b, db->cf[CF_INDEX], (const char *)id, len, data, size);
-	rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len, (const char *)buf, mlen);
-	rc = commit(db, b, e, &m, mlen, true, true, err);
-	rocksdb_writebatch_destroy(b);
-	stor_entry_release(db, e);
-	pthread_mutex_unlock(&db->mu);
-	return rc;
+	return done(db, e, commit_meta(db, b, e, id, len, &m, true, err));
 }
 
 stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_error *err)
@@ -194,30 +198,18 @@ stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_err
 	stor_errc rc = stor_check_id(id, len, err);
 	if (rc != STOR_OK)
 		return rc;
-	pthread_mutex_lock(&db->mu);
-	stor_entry *e = stor_entry_find(db, id, len);
-	if (!e) {
-		pthread_mutex_unlock(&db->mu);
+	stor_entry *e = begin(db, id, len, false);
+	if (!e)
 		return STOR_OK;
-	}
-	stor_entry_acquire(db, e);
 	stor_meta m;
 	if (e->has_index && stor_read_meta(db, db->ropts, id, len, &m, NULL) == STOR_OK) {
 		m.index_size = 0;
-		if (e->last_access > m.last_access)
-			m.last_access = e->last_access;
-		uint8_t buf[STOR_META_MAX];
-		size_t mlen = stor_meta_encode(&m, buf);
+		keep_access(e, &m);
 		rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
-		rocksdb_writebatch_put_cf(b, db->cf[CF_META], (const char *)id, len,
-					  (const char *)buf, mlen);
-		rc = commit(db, b, e, &m, mlen, false, false, err);
-		rocksdb_writebatch_destroy(b);
+		rc = commit_meta(db, b, e, id, len, &m, false, err);
 	}
-	stor_entry_release(db, e);
-	pthread_mutex_unlock(&db->mu);
-	return rc;
+	return done(db, e, rc);
 }
 
 stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t len, stor_error *err)
@@ -240,7 +232,7 @@ stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t len, stor_error *er
 	else if (e)
 		stor_entry_clear(db, e);
 	if (e)
-		stor_entry_release(db, e);
+		return done(db, e, rc);
 	pthread_mutex_unlock(&db->mu);
 	return rc;
 }
