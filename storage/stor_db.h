@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base_buf.h"
+
 #define STOR_ID_MAX 64          /* bytes of a build ID */
 #define STOR_SOURCE_MAX 512     /* bytes of a source name, NUL included */
 #define STOR_ERROR_MAX 256      /* bytes of an error text, NUL included */
@@ -181,6 +183,13 @@ void stor_unpin(stor_db *db, const uint8_t *id, size_t id_len);
 void stor_blob_release(stor_blob *blob);
 
 void stor_get_stats(stor_db *db, stor_stats *out);
+
+/*
+ * Appends the store's families to a /metrics exposition (Prometheus text):
+ * symbolizer_store_bytes, _max_bytes, _entries, _indexes, _evictions_total.
+ * Any thread (takes the store's mutex, like stor_get_stats).
+ */
+void stor_db_metrics_render(stor_db *db, base_buf *out);
 
 /*
  * Calls fn for each stored entry's metadata, in key order, from one snapshot;

@@ -1,8 +1,8 @@
 /*
- * stor_db_impl: what stor_db.c and stor_entries.c share inside storage/: the
- * column families, the store object, and the in-memory entries (hash table,
- * LRU list, accounting, eviction) that stor_entries.c keeps. Not for use
- * outside storage/.
+ * stor_db_impl: what the store's files share inside storage/: the column
+ * families, the store object, the helpers of stor_db.c and stor_read.c, and
+ * the in-memory entries (hash map, LRU list, accounting, eviction, pins) that
+ * stor_entries.c keeps. Not for use outside storage/.
  */
 #ifndef STOR_DB_IMPL_H
 #define STOR_DB_IMPL_H
@@ -11,11 +11,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include <rocksdb/c.h>
 
+#include "base/base_hash.h"
+#include "base/base_hash_map.h"
+#include "base/base_vec.h"
 #include "storage/stor_db.h"
 
 enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_COUNT };
+
+extern const char *const stor_cf_names[CF_COUNT];
 
 typedef struct stor_entry {
 	uint8_t id[STOR_ID_MAX];
@@ -30,8 +37,25 @@ typedef struct stor_entry {
 	int64_t last_access;      /* in memory */
 	int64_t persisted_access; /* as in the meta record */
 	struct stor_entry *prev, *next; /* LRU list, only when stored */
-	struct stor_entry *hnext;       /* hash chain */
 } stor_entry;
+
+/* The entries map's key: a build ID's bytes (in the map, the entry's own id). */
+typedef struct stor_key {
+	const uint8_t *id;
+	size_t len;
+} stor_key;
+
+static inline uint64_t stor_key_hash(const stor_key *k)
+{
+	return base_hash_bytes(k->id, k->len);
+}
+
+static inline bool stor_key_eq(const stor_key *a, const stor_key *b)
+{
+	return a->len == b->len && memcmp(a->id, b->id, a->len) == 0;
+}
+
+BASE_HASH_MAP(stor_entry_map, stor_key, stor_entry *, stor_key_hash, stor_key_eq)
 
 struct stor_db {
 	rocksdb_t *db;
@@ -47,12 +71,25 @@ struct stor_db {
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;        /* signalled when an entry stops being busy */
-	stor_entry **buckets;
-	size_t n_buckets, n_entries;
+	stor_entry_map entries;
 	stor_entry *lru_head, *lru_tail;
 	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
 };
 
+/* stor_db.c: a RocksDB error string (freed here) as STOR_E_IO; the end of a
+ * scan (the iterator destroyed, its error, if rc is still OK, as rc); a build
+ * ID's length checked. */
+stor_errc stor_rocks_err(stor_error *err, char *rerr, const char *what);
+stor_errc stor_iter_end(rocksdb_iterator_t *it, stor_errc rc, stor_error *err, const char *what);
+stor_errc stor_check_id(const uint8_t *id, size_t len, stor_error *err);
+
+/* stor_read.c: the meta record read with the given options and decoded; the
+ * in-memory last_access of e written to its record (mutex held). */
+stor_errc stor_read_meta(stor_db *db, const rocksdb_readoptions_t *ro, const uint8_t *id,
+			 size_t len, stor_meta *m, stor_error *err);
+void stor_persist_access(stor_db *db, stor_entry *e);
+
+/* stor_entries.c, every function with db->mu held (but stor_entries_free, at close). */
 /* The entry of a build ID, or NULL; stor_entry_get() makes it (NULL: no memory). */
 stor_entry *stor_entry_find(stor_db *db, const uint8_t *id, size_t len);
 stor_entry *stor_entry_get(stor_db *db, const uint8_t *id, size_t len);
@@ -70,13 +107,15 @@ void stor_entry_clear(stor_db *db, stor_entry *e);
  * apply once the batch is written, or cancel when it failed.
  */
 size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
-			  uint64_t outgoing, const stor_entry *keep, stor_entry ***victims);
-void stor_apply_eviction(stor_db *db, stor_entry **victims, size_t n);
-void stor_cancel_eviction(stor_db *db, stor_entry **victims, size_t n);
+			  uint64_t outgoing, const stor_entry *keep, base_vec *victims);
+void stor_apply_eviction(stor_db *db, base_vec *victims);
+void stor_cancel_eviction(stor_db *db, base_vec *victims);
 /* One writer per entry: acquire waits until no other thread writes it. */
 void stor_entry_acquire(stor_db *db, stor_entry *e);
 void stor_entry_release(stor_db *db, stor_entry *e);
 /* Evicts until the store is under its bound again, as far as pins allow. */
 void stor_catch_up(stor_db *db);
+/* Frees every entry and the map (stor_close). */
+void stor_entries_free(stor_db *db);
 
 #endif

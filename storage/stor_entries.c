@@ -1,50 +1,21 @@
 /*
  * stor_entries: the store's in-memory view (stor_db_impl.h): one stor_entry
- * per build ID that has a record or a pin, in a hash table and a doubly linked
- * LRU list (head = most recent), with each entry's logical size, so eviction
- * never reads RocksDB to decide. Every function runs with db->mu held.
+ * per build ID that has a record or a pin, in a base_hash_map (keyed by the
+ * entry's own id bytes) and a doubly linked LRU list (head = most recent),
+ * with each entry's logical size, so eviction never reads RocksDB to decide;
+ * and the pins. Every function runs with db->mu held (stor_pin and stor_unpin
+ * take it).
  */
 #include "storage/stor_db_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_id(const uint8_t *id, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ id[i]) * 1099511628211ull;
-	return h;
-}
-
 stor_entry *stor_entry_find(stor_db *db, const uint8_t *id, size_t len)
 {
-	for (stor_entry *e = db->buckets[hash_id(id, len) & (db->n_buckets - 1)]; e; e = e->hnext)
-		if (e->id_len == len && memcmp(e->id, id, len) == 0)
-			return e;
-	return NULL;
-}
-
-static bool entries_grow(stor_db *db)
-{
-	size_t nb = db->n_buckets * 2;
-	stor_entry **b = calloc(nb, sizeof(*b));
-	if (!b)
-		return false;
-	for (size_t i = 0; i < db->n_buckets; i++) {
-		stor_entry *e = db->buckets[i];
-		while (e) {
-			stor_entry *next = e->hnext;
-			size_t h = hash_id(e->id, e->id_len) & (nb - 1);
-			e->hnext = b[h];
-			b[h] = e;
-			e = next;
-		}
-	}
-	free(db->buckets);
-	db->buckets = b;
-	db->n_buckets = nb;
-	return true;
+	stor_key key = {id, len};
+	stor_entry **e = stor_entry_map_get(&db->entries, &key);
+	return e ? *e : NULL;
 }
 
 stor_entry *stor_entry_get(stor_db *db, const uint8_t *id, size_t len)
@@ -52,18 +23,28 @@ stor_entry *stor_entry_get(stor_db *db, const uint8_t *id, size_t len)
 	stor_entry *e = stor_entry_find(db, id, len);
 	if (e)
 		return e;
-	if (db->n_entries + 1 > db->n_buckets && !entries_grow(db))
-		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	memcpy(e->id, id, len);
 	e->id_len = (uint8_t)len;
-	size_t h = hash_id(id, len) & (db->n_buckets - 1);
-	e->hnext = db->buckets[h];
-	db->buckets[h] = e;
-	db->n_entries++;
+	stor_key key = {e->id, len};
+	stor_entry **slot = stor_entry_map_put(&db->entries, &key, NULL);
+	if (!slot) {
+		free(e);
+		return NULL;
+	}
+	*slot = e;
 	return e;
+}
+
+void stor_entries_free(stor_db *db)
+{
+	size_t pos = 0;
+	stor_entry_map_entry *me;
+	while ((me = stor_entry_map_next(&db->entries, &pos)))
+		free(me->value);
+	stor_entry_map_deinit(&db->entries);
 }
 
 void stor_lru_unlink(stor_db *db, stor_entry *e)
@@ -95,13 +76,8 @@ void stor_entry_maybe_free(stor_db *db, stor_entry *e)
 {
 	if (e->stored || e->pins || e->busy || e->waiters)
 		return;
-	size_t h = hash_id(e->id, e->id_len) & (db->n_buckets - 1);
-	for (stor_entry **pp = &db->buckets[h]; *pp; pp = &(*pp)->hnext)
-		if (*pp == e) {
-			*pp = e->hnext;
-			break;
-		}
-	db->n_entries--;
+	stor_key key = {e->id, e->id_len};
+	stor_entry_map_remove(&db->entries, &key);
 	free(e);
 }
 
@@ -144,58 +120,54 @@ void stor_entry_clear(stor_db *db, stor_entry *e)
 /*
  * Adds to batch the deletion of least recently used entries until `incoming`
  * more bytes fit (skipping pinned ones and `keep`). The victims are collected
- * in *victims (caller frees) and cleared only once the batch is written.
+ * in *victims (stor_entry *; apply or cancel frees it) and cleared only once
+ * the batch is written. Returns how many.
  */
 size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
-			  uint64_t outgoing, const stor_entry *keep, stor_entry ***victims)
+			  uint64_t outgoing, const stor_entry *keep, base_vec *victims)
 {
-	*victims = NULL;
+	base_vec_init(victims, sizeof(stor_entry *), SIZE_MAX / sizeof(stor_entry *));
 	if (!db->max_bytes)
 		return 0;
 	uint64_t total = db->bytes - outgoing + incoming;
-	size_t n = 0, cap = 0;
 	for (stor_entry *e = db->lru_tail; e && total > db->max_bytes; e = e->prev) {
 		if (e->pins || e->busy || e == keep)
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 8;
-			stor_entry **v = realloc(*victims, nc * sizeof(*v));
-			if (!v)
-				break;
-			*victims = v;
-			cap = nc;
-		}
-		(*victims)[n++] = e;
+		stor_entry **slot = base_vec_push(victims);
+		if (!slot)
+			break;
+		*slot = e;
 		e->busy = true; /* until the batch is written */
 		total -= e->bytes;
 		for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
 			rocksdb_writebatch_delete_cf(batch, db->cf[cf], (const char *)e->id, e->id_len);
 	}
-	return n;
+	return victims->len;
 }
 
 /* The batch was written: the victims are gone. */
-void stor_apply_eviction(stor_db *db, stor_entry **victims, size_t n)
+void stor_apply_eviction(stor_db *db, base_vec *victims)
 {
-	for (size_t i = 0; i < n; i++) {
-		victims[i]->busy = false;
-		stor_entry_clear(db, victims[i]);
+	for (size_t i = 0; i < victims->len; i++) {
+		stor_entry *e = BASE_VEC_AT(victims, stor_entry *, i);
+		e->busy = false;
+		stor_entry_clear(db, e);
 		db->evictions++;
-		stor_entry_maybe_free(db, victims[i]);
+		stor_entry_maybe_free(db, e);
 	}
-	free(victims);
-	if (n)
+	if (victims->len)
 		pthread_cond_broadcast(&db->cv);
+	base_vec_deinit(victims);
 }
 
 /* The batch failed: the victims stay. */
-void stor_cancel_eviction(stor_db *db, stor_entry **victims, size_t n)
+void stor_cancel_eviction(stor_db *db, base_vec *victims)
 {
-	for (size_t i = 0; i < n; i++)
-		victims[i]->busy = false;
-	free(victims);
-	if (n)
+	for (size_t i = 0; i < victims->len; i++)
+		BASE_VEC_AT(victims, stor_entry *, i)->busy = false;
+	if (victims->len)
 		pthread_cond_broadcast(&db->cv);
+	base_vec_deinit(victims);
 }
 
 /* Waits until no other thread writes e, then marks it as ours (mutex held). */
@@ -222,17 +194,45 @@ void stor_catch_up(stor_db *db)
 	if (!db->max_bytes || db->bytes <= db->max_bytes)
 		return;
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
-	stor_entry **victims;
+	base_vec victims;
 	size_t nv = stor_plan_eviction(db, b, 0, 0, NULL, &victims);
 	char *rerr = NULL;
 	if (nv)
 		rocksdb_write(db->db, db->wnosync, b, &rerr);
 	if (rerr) {
 		rocksdb_free(rerr);
-		stor_cancel_eviction(db, victims, nv);
+		stor_cancel_eviction(db, &victims);
 	} else {
-		stor_apply_eviction(db, victims, nv);
+		stor_apply_eviction(db, &victims);
 	}
 	rocksdb_writebatch_destroy(b);
 }
 
+
+/* ---- pins ---- */
+
+void stor_pin(stor_db *db, const uint8_t *id, size_t len)
+{
+	if (stor_check_id(id, len, NULL) != STOR_OK)
+		return;
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = stor_entry_get(db, id, len);
+	if (e && e->pins++ == 0)
+		db->pinned++;
+	pthread_mutex_unlock(&db->mu);
+}
+
+void stor_unpin(stor_db *db, const uint8_t *id, size_t len)
+{
+	if (stor_check_id(id, len, NULL) != STOR_OK)
+		return;
+	pthread_mutex_lock(&db->mu);
+	stor_entry *e = stor_entry_find(db, id, len);
+	if (e && e->pins > 0 && --e->pins == 0) {
+		db->pinned--;
+		stor_entry_maybe_free(db, e);
+		/* Pins may have kept the store over its bound: catch up now. */
+		stor_catch_up(db);
+	}
+	pthread_mutex_unlock(&db->mu);
+}

@@ -245,7 +245,7 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 	 * D0/D1/D2 destructors) carry linkage names of their own.
 	 */
 	uint64_t key = die_key(w, linkage_die ? linkage_die : name_die ? name_die : cur);
-	uint32_t id = sym_map64_get(&w->funcs, key);
+	uint32_t id = sym_map64_lookup(&w->funcs, key);
 	if (id != UINT32_MAX)
 		return id;
 	struct sym_ix_func f = {0};
@@ -264,7 +264,7 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 		return fail_nomem(w), UINT32_MAX;
 	id = (uint32_t)w->out->funcs.len;
 	struct sym_ix_func *slot = base_vec_push(&w->out->funcs);
-	if (!slot || sym_map64_put(&w->funcs, key, id))
+	if (!slot || !sym_map64_set(&w->funcs, key, id))
 		return fail_nomem(w), UINT32_MAX;
 	*slot = f;
 	return id;
@@ -321,12 +321,13 @@ static void walk_imported_unit(struct walk *w, Dwarf_Die *die, uint32_t scope, u
 	if (!dwarf_formref_die(dwarf_attr(die, DW_AT_import, &attr), &unit))
 		return;
 	uint64_t key = die_key(w, &unit);
-	if (sym_map64_get(&w->imported, key) != UINT32_MAX)
-		return;
-	if (sym_map64_put(&w->imported, key, 1)) {
+	bool first;
+	if (!sym_map64_put(&w->imported, &key, &first)) {
 		fail_nomem(w);
 		return;
 	}
+	if (!first)
+		return;
 	walk_children(w, &unit, scope, depth, level + 1);
 }
 

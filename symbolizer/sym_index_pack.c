@@ -31,7 +31,7 @@ static const struct sym_ix_rec gap_rec = {.scope = SYM_IX_NONE};
 
 static uint32_t file_of(const struct pack *pk, uint32_t str)
 {
-	return sym_map64_get(&pk->file_index, str);
+	return sym_map64_lookup(&pk->file_index, str);
 }
 
 static uint32_t plus_one(uint32_t ref)
@@ -131,12 +131,12 @@ static void fill(const struct pack *pk, row_fn row, unsigned fields,
 /* The file index of a file string, given on first sight; UINT32_MAX out of memory. */
 static uint32_t add_file(struct pack *pk, uint32_t str)
 {
-	uint32_t id = sym_map64_get(&pk->file_index, str);
+	uint32_t id = sym_map64_lookup(&pk->file_index, str);
 	if (id != UINT32_MAX)
 		return id;
 	uint32_t *slot = base_vec_push(&pk->files);
 	id = (uint32_t)(pk->files.len - 1);
-	if (!slot || sym_map64_put(&pk->file_index, str, id))
+	if (!slot || !sym_map64_set(&pk->file_index, str, id))
 		return UINT32_MAX;
 	*slot = str;
 	return id;

@@ -13,7 +13,7 @@
 
 #include "base/base_clock.h"
 
-static void next_server(svc_flight *fl)
+static void next_server(svc_fetch_flight *fl)
 {
 	fl->server++;
 	fl->attempt = 0;
@@ -26,7 +26,7 @@ static void breaker_success(svc_fetcher *f, svc_upstream *u)
 		svc_fetch_log(f, "upstream %s: circuit closed (server answers again)", u->url);
 }
 
-static void retry_or_next(svc_flight *fl, svc_upstream *u, const char *why)
+static void retry_or_next(svc_fetch_flight *fl, svc_upstream *u, const char *why)
 {
 	svc_fetcher *f = fl->f;
 	u->st.failures++;
@@ -47,14 +47,14 @@ static void retry_or_next(svc_flight *fl, svc_upstream *u, const char *why)
 			delay = SVC_FETCH_BACKOFF_MAX_MS;
 		delay += base > 0 ? rand() % (base / 2 + 1) : 0; /* jitter */
 		fl->attempt++;
-		svc_flight_schedule(fl, delay);
+		svc_fetch_flight_schedule(fl, delay);
 		return;
 	}
 	next_server(fl);
 }
 
 /* 200: a worker checks the body and stores it. */
-static void got_body(svc_flight *fl, svc_upstream *u, svc_http_result *res)
+static void got_body(svc_fetch_flight *fl, svc_upstream *u, svc_http_result *res)
 {
 	svc_fetch_job *j = svc_job_new(SVC_JOB_STORE, fl->want);
 	if (j) {
@@ -74,7 +74,7 @@ static void got_body(svc_flight *fl, svc_upstream *u, svc_http_result *res)
 }
 
 /* 406 or a body over the cap. */
-static void too_large(svc_flight *fl, svc_upstream *u, const svc_http_result *res)
+static void too_large(svc_fetch_flight *fl, svc_upstream *u, const svc_http_result *res)
 {
 	svc_fetcher *f = fl->f;
 	u->st.too_large++;
@@ -90,7 +90,7 @@ static void too_large(svc_flight *fl, svc_upstream *u, const svc_http_result *re
 	svc_walk_next(fl);
 }
 
-static void answered(svc_flight *fl, svc_upstream *u, svc_http_result *res)
+static void answered(svc_fetch_flight *fl, svc_upstream *u, svc_http_result *res)
 {
 	char why[64];
 	if (res->status == 200) {
@@ -120,7 +120,7 @@ static void answered(svc_flight *fl, svc_upstream *u, svc_http_result *res)
 
 static void http_done(svc_http_result *res, void *arg)
 {
-	svc_flight *fl = arg;
+	svc_fetch_flight *fl = arg;
 	svc_fetcher *f = fl->f;
 	svc_upstream *u = &f->ups[fl->server];
 	fl->req = NULL;
@@ -137,15 +137,15 @@ static void http_done(svc_http_result *res, void *arg)
 }
 
 /* The request could not start: count it as an error and go on from the timer. */
-static void start_failed(svc_flight *fl, svc_upstream *u, const char *why)
+static void start_failed(svc_fetch_flight *fl, svc_upstream *u, const char *why)
 {
 	fl->any_error = true;
 	svc_walk_note(fl, "upstream %s: %s", u->url, why);
 	fl->server++;
-	svc_flight_schedule(fl, 0);
+	svc_fetch_flight_schedule(fl, 0);
 }
 
-void svc_download_start(svc_flight *fl)
+void svc_download_start(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
 	svc_upstream *u = &f->ups[fl->server];

@@ -28,8 +28,8 @@
 
 #include <event2/util.h>
 
-#include "base/base_hash_map.h"
 #include "service/core/svc_error.h"
+#include "service/core/svc_flight.h"
 #include "service/core/svc_pool.h"
 #include "service/fetch/svc_fetcher.h"
 #include "service/fetch/svc_upstream_http.h"
@@ -67,21 +67,23 @@ typedef struct svc_upstream {
 	svc_upstream_stats st;
 } svc_upstream;
 
-typedef struct svc_waiter {
+/* One caller waiting on a flight (svc_flight_waiter first: the table's part). */
+typedef struct svc_fetch_waiter {
+	svc_flight_waiter base;
 	svc_fetch_cb cb;
 	void *arg;
-	struct svc_waiter *next;
-} svc_waiter;
+} svc_fetch_waiter;
 
-typedef struct svc_flight svc_flight;
+typedef struct svc_fetch_flight svc_fetch_flight;
 
-struct svc_flight {
+/* A fetch of one build ID (svc_flight first: its build ID and waiters, kept
+ * by the single-flight table of service/core/svc_flight.h). */
+struct svc_fetch_flight {
+	svc_flight base;
 	svc_fetcher *f;
-	sym_build_id id;
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	svc_fetch_kind kind;
-	svc_waiter *waiters, **wtail;
-	svc_flight *qnext;       /* download queue */
+	svc_fetch_flight *qnext;       /* download queue */
 	bool queued;
 	stor_kind want;          /* what the current walk looks for; NONE before the store check */
 	bool holding_exec;       /* the store holds the executable; look for debuginfo only */
@@ -95,25 +97,13 @@ struct svc_flight {
 	struct event *timer;     /* kick, backoff */
 	svc_http_req *req;
 	bool job_running;        /* a worker holds a job of this flight */
-	svc_flight *alt_wait;    /* the flight of the dwz file this one waits for */
+	svc_fetch_flight *alt_wait;    /* the flight of the dwz file this one waits for */
 	svc_fetch_result res;
 };
 
-static inline uint64_t svc_flight_key_hash(const sym_build_id *id)
-{
-	return sym_build_id_hash(id);
-}
-
-static inline bool svc_flight_key_eq(const sym_build_id *a, const sym_build_id *b)
-{
-	return sym_build_id_equal(a, b);
-}
-
-BASE_HASH_MAP(svc_flight_map, sym_build_id, svc_flight *, svc_flight_key_hash, svc_flight_key_eq)
-
 /* Flights waiting for a download slot, oldest first, at most max of them. */
 typedef struct svc_fetch_queue {
-	svc_flight *head, *tail;
+	svc_fetch_flight *head, *tail;
 	size_t len, max;
 	bool full_logged;        /* a refusal was logged; cleared when room is made */
 } svc_fetch_queue;
@@ -131,7 +121,7 @@ struct svc_fetcher {
 	bool owns_sources;       /* made from cfg.debug_dirs (else the caller's) */
 	svc_upstream *ups;
 	size_t n_ups;
-	svc_flight_map flights;  /* build ID -> its flight */
+	svc_flight_table flights; /* build ID -> its flight */
 	svc_fetch_queue queue;
 	int active;              /* downloads in flight */
 	bool shutting_down;
@@ -145,33 +135,33 @@ void svc_fetch_log(svc_fetcher *f, const char *fmt, ...) __attribute__((format(p
 
 /* ---- the flight table (svc_fetch_flight.c) ---- */
 
-svc_flight *svc_flight_find(svc_fetcher *f, const sym_build_id *id);
+svc_fetch_flight *svc_fetch_flight_find(svc_fetcher *f, const sym_build_id *id);
 /* A new flight of id with its first waiter, in the table, pinned, its store
  * check scheduled. NULL when out of memory (w is then still the caller's). */
-svc_flight *svc_flight_create(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
-			      svc_waiter *w);
-void svc_flight_add_waiter(svc_flight *fl, svc_waiter *w);
+svc_fetch_flight *svc_fetch_flight_create(svc_fetcher *f, const sym_build_id *id,
+					  svc_fetch_kind kind, svc_fetch_waiter *w);
+void svc_fetch_flight_add_waiter(svc_fetch_flight *fl, svc_fetch_waiter *w);
 /* Runs the flight's timer after delay_ms (the walk goes on from there). */
-void svc_flight_schedule(svc_flight *fl, int64_t delay_ms);
+void svc_fetch_flight_schedule(svc_fetch_flight *fl, int64_t delay_ms);
 /* Out of the table, the waiters called, the pin dropped, freed. */
-void svc_flight_finish(svc_flight *fl);
+void svc_fetch_flight_finish(svc_fetch_flight *fl);
 /* Shutdown: every flight's external waiters get SVC_FETCH_ERROR, all freed. */
-void svc_flight_abort_all(svc_fetcher *f, const char *why);
+void svc_fetch_flight_abort_all(svc_fetcher *f, const char *why);
 
 /* ---- the walk (svc_fetch_walk.c) ---- */
 
 /* The flight's timer: the store check first, then ask again after a backoff. */
-void svc_walk_on_timer(svc_flight *fl);
-void svc_walk_start(svc_flight *fl, stor_kind want);
+void svc_walk_on_timer(svc_fetch_flight *fl);
+void svc_walk_start(svc_fetch_flight *fl, stor_kind want);
 /* Asks the next upstream that may be asked, or ends the walk. */
-void svc_walk_next(svc_flight *fl);
+void svc_walk_next(svc_fetch_flight *fl);
 /* Keeps the first error of a walk (the most telling: the best server's). */
-void svc_walk_note(svc_flight *fl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void svc_walk_note(svc_fetch_flight *fl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For a walk of the executable: the expiry and text that say why there is no
  * debug info, stored with it. */
-void svc_walk_exec_meta(const svc_flight *fl, stor_meta *m);
+void svc_walk_exec_meta(const svc_fetch_flight *fl, stor_meta *m);
 /* The file is in the store: the result, then the dwz file when it needs one. */
-void svc_walk_succeed(svc_flight *fl, stor_kind kind, uint64_t size, const char *source,
+void svc_walk_succeed(svc_fetch_flight *fl, stor_kind kind, uint64_t size, const char *source,
 		      const sym_elf_info *info);
 /* The waiter callback of a dwz file's fetch. */
 void svc_walk_alt_done(const svc_fetch_result *res, void *arg);
@@ -182,7 +172,7 @@ typedef enum svc_job_type { SVC_JOB_LOCAL, SVC_JOB_STORE } svc_job_type;
 
 /* Work for a worker thread: find in the sources and/or check and store a file. */
 typedef struct svc_fetch_job {
-	svc_flight *fl;
+	svc_fetch_flight *fl;
 	svc_job_type type;
 	stor_kind want;
 	/* in */
@@ -202,7 +192,7 @@ typedef struct svc_fetch_job {
 /* A zeroed job; NULL when out of memory. */
 svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want);
 /* Hands the job to a worker; false (job freed) when that cannot be done. */
-bool svc_job_submit(svc_flight *fl, svc_fetch_job *j);
+bool svc_job_submit(svc_fetch_flight *fl, svc_fetch_job *j);
 
 static inline src_kind svc_fetch_src_kind(stor_kind k)
 {
@@ -217,16 +207,16 @@ static inline stor_kind svc_fetch_stor_kind(src_kind k)
 /* ---- downloads (svc_fetch_download.c, svc_fetch_queue.c) ---- */
 
 /* Starts the request of fl->server now (a slot is free). */
-void svc_download_start(svc_flight *fl);
+void svc_download_start(svc_fetch_flight *fl);
 
 void svc_queue_init(svc_fetch_queue *q, size_t max);
 /* Appends; false when the queue holds max flights already. */
-bool svc_queue_push(svc_fetch_queue *q, svc_flight *fl);
+bool svc_queue_push(svc_fetch_queue *q, svc_fetch_flight *fl);
 /* Takes fl out (no-op when it is not queued). */
-void svc_queue_remove(svc_fetch_queue *q, svc_flight *fl);
+void svc_queue_remove(svc_fetch_queue *q, svc_fetch_flight *fl);
 /* Starts fl's request when a slot is free, else queues it; when the queue is
  * full, refuses: SVC_E_OVERLOADED, and the caller ends the walk. */
-svc_errc svc_slot_request(svc_flight *fl, svc_error *err);
+svc_errc svc_slot_request(svc_fetch_flight *fl, svc_error *err);
 /* Starts queued flights whose server has room, oldest first. */
 void svc_slot_dispatch(svc_fetcher *f);
 

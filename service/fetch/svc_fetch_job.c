@@ -35,7 +35,7 @@ static void find_in_sources(svc_fetch_job *j)
 	for (size_t i = 0; i < f->n_sources; i++) {
 		src_file file;
 		sym_error err = {0};
-		src_status st = src_find(f->sources[i], &j->fl->id, svc_fetch_src_kind(j->want),
+		src_status st = src_find(f->sources[i], &j->fl->base.id, svc_fetch_src_kind(j->want),
 					 f->cfg.max_debuginfo_size, &file, &err);
 		if (err.code != SYM_OK)
 			snprintf(j->error, sizeof(j->error), "%s", err.msg);
@@ -66,7 +66,7 @@ static void job_work(void *arg)
 	} else {
 		sym_error err = {0};
 		src_kind kind = SRC_KIND_EXECUTABLE;
-		j->check = src_check_file(j->data, j->size, &j->fl->id, &kind, &j->info, &err);
+		j->check = src_check_file(j->data, j->size, &j->fl->base.id, &kind, &j->info, &err);
 		j->kind = svc_fetch_stor_kind(kind);
 		if (j->check != SYM_OK) {
 			snprintf(j->error, sizeof(j->error), "%s", err.msg);
@@ -85,14 +85,14 @@ static void job_work(void *arg)
 		memcpy(m.alt_id, j->info.alt_build_id.bytes, m.alt_len);
 	}
 	stor_error serr = {0};
-	j->stored = stor_put_file(f->store, j->fl->id.bytes, j->fl->id.len, &m, j->data, j->size,
+	j->stored = stor_put_file(f->store, j->fl->base.id.bytes, j->fl->base.id.len, &m, j->data, j->size,
 				  &serr);
 	if (j->stored != STOR_OK)
 		snprintf(j->error, sizeof(j->error), "%s", serr.msg);
 }
 
 /* Nothing in the sources: on to the upstreams. */
-static void local_missed(svc_flight *fl, svc_fetch_job *j)
+static void local_missed(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	if (j->found == SRC_TOO_LARGE)
 		fl->too_large = true;
@@ -104,7 +104,7 @@ static void local_missed(svc_flight *fl, svc_fetch_job *j)
 }
 
 /* A file that is not what we asked for: nothing stored, next source. */
-static void body_rejected(svc_flight *fl, svc_fetch_job *j)
+static void body_rejected(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	svc_fetcher *f = fl->f;
 	svc_upstream *u = &f->ups[fl->server];
@@ -118,10 +118,10 @@ static void body_rejected(svc_flight *fl, svc_fetch_job *j)
 }
 
 /* Debuginfo arrived meanwhile (an upload): that is the answer. */
-static void take_existing(svc_flight *fl, svc_fetch_job *j)
+static void take_existing(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	stor_meta m;
-	if (stor_get_meta(fl->f->store, fl->id.bytes, fl->id.len, &m, NULL) == STOR_OK) {
+	if (stor_get_meta(fl->f->store, fl->base.id.bytes, fl->base.id.len, &m, NULL) == STOR_OK) {
 		j->kind = m.kind;
 		j->size = m.size;
 		snprintf(j->source, sizeof(j->source), "%s", m.source);
@@ -133,7 +133,7 @@ static void take_existing(svc_flight *fl, svc_fetch_job *j)
 	j->stored = STOR_OK;
 }
 
-static void store_failed(svc_flight *fl, svc_fetch_job *j)
+static void store_failed(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	svc_fetcher *f = fl->f;
 	fl->res.status = j->stored == STOR_E_TOO_LARGE ? SVC_FETCH_TOO_LARGE : SVC_FETCH_ERROR;
@@ -143,13 +143,13 @@ static void store_failed(svc_flight *fl, svc_fetch_job *j)
 	else
 		f->st.errors++;
 	svc_fetch_log(f, "%s: %s", fl->hex, j->error);
-	svc_flight_finish(fl);
+	svc_fetch_flight_finish(fl);
 }
 
 static void job_done(void *arg, bool cancelled)
 {
 	svc_fetch_job *j = arg;
-	svc_flight *fl = j->fl;
+	svc_fetch_flight *fl = j->fl;
 	fl->job_running = false;
 	svc_fetcher *f = fl->f;
 	if (cancelled || f->shutting_down) {
@@ -176,7 +176,7 @@ static void job_done(void *arg, bool cancelled)
 	job_free(j);
 }
 
-bool svc_job_submit(svc_flight *fl, svc_fetch_job *j)
+bool svc_job_submit(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	j->fl = fl;
 	fl->job_running = true;

@@ -11,7 +11,7 @@ void svc_queue_init(svc_fetch_queue *q, size_t max)
 	*q = (svc_fetch_queue){.max = max};
 }
 
-bool svc_queue_push(svc_fetch_queue *q, svc_flight *fl)
+bool svc_queue_push(svc_fetch_queue *q, svc_fetch_flight *fl)
 {
 	if (q->len >= q->max)
 		return false;
@@ -26,12 +26,12 @@ bool svc_queue_push(svc_fetch_queue *q, svc_flight *fl)
 	return true;
 }
 
-void svc_queue_remove(svc_fetch_queue *q, svc_flight *fl)
+void svc_queue_remove(svc_fetch_queue *q, svc_fetch_flight *fl)
 {
 	if (!fl->queued)
 		return;
-	svc_flight *prev = NULL;
-	for (svc_flight *x = q->head; x; prev = x, x = x->qnext)
+	svc_fetch_flight *prev = NULL;
+	for (svc_fetch_flight *x = q->head; x; prev = x, x = x->qnext)
 		if (x == fl) {
 			if (prev)
 				prev->qnext = x->qnext;
@@ -55,9 +55,9 @@ static bool slot_free(const svc_fetcher *f, const svc_upstream *u)
 
 void svc_slot_dispatch(svc_fetcher *f)
 {
-	svc_flight *fl = f->queue.head;
+	svc_fetch_flight *fl = f->queue.head;
 	while (fl && f->active < f->cfg.max_concurrent_fetches) {
-		svc_flight *next = fl->qnext;
+		svc_fetch_flight *next = fl->qnext;
 		if (slot_free(f, &f->ups[fl->server])) {
 			svc_queue_remove(&f->queue, fl);
 			svc_download_start(fl);
@@ -66,7 +66,7 @@ void svc_slot_dispatch(svc_fetcher *f)
 	}
 }
 
-svc_errc svc_slot_request(svc_flight *fl, svc_error *err)
+svc_errc svc_slot_request(svc_fetch_flight *fl, svc_error *err)
 {
 	svc_fetcher *f = fl->f;
 	bool free_now = slot_free(f, &f->ups[fl->server]);

@@ -12,7 +12,7 @@
 
 #include "base/base_clock.h"
 
-void svc_walk_note(svc_flight *fl, const char *fmt, ...)
+void svc_walk_note(svc_fetch_flight *fl, const char *fmt, ...)
 {
 	if (fl->walk_error[0])
 		return;
@@ -22,7 +22,7 @@ void svc_walk_note(svc_flight *fl, const char *fmt, ...)
 	va_end(ap);
 }
 
-void svc_walk_exec_meta(const svc_flight *fl, stor_meta *m)
+void svc_walk_exec_meta(const svc_fetch_flight *fl, stor_meta *m)
 {
 	const svc_config *c = &fl->f->cfg;
 	m->neg_expiry = base_real_ms() + (fl->dbg_status == SVC_FETCH_ERROR ? c->error_cache_ttl_ms
@@ -34,30 +34,30 @@ void svc_walk_exec_meta(const svc_flight *fl, stor_meta *m)
 
 void svc_walk_alt_done(const svc_fetch_result *res, void *arg)
 {
-	svc_flight *fl = arg;
+	svc_fetch_flight *fl = arg;
 	fl->alt_wait = NULL;
 	fl->res.alt_status = res->status;
-	svc_flight_finish(fl);
+	svc_fetch_flight_finish(fl);
 }
 
 /* Waits for the dwz supplementary file; false when that cannot start, or would
  * wait on a flight that waits on this one (two files naming each other). */
-static bool start_alt(svc_flight *fl)
+static bool start_alt(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
-	if (sym_build_id_equal(&fl->res.alt_id, &fl->id))
+	if (sym_build_id_equal(&fl->res.alt_id, &fl->base.id))
 		return false;
-	svc_flight *other = svc_flight_find(f, &fl->res.alt_id);
+	svc_fetch_flight *other = svc_fetch_flight_find(f, &fl->res.alt_id);
 	if (other && other->alt_wait == fl)
 		return false;
 	if (svc_fetch_start(f, &fl->res.alt_id, SVC_FETCH_DEBUGINFO, svc_walk_alt_done, fl) != SYM_OK)
 		return false;
-	fl->alt_wait = svc_flight_find(f, &fl->res.alt_id);
+	fl->alt_wait = svc_fetch_flight_find(f, &fl->res.alt_id);
 	return true;
 }
 
 /* The result is filled; fetch the dwz file first when it names one. */
-static void finish_with_alt(svc_flight *fl, bool needs_alt, const sym_build_id *alt_id)
+static void finish_with_alt(svc_fetch_flight *fl, bool needs_alt, const sym_build_id *alt_id)
 {
 	if (needs_alt && fl->kind == SVC_FETCH_SYMBOLS) {
 		fl->res.has_alt = true;
@@ -66,10 +66,10 @@ static void finish_with_alt(svc_flight *fl, bool needs_alt, const sym_build_id *
 			return;
 		fl->res.alt_status = SVC_FETCH_ERROR;
 	}
-	svc_flight_finish(fl);
+	svc_fetch_flight_finish(fl);
 }
 
-void svc_walk_succeed(svc_flight *fl, stor_kind kind, uint64_t size, const char *source,
+void svc_walk_succeed(svc_fetch_flight *fl, stor_kind kind, uint64_t size, const char *source,
 		      const sym_elf_info *info)
 {
 	fl->res.status = SVC_FETCH_OK;
@@ -87,7 +87,7 @@ void svc_walk_succeed(svc_flight *fl, stor_kind kind, uint64_t size, const char 
 /* ---- the store check ----------------------------------------------------- */
 
 /* Answers from the store's record when it can; false: the walk must run. */
-static bool answer_from_store(svc_flight *fl, const stor_meta *m)
+static bool answer_from_store(svc_fetch_flight *fl, const stor_meta *m)
 {
 	svc_fetcher *f = fl->f;
 	bool fresh = base_real_ms() < m->neg_expiry;
@@ -112,7 +112,7 @@ static bool answer_from_store(svc_flight *fl, const stor_meta *m)
 				 : m->state == STOR_STATE_TOO_LARGE ? SVC_FETCH_TOO_LARGE
 								   : SVC_FETCH_ERROR;
 		snprintf(fl->res.error, sizeof(fl->res.error), "%s", m->last_error);
-		svc_flight_finish(fl);
+		svc_fetch_flight_finish(fl);
 		return true;
 	}
 	if (m->state == STOR_STATE_PRESENT) {
@@ -123,7 +123,7 @@ static bool answer_from_store(svc_flight *fl, const stor_meta *m)
 	return false;
 }
 
-void svc_walk_on_timer(svc_flight *fl)
+void svc_walk_on_timer(svc_fetch_flight *fl)
 {
 	if (fl->want != STOR_KIND_NONE) {
 		/* Backoff over (or a request that could not start): ask again. */
@@ -131,7 +131,7 @@ void svc_walk_on_timer(svc_flight *fl)
 		return;
 	}
 	stor_meta m;
-	if (stor_get_meta(fl->f->store, fl->id.bytes, fl->id.len, &m, NULL) == STOR_OK &&
+	if (stor_get_meta(fl->f->store, fl->base.id.bytes, fl->base.id.len, &m, NULL) == STOR_OK &&
 	    answer_from_store(fl, &m))
 		return;
 	svc_walk_start(fl, STOR_KIND_DEBUGINFO);
@@ -139,7 +139,7 @@ void svc_walk_on_timer(svc_flight *fl)
 
 /* ---- walking ------------------------------------------------------------- */
 
-void svc_walk_start(svc_flight *fl, stor_kind want)
+void svc_walk_start(svc_fetch_flight *fl, stor_kind want)
 {
 	fl->want = want;
 	fl->server = 0;
@@ -158,9 +158,9 @@ void svc_walk_start(svc_flight *fl, stor_kind want)
 	svc_walk_next(fl);
 }
 
-static void walk_exhausted(svc_flight *fl);
+static void walk_exhausted(svc_fetch_flight *fl);
 
-void svc_walk_next(svc_flight *fl)
+void svc_walk_next(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
 	while (fl->server < f->n_ups) {
@@ -188,7 +188,7 @@ void svc_walk_next(svc_flight *fl)
 }
 
 /* The status of a walk that found nothing; after the executable walk, of both. */
-static svc_fetch_status walk_status(const svc_flight *fl)
+static svc_fetch_status walk_status(const svc_fetch_flight *fl)
 {
 	svc_fetch_status st = fl->any_error   ? SVC_FETCH_ERROR
 			      : fl->too_large ? SVC_FETCH_TOO_LARGE
@@ -205,7 +205,7 @@ static svc_fetch_status walk_status(const svc_flight *fl)
 }
 
 /* Remembers the negative result st (why) in the store. */
-static void record_negative(svc_flight *fl, svc_fetch_status st, const char *why)
+static void record_negative(svc_fetch_flight *fl, svc_fetch_status st, const char *why)
 {
 	svc_fetcher *f = fl->f;
 	int64_t ttl = st == SVC_FETCH_ERROR ? f->cfg.error_cache_ttl_ms : f->cfg.negative_cache_ttl_ms;
@@ -215,16 +215,16 @@ static void record_negative(svc_flight *fl, svc_fetch_status st, const char *why
 	stor_error serr = {0};
 	/* A small metadata write (no file): fine on the loop. When the store holds
 	 * the executable, this only records that the debuginfo search failed. */
-	if (stor_put_negative(f->store, fl->id.bytes, fl->id.len, state, "sources", why,
+	if (stor_put_negative(f->store, fl->base.id.bytes, fl->base.id.len, state, "sources", why,
 			      base_real_ms() + ttl, &serr) != STOR_OK)
 		svc_fetch_log(f, "%s: recording negative result: %s", fl->hex, serr.msg);
 }
 
 /* The store still holds the executable: that is the answer, with why. */
-static bool answer_with_exec(svc_flight *fl, const char *why)
+static bool answer_with_exec(svc_fetch_flight *fl, const char *why)
 {
 	stor_meta m;
-	if (stor_get_meta(fl->f->store, fl->id.bytes, fl->id.len, &m, NULL) != STOR_OK ||
+	if (stor_get_meta(fl->f->store, fl->base.id.bytes, fl->base.id.len, &m, NULL) != STOR_OK ||
 	    m.state != STOR_STATE_PRESENT)
 		return false;
 	fl->res.status = SVC_FETCH_OK;
@@ -232,12 +232,12 @@ static bool answer_with_exec(svc_flight *fl, const char *why)
 	fl->res.size = m.size;
 	snprintf(fl->res.source, sizeof(fl->res.source), "%s", m.source);
 	snprintf(fl->res.error, sizeof(fl->res.error), "%s", why);
-	svc_flight_finish(fl);
+	svc_fetch_flight_finish(fl);
 	return true;
 }
 
 /* Ends a walk with nothing found: next walk, or the negative result. */
-static void walk_exhausted(svc_flight *fl)
+static void walk_exhausted(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
 	svc_fetch_status st = walk_status(fl);
@@ -268,5 +268,5 @@ static void walk_exhausted(svc_flight *fl)
 	case SVC_FETCH_TOO_LARGE: f->st.too_large++; break;
 	default: f->st.errors++; break;
 	}
-	svc_flight_finish(fl);
+	svc_fetch_flight_finish(fl);
 }

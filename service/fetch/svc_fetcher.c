@@ -48,21 +48,21 @@ sym_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind 
 		return SYM_E_INVALID;
 	if (f->shutting_down)
 		return SYM_E_INVALID;
-	svc_waiter *w = calloc(1, sizeof(*w));
+	svc_fetch_waiter *w = calloc(1, sizeof(*w));
 	if (!w)
 		return SYM_E_NOMEM;
 	w->cb = cb;
 	w->arg = arg;
 	f->st.started++;
-	svc_flight *fl = svc_flight_find(f, id);
+	svc_fetch_flight *fl = svc_fetch_flight_find(f, id);
 	if (fl) {
 		/* Single flight. A SYMBOLS request joining a DEBUGINFO-only flight
 		 * gets what that flight finds (the dwz case: files with no executable). */
 		f->st.joined++;
-		svc_flight_add_waiter(fl, w);
+		svc_fetch_flight_add_waiter(fl, w);
 		return SYM_OK;
 	}
-	if (!svc_flight_create(f, id, kind, w)) {
+	if (!svc_fetch_flight_create(f, id, kind, w)) {
 		free(w);
 		return SYM_E_NOMEM;
 	}
@@ -150,7 +150,7 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, sym_error *err)
 	f->store = o->store;
 	f->log = o->log;
 	f->log_arg = o->log_arg;
-	svc_flight_map_init(&f->flights);
+	svc_flight_table_init(&f->flights);
 	svc_queue_init(&f->queue, o->max_queued ? o->max_queued : SVC_FETCH_QUEUE_MAX);
 	char ua[128];
 	snprintf(ua, sizeof(ua), "symbolizer/%s (+debuginfod client)", SYMBOLIZER_VERSION);
@@ -189,8 +189,8 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	svc_pool_destroy(f->pool);
 	f->pool = NULL;
 	/* Owe every external waiter an answer. */
-	svc_flight_abort_all(f, "fetcher shutting down");
-	svc_flight_map_deinit(&f->flights);
+	svc_fetch_flight_abort_all(f, "fetcher shutting down");
+	svc_flight_table_deinit(&f->flights);
 	if (f->owns_sources)
 		for (size_t i = 0; i < f->n_sources; i++)
 			src_destroy(f->sources[i]);
@@ -205,7 +205,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 void svc_fetcher_get_stats(const svc_fetcher *f, svc_fetcher_stats *out)
 {
 	*out = f->st;
-	out->in_flight = svc_flight_map_size(&f->flights);
+	out->in_flight = svc_flight_count(&f->flights);
 	out->downloads = (size_t)f->active;
 	out->queued = f->queue.len;
 }

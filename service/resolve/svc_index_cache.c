@@ -1,37 +1,36 @@
 /*
  * svc_index_cache: refcounted LRU of loaded indexes (svc_index_cache.h).
- * A chained hash table by build ID and a doubly linked LRU list.
+ * A base_hash_map by build ID (the entries in the cache) and a doubly linked
+ * LRU list. svc_index_cache_get runs once per mapping of every call.
  */
 #include "service/resolve/svc_index_cache.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_expo.h"
+#include "base/base_hash_map.h"
+
+/* Instantiated in a .c file: clang warns of the map's functions this file does not use. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+BASE_HASH_MAP(entry_map, sym_build_id, svc_index_entry *, sym_build_id_hash, sym_build_id_equal)
+#pragma GCC diagnostic pop
+
 struct svc_index_cache {
-	svc_index_entry **buckets;
-	size_t n_buckets;            /* power of two */
+	entry_map map;               /* the entries in the cache */
 	svc_index_entry *lru_head;   /* least recently used */
 	svc_index_entry *lru_tail;   /* most recently used */
 	size_t max_bytes;
 	svc_index_cache_stats st;
 };
 
-static size_t hash_id(const sym_build_id *id)
-{
-	return (size_t)sym_build_id_hash(id);
-}
-
 svc_index_cache *svc_index_cache_create(size_t max_bytes)
 {
 	svc_index_cache *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->n_buckets = 256;
-	c->buckets = calloc(c->n_buckets, sizeof(*c->buckets));
-	if (!c->buckets) {
-		free(c);
-		return NULL;
-	}
+	entry_map_init(&c->map);
 	c->max_bytes = max_bytes;
 	c->st.max_bytes = max_bytes;
 	return c;
@@ -72,11 +71,7 @@ static void lru_append(svc_index_cache *c, svc_index_entry *e)
 /* Takes e out of the table and the list; frees it when nobody holds it. */
 static void detach(svc_index_cache *c, svc_index_entry *e)
 {
-	svc_index_entry **pp = &c->buckets[hash_id(&e->id) & (c->n_buckets - 1)];
-	while (*pp && *pp != e)
-		pp = &(*pp)->hnext_;
-	if (*pp)
-		*pp = e->hnext_;
+	entry_map_remove(&c->map, &e->id);
 	lru_unlink(c, e);
 	e->in_cache_ = false;
 	c->st.bytes -= e->bytes;
@@ -95,16 +90,14 @@ void svc_index_cache_destroy(svc_index_cache *c)
 		entry_free(e);
 		e = next;
 	}
-	free(c->buckets);
+	entry_map_deinit(&c->map);
 	free(c);
 }
 
 static svc_index_entry *find(const svc_index_cache *c, const sym_build_id *id)
 {
-	svc_index_entry *e = c->buckets[hash_id(id) & (c->n_buckets - 1)];
-	while (e && !sym_build_id_equal(&e->id, id))
-		e = e->hnext_;
-	return e;
+	svc_index_entry *const *e = entry_map_get(&c->map, id);
+	return e ? *e : NULL;
 }
 
 svc_index_entry *svc_index_cache_get(svc_index_cache *c, const sym_build_id *id)
@@ -119,27 +112,6 @@ svc_index_entry *svc_index_cache_get(svc_index_cache *c, const sym_build_id *id)
 	lru_append(c, e);
 	e->refs_++;
 	return e;
-}
-
-static void grow(svc_index_cache *c)
-{
-	size_t n = c->n_buckets * 2;
-	svc_index_entry **b = calloc(n, sizeof(*b));
-	if (!b)
-		return; /* longer chains, still correct */
-	for (size_t i = 0; i < c->n_buckets; i++) {
-		svc_index_entry *e = c->buckets[i];
-		while (e) {
-			svc_index_entry *next = e->hnext_;
-			size_t h = hash_id(&e->id) & (n - 1);
-			e->hnext_ = b[h];
-			b[h] = e;
-			e = next;
-		}
-	}
-	free(c->buckets);
-	c->buckets = b;
-	c->n_buckets = n;
 }
 
 static void evict(svc_index_cache *c)
@@ -179,11 +151,12 @@ svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id,
 	svc_index_entry *old = find(c, id);
 	if (old)
 		detach(c, old);
-	if (c->st.entries + 1 > c->n_buckets)
-		grow(c);
-	size_t h = hash_id(id) & (c->n_buckets - 1);
-	e->hnext_ = c->buckets[h];
-	c->buckets[h] = e;
+	svc_index_entry **slot = entry_map_put(&c->map, id, NULL);
+	if (!slot) {
+		entry_free(e);
+		return NULL;
+	}
+	*slot = e;
 	lru_append(c, e);
 	e->in_cache_ = true;
 	c->st.bytes += e->bytes;
@@ -218,4 +191,19 @@ void svc_index_cache_remove(svc_index_cache *c, const sym_build_id *id)
 void svc_index_cache_get_stats(const svc_index_cache *c, svc_index_cache_stats *out)
 {
 	*out = c->st;
+}
+
+void svc_index_cache_metrics_render(const svc_index_cache *c, base_buf *out)
+{
+	const svc_index_cache_stats *cs = &c->st;
+	base_expo_family(out, "symbolizer_index_cache_bytes", "gauge",
+			 "Bytes of the loaded indexes in memory.");
+	base_expo_u64(out, "symbolizer_index_cache_bytes", "", cs->bytes);
+	base_expo_family(out, "symbolizer_index_cache_max_bytes", "gauge", "Bound of the index cache.");
+	base_expo_u64(out, "symbolizer_index_cache_max_bytes", "", cs->max_bytes);
+	base_expo_family(out, "symbolizer_index_cache_entries", "gauge", "Indexes loaded in memory.");
+	base_expo_u64(out, "symbolizer_index_cache_entries", "", cs->entries);
+	base_expo_family(out, "symbolizer_index_cache_evictions_total", "counter",
+			 "Indexes dropped from memory to stay under the bound.");
+	base_expo_u64(out, "symbolizer_index_cache_evictions_total", "", cs->evictions);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base_buf.h"
 #include "symbolizer/sym_index.h"
 
 typedef struct svc_index_cache svc_index_cache;
@@ -36,7 +37,7 @@ typedef struct svc_index_entry {
 	void (*free_blob_)(void *blob);
 	unsigned refs_;
 	bool in_cache_;
-	struct svc_index_entry *hnext_, *prev_, *next_;
+	struct svc_index_entry *prev_, *next_;
 } svc_index_entry;
 
 typedef struct svc_index_cache_stats {
@@ -70,5 +71,9 @@ void svc_index_entry_release(svc_index_cache *c, svc_index_entry *e);
 void svc_index_cache_remove(svc_index_cache *c, const sym_build_id *id);
 
 void svc_index_cache_get_stats(const svc_index_cache *c, svc_index_cache_stats *out);
+
+/* Appends the cache's families to the /metrics exposition: symbolizer_index_cache_bytes,
+ * _max_bytes, _entries and _evictions_total. */
+void svc_index_cache_metrics_render(const svc_index_cache *c, base_buf *out);
 
 #endif

@@ -27,8 +27,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "service/fetch/svc_fetcher.h"
+#include "base/base_buf.h"
 #include "base/base_histogram.h"
+#include "service/fetch/svc_fetcher.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/core/svc_pool.h"
 #include "storage/stor_db.h"
@@ -115,5 +116,13 @@ const char *svc_resolver_waiter_stage(const svc_resolve_waiter *w);
 void svc_resolver_release(svc_resolver *r, svc_index_entry *e);
 
 const svc_resolver_stats *svc_resolver_get_stats(const svc_resolver *r);
+
+/*
+ * Appends the resolver's families to the /metrics exposition:
+ * symbolizer_cache_requests_total, symbolizer_resolutions_in_flight,
+ * symbolizer_index_builds_total, symbolizer_index_build_duration_seconds,
+ * symbolizer_stored_index_rejected_total, symbolizer_debuginfo_rechecks_total.
+ */
+void svc_resolver_metrics_render(const svc_resolver *r, base_buf *out);
 
 #endif

@@ -57,7 +57,7 @@ TEST(queue_bound)
 {
 	svc_fetch_queue q;
 	svc_queue_init(&q, 2);
-	svc_flight a = {0}, b = {0}, c = {0};
+	svc_fetch_flight a = {0}, b = {0}, c = {0};
 	CHECK(svc_queue_push(&q, &a));
 	CHECK(svc_queue_push(&q, &b));
 	CHECK(!svc_queue_push(&q, &c)); /* full: refused, not grown */

@@ -1,7 +1,7 @@
 /*
  * Unit tests of address normalization (svc_normalize_address, as pprof does it)
- * and of the index cache's references and bound (svc_index_cache), with real
- * indexes built from the compiled fixtures.
+ * and of the index cache (svc_index_cache): references, bound, many entries,
+ * replacement and removal, with real indexes built from the compiled fixtures.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -142,6 +142,77 @@ TEST(index_cache_references_and_bound)
 	CHECK_EQ_U(st.entries, 1);
 	CHECK_EQ_U(st.hits, 1);
 	svc_index_cache_destroy(c);
+}
+
+/* A copy of blob, loaded (the cache owns both once put). */
+static sym_index *load_copy(const void *blob, size_t size, void **copy)
+{
+	sym_index *idx = NULL;
+	sym_error err;
+	*copy = malloc(size);
+	if (!*copy)
+		return NULL;
+	memcpy(*copy, blob, size);
+	if (sym_index_load(*copy, size, &idx, &err) != SYM_OK) {
+		free(*copy);
+		return NULL;
+	}
+	return idx;
+}
+
+/* Many entries (the map grows), one replaced while held, half removed. */
+TEST(index_cache_many_entries_replace_remove)
+{
+	enum { N = 300 };
+	void *blob;
+	size_t size;
+	sym_index *first = index_fixture_load("c_O2_dw5", &blob, &size);
+	REQUIRE(first);
+	sym_index_destroy(first);
+	svc_index_cache *c = svc_index_cache_create(0);
+	REQUIRE(c);
+	sym_build_id ids[N];
+	for (int i = 0; i < N; i++) {
+		memset(&ids[i], 0, sizeof(ids[i]));
+		ids[i].len = 20;
+		ids[i].bytes[0] = (uint8_t)i;
+		ids[i].bytes[19] = (uint8_t)(i >> 8);
+		void *copy;
+		sym_index *idx = load_copy(blob, size, &copy);
+		REQUIRE(idx);
+		svc_index_entry *e = svc_index_cache_put(c, &ids[i], copy, size,
+							 index_fixture_free_blob, idx);
+		REQUIRE(e);
+		svc_index_entry_release(c, e);
+	}
+	svc_index_entry *held = svc_index_cache_get(c, &ids[7]);
+	REQUIRE(held);
+	void *copy;
+	sym_index *idx = load_copy(blob, size, &copy);
+	REQUIRE(idx);
+	svc_index_entry *fresh = svc_index_cache_put(c, &ids[7], copy, size,
+						     index_fixture_free_blob, idx);
+	REQUIRE(fresh && fresh != held);
+	svc_index_entry *got = svc_index_cache_get(c, &ids[7]);
+	CHECK(got == fresh);
+	svc_index_entry_release(c, got);
+	svc_index_entry_release(c, fresh);
+	CHECK(held->index != NULL); /* the replaced one lives while held */
+	svc_index_entry_release(c, held);
+	for (int i = 0; i < N; i += 2)
+		svc_index_cache_remove(c, &ids[i]);
+	for (int i = 0; i < N; i++) {
+		svc_index_entry *e = svc_index_cache_get(c, &ids[i]);
+		CHECK((e != NULL) == (i % 2 == 1));
+		svc_index_entry_release(c, e);
+	}
+	svc_index_cache_stats st;
+	svc_index_cache_get_stats(c, &st);
+	CHECK_EQ_U(st.entries, N / 2);
+	CHECK_EQ_U(st.inserts, N + 1);
+	CHECK_EQ_U(st.evictions, 0);
+	svc_index_cache_destroy(c);
+	free(blob);
 }
 
 TEST_MAIN()

@@ -1,7 +1,8 @@
 /*
  * test_stor_db: the object store's contract — file + metadata together, index
  * accounting, negative entries, no downgrade of debuginfo, LRU eviction under
- * the size bound honoring pins, persistence across reopen.
+ * the size bound honoring pins, persistence across reopen, the in-memory
+ * table past many entries, the store's /metrics families.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -435,6 +436,64 @@ TEST(concurrent_writers_readers_and_pins)
 	stor_get_stats(db, &st2);
 	CHECK_EQ_U(st2.bytes, st.bytes);
 	CHECK_EQ_U(st2.entries, st.entries);
+	stor_close(db);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* Many entries (the in-memory map grows; open reloads them all), then the
+ * store's metric families, as /metrics shows them. */
+TEST(many_entries_reopen_and_metrics)
+{
+	char *dir = temp_dir();
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	enum { N = 700 };
+	uint8_t id[20] = {0};
+	stor_meta m = {.kind = STOR_KIND_DEBUGINFO};
+	for (int n = 0; n < N; n++) {
+		id[0] = (uint8_t)n;
+		id[1] = (uint8_t)(n >> 8);
+		fake_now++;
+		REQUIRE(stor_put_file(db, id, 20, &m, "0123456789", 10, NULL) == STOR_OK);
+	}
+	id[0] = id[1] = 0;
+	REQUIRE(stor_put_index(db, id, 20, "index", 5, NULL) == STOR_OK);
+	stor_stats st;
+	stor_get_stats(db, &st);
+	uint64_t bytes = st.bytes;
+	stor_close(db);
+	db = open_db(dir, 1u << 30);
+	REQUIRE(db);
+	stor_get_stats(db, &st);
+	CHECK_EQ_U(st.entries, N);
+	CHECK_EQ_U(st.files, N);
+	CHECK_EQ_U(st.indexes, 1);
+	CHECK_EQ_U(st.bytes, bytes);
+	for (int n = 0; n < N; n += 99) {
+		id[0] = (uint8_t)n;
+		id[1] = (uint8_t)(n >> 8);
+		stor_meta got;
+		CHECK(stor_get_meta(db, id, 20, &got, NULL) == STOR_OK);
+	}
+
+	base_buf b;
+	base_buf_init(&b, 1 << 20);
+	stor_db_metrics_render(db, &b);
+	REQUIRE(base_buf_append(&b, "", 1));
+	const char *text = (const char *)b.data;
+	char line[128];
+	snprintf(line, sizeof(line), "\nsymbolizer_store_bytes %llu\n", (unsigned long long)bytes);
+	CHECK(strstr(text, line) != NULL);
+	const char *head = "# HELP symbolizer_store_bytes Logical size of everything in the store.\n"
+			   "# TYPE symbolizer_store_bytes gauge\n";
+	CHECK(strncmp(text, head, strlen(head)) == 0);
+	CHECK(strstr(text, "\nsymbolizer_store_max_bytes 1073741824\n") != NULL);
+	CHECK(strstr(text, "\nsymbolizer_store_entries 700\n") != NULL);
+	CHECK(strstr(text, "\nsymbolizer_store_indexes 1\n") != NULL);
+	CHECK(strstr(text, "# TYPE symbolizer_store_evictions_total counter\n"
+			   "symbolizer_store_evictions_total 0\n") != NULL);
+	base_buf_deinit(&b);
 	stor_close(db);
 	rm_rf(dir);
 	free(dir);

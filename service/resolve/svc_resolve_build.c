@@ -1,0 +1,132 @@
+/*
+ * svc_resolve_build: a flight's BUILD step (svc_resolver_impl.h). On a
+ * worker, the index is built from the file in the store (a dwz supplementary
+ * file is read from the store too), written back to the store and loaded;
+ * back on the loop the build is counted and timed, and the flight ends.
+ */
+#include "service/resolve/svc_resolver_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/base_clock.h"
+#include "base/base_log.h"
+
+static bool alt_resolve(void *ctx, const sym_build_id *id, const char *path, const void **data,
+			size_t *size)
+{
+	(void)path;
+	svc_resolve_flight *f = ctx;
+	if (f->alt_held)
+		stor_blob_release(&f->alt_blob);
+	f->alt_held = false;
+	stor_error serr;
+	if (stor_get_file(f->r->o.store, id->bytes, id->len, &f->alt_blob, NULL, &serr) != STOR_OK)
+		return false;
+	f->alt_held = true;
+	*data = f->alt_blob.data;
+	*size = f->alt_blob.size;
+	return true;
+}
+
+/* The flight's result for a failed build. */
+static void build_failed(svc_resolve_flight *f, sym_errc rc, const sym_error *err)
+{
+	svc_resolve_status s = rc == SYM_E_NO_SYMBOLS ? SVC_RESOLVE_NO_SYMBOLS
+			       : rc == SYM_E_TOO_LARGE ? SVC_RESOLVE_TOO_LARGE
+						       : SVC_RESOLVE_ERROR;
+	if (rc == SYM_E_MISSING_ALT && f->has_alt) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(&f->alt_id, hex);
+		snprintf(f->error, sizeof(f->error), "dwz supplementary file %s: %s", hex,
+			 svc_fetch_status_name(f->alt_status));
+		f->status = s;
+	} else {
+		svc_resolve_flight_fail(f, s, "index build: %.200s", err->msg);
+	}
+}
+
+/* Stores the built index (a failure is only logged) and loads it. */
+static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size)
+{
+	const sym_build_id *id = &f->fl.id;
+	stor_error serr;
+	if (stor_put_index(f->r->o.store, id->bytes, id->len, blob, blob_size, &serr) != STOR_OK) {
+		char hex[SYM_BUILD_ID_HEX_MAX], q[320];
+		sym_build_id_to_hex(id, hex);
+		base_logf(BASE_LOG_WARN, "index not stored", "build_id=%s error=%s", hex,
+			  base_log_quote(q, sizeof(q), serr.msg));
+	}
+	sym_error err;
+	if (sym_index_load(blob, blob_size, &f->index, &err) != SYM_OK) {
+		free(blob);
+		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "index load: %.200s", err.msg);
+		return;
+	}
+	f->blob = blob;
+	f->blob_size = blob_size;
+	f->status = SVC_RESOLVE_OK;
+}
+
+static void build_work(void *arg)
+{
+	svc_resolve_flight *f = arg;
+	svc_resolver *r = f->r;
+	int64_t t0 = base_mono_ns();
+	stor_blob file;
+	stor_error serr;
+	if (stor_get_file(r->o.store, f->fl.id.bytes, f->fl.id.len, &file, NULL, &serr) != STOR_OK) {
+		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "store: %.200s", serr.msg);
+		return;
+	}
+	sym_build_options bo = {
+		.max_decompressed_bytes = r->o.max_decompressed_bytes,
+		.alt_resolver = alt_resolve,
+		.alt_ctx = f,
+		.threads = r->o.build_threads,
+	};
+	sym_error err = {0};
+	void *blob = NULL;
+	size_t blob_size = 0;
+	sym_errc rc = sym_index_build(file.data, file.size, &bo, &blob, &blob_size, &err);
+	stor_blob_release(&file);
+	if (f->alt_held)
+		stor_blob_release(&f->alt_blob);
+	f->alt_held = false;
+	f->build_seconds = base_seconds_since(t0);
+	if (rc != SYM_OK)
+		build_failed(f, rc, &err);
+	else
+		keep_built(f, blob, blob_size);
+}
+
+static void build_done(void *arg, bool cancelled)
+{
+	svc_resolve_flight *f = arg;
+	svc_resolver *r = f->r;
+	if (cancelled) {
+		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
+		svc_resolve_flight_finish(f);
+		return;
+	}
+	base_histogram_observe(&r->st.build_seconds, f->build_seconds);
+	if (f->status == SVC_RESOLVE_OK)
+		r->st.builds_ok++;
+	else
+		r->st.builds_failed++;
+	if (f->status == SVC_RESOLVE_OK) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(&f->fl.id, hex);
+		sym_index_info info;
+		sym_index_get_info(f->index, &info);
+		base_logf(BASE_LOG_INFO, "index built",
+			  "build_id=%s seconds=%.3f index_bytes=%zu ranges=%u functions=%u", hex,
+			  f->build_seconds, f->blob_size, info.n_ranges, info.n_functions);
+	}
+	svc_resolve_flight_finish(f);
+}
+
+bool svc_resolve_build_start(svc_resolve_flight *f)
+{
+	return svc_pool_submit(f->r->o.pool, f, build_work, build_done);
+}

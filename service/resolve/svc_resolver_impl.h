@@ -1,0 +1,123 @@
+/*
+ * svc_resolver_impl: what the resolver's files share inside service/resolve/
+ * (not for use outside it): the resolver object, a flight (one build ID on
+ * its way LOAD -> FETCH -> BUILD -> done, on svc_flight's single-flight
+ * table), and the steps each file owns:
+ *   svc_resolver.c           create/destroy, the API
+ *   svc_resolve_flight.c     a flight's start and end (cache it, or remember it)
+ *   svc_resolve_load.c       LOAD: the index from the store (worker)
+ *   svc_resolve_fetch.c      FETCH: debug info into the store (fetcher); rechecks
+ *   svc_resolve_build.c      BUILD: the index build (worker)
+ *   svc_resolve_negative.c   the failures remembered for a while
+ *   svc_resolver_metrics.c   the resolver's metric families
+ * Loop thread only, except the *_work functions, which run on a worker and
+ * touch only their flight.
+ */
+#ifndef SVC_RESOLVER_IMPL_H
+#define SVC_RESOLVER_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base_hash_map.h"
+#include "service/core/svc_flight.h"
+#include "service/resolve/svc_resolver.h"
+
+#define SVC_RESOLVE_NEG_TTL_CAP_MS 60000
+
+enum svc_resolve_stage { SVC_RESOLVE_STAGE_LOAD, SVC_RESOLVE_STAGE_FETCH, SVC_RESOLVE_STAGE_BUILD };
+
+struct svc_resolve_waiter {
+	svc_flight_waiter fw;     /* first: the waiter of svc_flight */
+	svc_resolve_cb cb;
+	void *arg;
+};
+
+typedef struct svc_resolve_flight {
+	svc_flight fl;            /* first: the flight of svc_flight (id, waiters) */
+	svc_resolver *r;
+	enum svc_resolve_stage stage;
+	bool from_executable;     /* the index is (to be) built from an executable alone */
+	bool recheck;             /* started by a cache hit on such an index, to find debug info */
+	bool pinned, alt_pinned;
+	bool has_alt;
+	sym_build_id alt_id;
+	svc_fetch_status alt_status;
+	/* Filled on the worker. */
+	void *blob;               /* the index blob (malloc'ed, 8-byte aligned) */
+	size_t blob_size;
+	sym_index *index;
+	svc_resolve_status status;
+	char error[SYM_ERROR_MSG_MAX];
+	double build_seconds;
+	bool stored_rejected;
+	stor_blob alt_blob;       /* the dwz file while a build runs */
+	bool alt_held;
+} svc_resolve_flight;
+
+/* A failure remembered until expiry_ms (monotonic). */
+typedef struct svc_resolve_negative {
+	sym_build_id id;
+	svc_resolve_status status;
+	char error[SYM_ERROR_MSG_MAX];
+	int64_t expiry_ms;
+} svc_resolve_negative;
+
+/* Keyed by a pointer to the record's own id: 16 bytes a slot. */
+typedef const sym_build_id *svc_resolve_neg_key;
+
+static inline uint64_t svc_resolve_neg_hash(const svc_resolve_neg_key *k)
+{
+	return sym_build_id_hash(*k);
+}
+
+static inline bool svc_resolve_neg_eq(const svc_resolve_neg_key *a, const svc_resolve_neg_key *b)
+{
+	return sym_build_id_equal(*a, *b);
+}
+
+BASE_HASH_MAP(svc_resolve_neg_map, svc_resolve_neg_key, svc_resolve_negative *,
+	      svc_resolve_neg_hash, svc_resolve_neg_eq)
+
+struct svc_resolver {
+	svc_resolver_options o;
+	svc_flight_table flights;
+	svc_resolve_neg_map negs;
+	bool stopping;
+	svc_resolver_stats st;
+};
+
+static inline svc_resolve_flight *svc_resolve_flight_of(svc_flight *f)
+{
+	return (svc_resolve_flight *)f;
+}
+
+/* svc_resolve_flight.c */
+/* A new flight for id at stage, in the table (NULL: out of memory). */
+svc_resolve_flight *svc_resolve_flight_new(svc_resolver *r, const sym_build_id *id,
+					   enum svc_resolve_stage stage);
+/* Takes a flight that never started out of the table and frees it. */
+void svc_resolve_flight_drop(svc_resolve_flight *f);
+/* Sets the flight's result: status, and the error text fmt with what. */
+void svc_resolve_flight_fail(svc_resolve_flight *f, svc_resolve_status status, const char *fmt,
+			     const char *what);
+/* Ends a flight: caches or remembers the result, then calls every waiter. */
+void svc_resolve_flight_finish(svc_resolve_flight *f);
+
+/* The steps; false when the step could not be queued (the caller ends the flight). */
+bool svc_resolve_load_start(svc_resolve_flight *f);   /* svc_resolve_load.c */
+bool svc_resolve_fetch_start(svc_resolve_flight *f);  /* svc_resolve_fetch.c */
+bool svc_resolve_build_start(svc_resolve_flight *f);  /* svc_resolve_build.c */
+
+/* svc_resolve_fetch.c: looking again for the debug info of an index built
+ * from an executable alone; the interval between two looks. */
+void svc_resolve_recheck(svc_resolver *r, svc_index_entry *e);
+int64_t svc_resolve_recheck_interval_ms(const svc_resolver *r);
+
+/* svc_resolve_negative.c */
+const svc_resolve_negative *svc_resolve_neg_find(svc_resolver *r, const sym_build_id *id);
+void svc_resolve_neg_remember(svc_resolver *r, const sym_build_id *id, svc_resolve_status status,
+			      const char *error);
+void svc_resolve_neg_clear(svc_resolver *r);
+
+#endif

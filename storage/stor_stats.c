@@ -1,0 +1,43 @@
+/*
+ * stor_stats: the store's counters (stor_get_stats, stor_db.h) and its
+ * metric families for /metrics (stor_db_metrics_render), which the HTTP room
+ * joins into the exposition; names and labels are what dashboards read.
+ */
+#include "storage/stor_db.h"
+#include "storage/stor_db_impl.h"
+
+#include <pthread.h>
+
+#include "base/base_expo.h"
+
+void stor_get_stats(stor_db *db, stor_stats *out)
+{
+	pthread_mutex_lock(&db->mu);
+	out->bytes = db->bytes;
+	out->max_bytes = db->max_bytes;
+	out->entries = db->stored_entries;
+	out->files = db->files;
+	out->indexes = db->indexes;
+	out->evictions = db->evictions;
+	out->pinned = db->pinned;
+	pthread_mutex_unlock(&db->mu);
+}
+
+void stor_db_metrics_render(stor_db *db, base_buf *out)
+{
+	stor_stats ss;
+	stor_get_stats(db, &ss);
+	base_expo_family(out, "symbolizer_store_bytes", "gauge",
+			 "Logical size of everything in the store.");
+	base_expo_u64(out, "symbolizer_store_bytes", "", ss.bytes);
+	base_expo_family(out, "symbolizer_store_max_bytes", "gauge", "Bound of the store (0: none).");
+	base_expo_u64(out, "symbolizer_store_max_bytes", "", ss.max_bytes);
+	base_expo_family(out, "symbolizer_store_entries", "gauge",
+			 "Build IDs with a record in the store.");
+	base_expo_u64(out, "symbolizer_store_entries", "", ss.entries);
+	base_expo_family(out, "symbolizer_store_indexes", "gauge", "Build IDs with a stored index.");
+	base_expo_u64(out, "symbolizer_store_indexes", "", ss.indexes);
+	base_expo_family(out, "symbolizer_store_evictions_total", "counter",
+			 "Store entries evicted to stay under the bound.");
+	base_expo_u64(out, "symbolizer_store_evictions_total", "", ss.evictions);
+}
