@@ -43,6 +43,9 @@ static inline uint32_t base_hash_tag(uint64_t h)
 	return (uint32_t)h | 1u;
 }
 
+/* A map's functions: a file that instantiates the map uses only some of them. */
+#define BASE_HASH_MAP_FN_ static inline __attribute__((unused))
+
 #define BASE_HASH_MAP(name, key_type, value_type, hash_fn, eq_fn)                          \
 	typedef struct name##_entry {                                                      \
 		key_type key;                                                              \
@@ -54,40 +57,40 @@ static inline uint32_t base_hash_tag(uint64_t h)
 		size_t cap, len;                                                           \
 	} name;                                                                            \
                                                                                            \
-	static inline void name##_init(name *m) { *m = (name){0}; }                        \
-	static inline void name##_deinit(name *m)                                          \
+	BASE_HASH_MAP_FN_ void name##_init(name *m) { *m = (name){0}; }                    \
+	BASE_HASH_MAP_FN_ void name##_deinit(name *m)                                      \
 	{                                                                                  \
 		free(m->tags);                                                             \
 		free(m->entries);                                                          \
 		*m = (name){0};                                                            \
 	}                                                                                  \
-	static inline size_t name##_size(const name *m) { return m->len; }                 \
-	static inline void name##_clear(name *m)                                           \
+	BASE_HASH_MAP_FN_ size_t name##_size(const name *m) { return m->len; }             \
+	BASE_HASH_MAP_FN_ void name##_clear(name *m)                                       \
 	{                                                                                  \
 		if (m->tags)                                                               \
 			memset(m->tags, 0, m->cap * sizeof(*m->tags));                     \
 		m->len = 0;                                                                \
 	}                                                                                  \
-	static inline size_t name##_home_(const name *m, uint32_t tag)                     \
+	BASE_HASH_MAP_FN_ size_t name##_home_(const name *m, uint32_t tag)                 \
 	{                                                                                  \
 		return (size_t)(tag >> 1) & (m->cap - 1);                                  \
 	}                                                                                  \
 	/* The slot of key, or of the empty slot where it would go. */                     \
-	static inline size_t name##_find_(const name *m, const key_type *key, uint32_t tag)  \
+	BASE_HASH_MAP_FN_ size_t name##_find_(const name *m, const key_type *key, uint32_t tag) \
 	{                                                                                  \
 		size_t i = name##_home_(m, tag);                                           \
-		while (m->tags[i] && !(m->tags[i] == tag && eq_fn(&m->entries[i].key, key)))   \
+		while (m->tags[i] && !(m->tags[i] == tag && eq_fn(&m->entries[i].key, key))) \
 			i = (i + 1) & (m->cap - 1);                                        \
 		return i;                                                                  \
 	}                                                                                  \
-	static inline value_type *name##_get(const name *m, const key_type *key)           \
+	BASE_HASH_MAP_FN_ value_type *name##_get(const name *m, const key_type *key)       \
 	{                                                                                  \
 		if (!m->len)                                                               \
 			return NULL;                                                       \
 		size_t i = name##_find_(m, key, base_hash_tag(hash_fn(key)));              \
 		return m->tags[i] ? &m->entries[i].value : NULL;                           \
 	}                                                                                  \
-	static inline bool name##_grow_(name *m)                                           \
+	BASE_HASH_MAP_FN_ bool name##_grow_(name *m)                                       \
 	{                                                                                  \
 		size_t cap = m->cap ? m->cap * 2 : 16;                                     \
 		uint32_t *tags = calloc(cap, sizeof(*tags));                               \
@@ -114,7 +117,7 @@ static inline uint32_t base_hash_tag(uint64_t h)
 		free(old.entries);                                                         \
 		return true;                                                               \
 	}                                                                                  \
-	static inline value_type *name##_put(name *m, const key_type *key, bool *inserted)  \
+	BASE_HASH_MAP_FN_ value_type *name##_put(name *m, const key_type *key, bool *inserted) \
 	{                                                                                  \
 		uint32_t tag = base_hash_tag(hash_fn(key));                                \
 		if (m->len) {                                                              \
@@ -136,7 +139,7 @@ static inline uint32_t base_hash_tag(uint64_t h)
 			*inserted = true;                                                  \
 		return &m->entries[i].value;                                               \
 	}                                                                                  \
-	static inline bool name##_remove(name *m, const key_type *key)                     \
+	BASE_HASH_MAP_FN_ bool name##_remove(name *m, const key_type *key)                 \
 	{                                                                                  \
 		if (!m->len)                                                               \
 			return false;                                                      \
@@ -158,7 +161,7 @@ static inline uint32_t base_hash_tag(uint64_t h)
 		m->len--;                                                                  \
 		return true;                                                               \
 	}                                                                                  \
-	static inline name##_entry *name##_next(const name *m, size_t *pos)                \
+	BASE_HASH_MAP_FN_ name##_entry *name##_next(const name *m, size_t *pos)            \
 	{                                                                                  \
 		for (; *pos < m->cap; (*pos)++)                                            \
 			if (m->tags[*pos])                                                 \

@@ -11,11 +11,7 @@
 #include "base/base_expo.h"
 #include "base/base_hash_map.h"
 
-/* Instantiated in a .c file: clang warns of the map's functions this file does not use. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
 BASE_HASH_MAP(entry_map, sym_build_id, svc_index_entry *, sym_build_id_hash, sym_build_id_equal)
-#pragma GCC diagnostic pop
 
 struct svc_index_cache {
 	entry_map map;               /* the entries in the cache */
