@@ -100,7 +100,7 @@ int svc_source_local_find(char *const *dirs, size_t n_dirs, const sym_build_id *
 		}
 		if (r == 0)
 			continue;
-		stor_kind kind;
+		stor_kind kind = STOR_KIND_NONE;
 		sym_elf_info info;
 		sym_error cerr = {0};
 		if (svc_check_file(buf, len, id, &kind, &info, &cerr) != SYM_OK ||
