@@ -31,35 +31,39 @@ line_for() {
 	esac
 }
 
-if ! files=$(git ls-files 2>/dev/null) || [ -z "$files" ]; then
-	echo "spdx.sh: not a git checkout; nothing to do" >&2
-	exit 77
-fi
+# All in one function, read whole before it runs: this script edits itself.
+main() {
+	if ! files=$(git ls-files 2>/dev/null) || [ -z "$files" ]; then
+		echo "spdx.sh: not a git checkout; nothing to do" >&2
+		exit 77
+	fi
 
-bad=0
-while IFS= read -r f; do
-	[ -f "$f" ] || continue
-	line=$(line_for "$f")
-	[ "$line" = - ] && continue
-	case $(head -n 3 "$f") in *SPDX-License-Identifier:*) continue ;; esac
-	if [ -z "$line" ]; then
-		echo "spdx.sh: $f: no rule for this kind of file (add one to line_for)" >&2
-		bad=1
-		continue
-	fi
-	if [ $check = 1 ]; then
-		echo "spdx.sh: $f: no SPDX-License-Identifier line" >&2
-		bad=1
-		continue
-	fi
-	tmp=$(mktemp)
-	if [ "$(head -c 2 "$f")" = "#!" ]; then
-		{ head -n 1 "$f"; echo "$line"; tail -n +2 "$f"; } >"$tmp"
-	else
-		{ echo "$line"; cat "$f"; } >"$tmp"
-	fi
-	cat "$tmp" >"$f" # keeps the file's mode
-	rm -f "$tmp"
-	echo "spdx.sh: $f"
-done <<<"$files"
-exit $bad
+	bad=0
+	while IFS= read -r f; do
+		[ -f "$f" ] || continue
+		line=$(line_for "$f")
+		[ "$line" = - ] && continue
+		case $(head -n 3 "$f") in *SPDX-License-Identifier:*) continue ;; esac
+		if [ -z "$line" ]; then
+			echo "spdx.sh: $f: no rule for this kind of file (add one to line_for)" >&2
+			bad=1
+			continue
+		fi
+		if [ $check = 1 ]; then
+			echo "spdx.sh: $f: no SPDX-License-Identifier line" >&2
+			bad=1
+			continue
+		fi
+		tmp=$(mktemp)
+		if [ "$(head -c 2 "$f")" = "#!" ]; then
+			{ head -n 1 "$f"; echo "$line"; tail -n +2 "$f"; } >"$tmp"
+		else
+			{ echo "$line"; cat "$f"; } >"$tmp"
+		fi
+		cat "$tmp" >"$f" # keeps the file's mode
+		rm -f "$tmp"
+		echo "spdx.sh: $f"
+	done <<<"$files"
+	return $bad
+}
+main; exit
