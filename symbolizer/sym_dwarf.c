@@ -194,7 +194,12 @@ static uint64_t die_key(struct walk *w, Dwarf_Die *die)
 	return dwarf_dieoffset(die) << 1 | alt;
 }
 
-/* The interned display name: demangled linkage name, else the name. */
+/*
+ * The interned display name: the demangled linkage name, else the name. A
+ * linkage name that is not a mangled one (_Z, _R) is an assembler label
+ * (glibc's __GI_getaddrinfo for getaddrinfo): the source name is shown, the
+ * label stays the linkage (system) name.
+ */
 static uint32_t display_name(struct walk *w, const char *name, const char *linkage)
 {
 	if (linkage) {
@@ -204,6 +209,8 @@ static uint32_t display_name(struct walk *w, const char *name, const char *linka
 			free(d);
 			return off;
 		}
+		if (!sym_is_mangled(linkage) && name && *name)
+			return sym_strtab_add_cstr(&w->out->strs, name);
 		return sym_strtab_add_cstr(&w->out->strs, linkage);
 	}
 	return sym_strtab_add_cstr(&w->out->strs, name);

@@ -37,6 +37,7 @@ import sys
 
 TOOL_TIMEOUT = 1200  # seconds; a hang fails the test instead of blocking ctest
 
+MANGLED_RE = re.compile(r"^_[ZR]")
 VERSION_RE = re.compile(r"@@?[A-Za-z0-9_.]+$")
 # Suffixes GCC gives to the parts and clones it makes of a function.
 CLONE_RE = re.compile(r"((\.|  ?\(\.)(cold|part|isra|constprop|lto_priv|localalias|hot)"
@@ -365,6 +366,11 @@ class Comparer:
                 self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a):
             # The same linkage name, which we demangled: either LLVM's demangler
             # spells it differently or it failed and printed it mangled.
+            if tm[k][0] == b and not MANGLED_RE.match(b):
+                # Not a mangled name: an assembler label (glibc's __GI_foo), which
+                # llvm-symbolizer prints and we keep as the system name, showing
+                # DWARF's DW_AT_name, the name the source calls.
+                return "label"
             return "demangle-failure" if tm[k][0] == b and b.startswith("_Z") else "spelling"
         if k == len(t) - 1 and b in self.syms.aliases(addr):
             # llvm-symbolizer replaced the outermost name by the .symtab name b.
@@ -460,7 +466,7 @@ def main():
             if c_ok:
                 g_chain += 1
                 for cls in sorted({v for v in verdicts if v not in ("eq",)}):
-                    name = {"spelling": "demangler-spelling",
+                    name = {"spelling": "demangler-spelling", "label": "llvm-asm-label",
                             "demangle-failure": "llvm-wrong-not-demangled",
                             "override": "llvm-symtab-override"}[cls]
                     if cls == "override" and CLONE_RE.search(t[-1][0]):
@@ -492,9 +498,9 @@ def main():
         for name, (cnt, addr, o, t) in sorted(explained.items()):
             print("    %-22s %5d  %s" % (name, cnt, EXPLAINED_WHY[name]))
             print("      e.g. 0x%x: ours %r, llvm-symbolizer %r" % (
-                addr, short_name(o[-1][0] if "demangl" not in name else
+                addr, short_name(o[-1][0] if "demangl" not in name and "label" not in name else
                                  first_diff_name(o, t)[0]),
-                short_name(t[-1][0] if "demangl" not in name else
+                short_name(t[-1][0] if "demangl" not in name and "label" not in name else
                            first_diff_name(o, t)[1])))
     if bad:
         by_class = {}
@@ -528,6 +534,9 @@ def main():
 EXPLAINED_WHY = {
     "demangler-spelling": "same linkage name; libiberty and LLVM's demangler spell it "
                           "differently (checked with --no-demangle on both sides)",
+    "llvm-asm-label": "same linkage name, an assembler label (C's asm(\"__GI_foo\")); "
+                      "llvm-symbolizer prints the label, we print DW_AT_name, the source "
+                      "name (checked with --no-demangle on both sides)",
     "llvm-wrong-not-demangled": "LLVM's demangler failed on a valid linkage name and "
                                 "llvm-symbolizer printed it mangled; ours is libiberty's "
                                 "demangling of that same name (checked with --no-demangle)",
