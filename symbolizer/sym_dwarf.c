@@ -36,11 +36,17 @@ struct walk {
 	size_t file_strs_cap;
 	uint32_t order;
 	base_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
+	base_vec aranges;          /* .debug_aranges by unit offset (struct unit_arange), read once */
+	bool aranges_read;
 	char path[MAX_PATH_BYTES];
 };
 
 struct addr_range {
 	uint64_t lo, hi;
+};
+
+struct unit_arange {
+	uint64_t unit, lo, hi;
 };
 
 static sym_errc fail_nomem(struct walk *w)
@@ -103,7 +109,66 @@ static int cmp_range(const void *pa, const void *pb)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-/* The unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges), sorted; none if absent. */
+static int cmp_unit_arange(const void *pa, const void *pb)
+{
+	const struct unit_arange *a = pa, *b = pb;
+	if (a->unit != b->unit)
+		return a->unit < b->unit ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Reads .debug_aranges once, sorted by unit offset. */
+static sym_errc read_aranges(struct walk *w)
+{
+	w->aranges_read = true;
+	Dwarf_Aranges *ar;
+	size_t n;
+	if (dwarf_getaranges(w->dw, &ar, &n) != 0)
+		return SYM_OK; /* none, or refused: units without ranges then answer no lines */
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr lo;
+		Dwarf_Word len;
+		Dwarf_Off unit;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &lo, &len, &unit) != 0 || !len)
+			continue;
+		struct unit_arange *r = base_vec_push(&w->aranges);
+		if (!r)
+			return fail_nomem(w);
+		*r = (struct unit_arange){unit, lo, lo + len};
+	}
+	if (w->aranges.len > 1)
+		qsort(w->aranges.data, w->aranges.len, sizeof(struct unit_arange), cmp_unit_arange);
+	return SYM_OK;
+}
+
+/* The .debug_aranges entries of the current unit, for a unit without ranges of its own. */
+static sym_errc unit_aranges(struct walk *w)
+{
+	if (!w->aranges_read && read_aranges(w))
+		return w->rc;
+	uint64_t unit = dwarf_dieoffset(&w->cudie) - dwarf_cuoffset(&w->cudie);
+	const struct unit_arange *a = w->aranges.data;
+	size_t lo = 0, hi = w->aranges.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid].unit < unit)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < w->aranges.len && a[lo].unit == unit; lo++) {
+		struct addr_range *r = base_vec_push(&w->cu_ranges);
+		if (!r)
+			return fail_nomem(w);
+		*r = (struct addr_range){a[lo].lo, a[lo].hi};
+	}
+	return SYM_OK;
+}
+
+/*
+ * The unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges, else its
+ * .debug_aranges entries), sorted; none if absent.
+ */
 static sym_errc load_cu_ranges(struct walk *w)
 {
 	Dwarf_Addr base, lo, hi;
@@ -117,6 +182,8 @@ static sym_errc load_cu_ranges(struct walk *w)
 			return fail_nomem(w);
 		*r = (struct addr_range){lo, hi};
 	}
+	if (w->cu_ranges.len == 0 && unit_aranges(w))
+		return w->rc;
 	if (w->cu_ranges.len > 1)
 		qsort(w->cu_ranges.data, w->cu_ranges.len, sizeof(struct addr_range), cmp_range);
 	return SYM_OK;
@@ -143,8 +210,6 @@ static sym_errc push_clipped(struct walk *w, size_t *cursor, uint64_t lo, uint64
 			     uint32_t file, int line, int col)
 {
 	size_t n = w->cu_ranges.len;
-	if (n == 0)
-		return push_line(w, lo, hi, file, line, col);
 	const struct addr_range *r = w->cu_ranges.data;
 	while (*cursor < n && r[*cursor].hi <= lo)
 		(*cursor)++;
@@ -161,6 +226,12 @@ static sym_errc collect_lines(struct walk *w)
 	size_t cursor = 0;
 	if (load_cu_ranges(w))
 		return w->rc;
+	/*
+	 * A unit that covers no address answers no line (an LTO unit's early
+	 * debug info: its rows describe code that other units or none cover).
+	 */
+	if (w->cu_ranges.len == 0)
+		return SYM_OK;
 	Dwarf_Lines *lines;
 	size_t n;
 	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0)
@@ -433,6 +504,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	sym_map64_init(&w.funcs);
 	sym_map64_init(&w.imported);
 	base_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
+	base_vec_init(&w.aranges, sizeof(struct unit_arange), SYM_MAX_SPANS);
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -449,6 +521,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	}
 	free(w.file_strs);
 	base_vec_deinit(&w.cu_ranges);
+	base_vec_deinit(&w.aranges);
 	sym_map64_deinit(&w.funcs);
 	sym_map64_deinit(&w.imported);
 	return rc;
