@@ -11,6 +11,7 @@
 #include "symbolizer/sym_dwarf.h"
 #include "symbolizer/sym_demangle.h"
 #include "symbolizer/sym_map64.h"
+#include "symbolizer/sym_qualify.h"
 
 #include <dwarf.h>
 #include <stdbool.h>
@@ -24,6 +25,7 @@ struct walk {
 	sym_collect *out;
 	sym_map64 funcs;          /* origin DIE key -> function index */
 	sym_map64 imported;       /* partial units already walked */
+	sym_qualify qualify;      /* names of subprograms without a linkage name */
 	sym_error *err;
 	sym_errc rc;
 	/* per unit */
@@ -329,7 +331,15 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 	struct sym_ix_func f = {0};
 	f.name = sym_strtab_add_cstr(&w->out->strs, name);
 	f.linkage = sym_strtab_add_cstr(&w->out->strs, linkage);
-	f.display = display_name(w, name, linkage);
+	if (!linkage && name && name_die && !w->is_c) {
+		/* No linkage name: the namespaces and classes around the name's DIE. */
+		const char *qual = sym_qualify_name(&w->qualify, name_die, name);
+		if (!qual)
+			return fail_nomem(w), UINT32_MAX;
+		f.display = sym_strtab_add_cstr(&w->out->strs, qual);
+	} else {
+		f.display = display_name(w, name, linkage);
+	}
 	if (decl) {
 		int line = 0;
 		dwarf_decl_line(decl, &line);
@@ -503,6 +513,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	struct walk w = {.dw = dw, .out = out, .err = err};
 	sym_map64_init(&w.funcs);
 	sym_map64_init(&w.imported);
+	sym_qualify_init(&w.qualify, dw);
 	base_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
 	base_vec_init(&w.aranges, sizeof(struct unit_arange), SYM_MAX_SPANS);
 	Dwarf_CU *cu = NULL;
@@ -524,5 +535,6 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	base_vec_deinit(&w.aranges);
 	sym_map64_deinit(&w.funcs);
 	sym_map64_deinit(&w.imported);
+	sym_qualify_deinit(&w.qualify);
 	return rc;
 }
