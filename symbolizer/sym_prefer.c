@@ -79,6 +79,42 @@ static bool ends_anonymous(const char *qual, size_t qi, size_t *start)
 	return false;
 }
 
+/* Start of the <...> list that ends at s[n - 1] == '>', or n when unbalanced. */
+static size_t list_start(const char *s, size_t n)
+{
+	int depth = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (s[i] == '>')
+			depth++;
+		else if (s[i] == '<' && --depth == 0)
+			return i;
+	}
+	return n;
+}
+
+/*
+ * Template arguments naming a lambda: GCC's DWARF writes the lambda's function
+ * with its parameters (f(int)::<lambda(int)>), libiberty without (f::{lambda(int)#1}):
+ * such lists are compared as wildcards. Others must be equal (identical code
+ * folding makes Buffer<int> and Buffer<unsigned> one address).
+ */
+static bool skip_lambda_args(const char *qual, size_t *qi, const char *d, size_t *di)
+{
+	if (*qi == 0 || *di == 0 || qual[*qi - 1] != '>' || d[*di - 1] != '>')
+		return false;
+	size_t qs = list_start(qual, *qi), ds = list_start(d, *di);
+	if (qs == *qi || ds == *di)
+		return false;
+	bool lambda = false;
+	for (size_t i = qs; i + 7 <= *qi && !lambda; i++)
+		lambda = !strncmp(qual + i, "lambda(", 7);
+	if (!lambda)
+		return false;
+	*qi = qs;
+	*di = ds;
+	return true;
+}
+
 bool sym_prefer_matches(const char *qual, const char *demangled, size_t *name_len)
 {
 	size_t dn = without_clones(demangled, strlen(demangled));
@@ -96,6 +132,8 @@ bool sym_prefer_matches(const char *qual, const char *demangled, size_t *name_le
 			di--;
 			continue;
 		}
+		if (skip_lambda_args(qual, &qi, demangled, &di))
+			continue;
 		if (di > 0 && demangled[di - 1] == '}' && ends_anonymous(qual, qi, &anon)) {
 			int depth = 0;
 			while (di > 0) {

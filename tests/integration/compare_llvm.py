@@ -38,6 +38,8 @@ import sys
 TOOL_TIMEOUT = 1200  # seconds; a hang fails the test instead of blocking ctest
 
 MANGLED_RE = re.compile(r"^_[ZR]")
+# libiberty's spelling of clone suffixes: foo(int) [clone .isra.0] [clone .cold]
+LIBIBERTY_CLONE_RE = re.compile(r"( \[clone \.[^\]]+\])+$")
 VERSION_RE = re.compile(r"@@?[A-Za-z0-9_.]+$")
 # Suffixes GCC gives to the parts and clones it makes of a function.
 CLONE_RE = re.compile(r"((\.|  ?\(\.)(cold|part|isra|constprop|lto_priv|localalias|hot)"
@@ -124,6 +126,29 @@ class Symbols:
                     if d != strip_version(n):
                         self.demangled.setdefault(n, set()).add(d)
 
+    def demangle_one(self, name):
+        """libiberty's demangling (c++filt) of name, cached; None if not mangled."""
+        if not hasattr(self, "_dm_cache"):
+            self._dm_cache = {}
+        if name not in self._dm_cache:
+            p = run(["c++filt"], name + "\n")
+            d = p.stdout.rstrip("\n") if p.returncode == 0 else ""
+            self._dm_cache[name] = d if d and d != name else None
+        return self._dm_cache[name]
+
+    def alias_form(self, a, addr):
+        """Whether a is a .symtab name of a symbol containing addr (demangled,
+        clone suffixes dropped), or the name part of one (without parameters)."""
+        want = a.replace(" ", "")
+        for n in self.aliases(addr):
+            n = LIBIBERTY_CLONE_RE.sub("", CLONE_RE.sub("", n))
+            if n.replace(" ", "") == want:
+                return True
+            part = name_part(n).replace(" ", "")
+            if part == want or (part.endswith(want) and part[-len(want) - 1] in ": *&"):
+                return True
+        return False
+
     def containing(self, addr):
         """Starts of the FUNC ranges that contain addr (innermost last)."""
         i = bisect.bisect_right(self.starts, addr) - 1
@@ -178,6 +203,22 @@ class Symbols:
             k = rng.randrange(len(self.starts))
             out.append(self.starts[k] + rng.randrange(self.sizes[k]))
         return out
+
+
+def name_part(n):
+    """A demangled function name without its parameters and qualifiers."""
+    n = re.sub(r"( const| volatile| &&| &| noexcept)+$", "", n)
+    if not n.endswith(")"):
+        return n
+    depth = 0
+    for i in range(len(n) - 1, -1, -1):
+        if n[i] == ")":
+            depth += 1
+        elif n[i] == "(":
+            depth -= 1
+            if depth == 0:
+                return n[:i]
+    return n
 
 
 def build_id(path):
@@ -358,12 +399,27 @@ class Comparer:
         return short, o_mangled, t_mangled
 
     def name_verdict(self, k, addr, o, t, sh, om, tm):
-        """'eq', 'spelling', 'override' or 'diff' for frame k."""
+        """'eq', 'qualified', 'libiberty', 'alias', 'label', 'spelling',
+        'demangle-failure', 'override' or 'diff' for frame k."""
         a, b = o[k][0], t[k][0]
         if self.name_eq(a, b, addr):
             return "eq"
-        if (om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t) and
-                self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a):
+        if a.endswith("::" + b):
+            # Ours qualified from the DIE's parents where llvm-symbolizer prints
+            # DWARF's bare DW_AT_name (inlined frames, functions without a
+            # linkage name): the same function, more fully named.
+            return "qualified"
+        same_len = om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t)
+        if same_len and MANGLED_RE.match(tm[k][0]):
+            # llvm-symbolizer's mangled name, demangled by libiberty as ours is.
+            dm = self.syms.demangle_one(strip_version(tm[k][0]))
+            if dm and (a == dm or a == LIBIBERTY_CLONE_RE.sub("", dm)):
+                return "libiberty"
+        if k == len(t) - 1 and self.syms.alias_form(a, addr):
+            # Outermost: ours is (the name part of) another .symtab name of the
+            # address: identical code folded, or C1/C2 constructor aliases.
+            return "alias"
+        if (same_len and self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a):
             # The same linkage name, which we demangled: either LLVM's demangler
             # spells it differently or it failed and printed it mangled.
             if tm[k][0] == b and not MANGLED_RE.match(b):
@@ -383,7 +439,10 @@ class Comparer:
             if (om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t)
                     and CLONE_RE.sub("", tm[k][0]) == om[k][0]):
                 return "override"
-            if sh and (self.args.no_inlines or len(sh) == len(t)) and sh[-1][0] == a:
+            # Ours bare where llvm-symbolizer's .symtab name is qualified is ours
+            # to fix (issue 10: qualified names), not an llvm-symbolizer quirk.
+            if (sh and (self.args.no_inlines or len(sh) == len(t)) and sh[-1][0] == a and
+                    ("::" not in CLONE_RE.sub("", b) or "::" in a)):
                 return "override"
         return "diff"
 
@@ -467,6 +526,8 @@ def main():
                 g_chain += 1
                 for cls in sorted({v for v in verdicts if v not in ("eq",)}):
                     name = {"spelling": "demangler-spelling", "label": "llvm-asm-label",
+                            "qualified": "ours-qualified", "libiberty": "llvm-demangler",
+                            "alias": "symtab-alias",
                             "demangle-failure": "llvm-wrong-not-demangled",
                             "override": "llvm-symtab-override"}[cls]
                     if cls == "override" and CLONE_RE.search(t[-1][0]):
@@ -534,6 +595,12 @@ def main():
 EXPLAINED_WHY = {
     "demangler-spelling": "same linkage name; libiberty and LLVM's demangler spell it "
                           "differently (checked with --no-demangle on both sides)",
+    "ours-qualified": "ours is llvm-symbolizer's bare DW_AT_name qualified by the DIE's "
+                      "namespaces and classes (ours ends in '::' + llvm-symbolizer's)",
+    "llvm-demangler": "llvm-symbolizer's mangled name (--no-demangle) demangled by libiberty, "
+                      "as ours is, equals ours (LLVM 14's demangler spells or fails otherwise)",
+    "symtab-alias": "ours is another .symtab name of the same code (identical code folding, "
+                    "C1/C2 constructor aliases), or its name without parameters",
     "llvm-asm-label": "same linkage name, an assembler label (C's asm(\"__GI_foo\")); "
                       "llvm-symbolizer prints the label, we print DW_AT_name, the source "
                       "name (checked with --no-demangle on both sides)",
@@ -589,7 +656,8 @@ def diagnose(cmp, addr, o, t, verdicts, loc_ok):
                 "label at 0x%x inside the sized FUNC %s, whose name we print"
                 % (t[-1][0], syms.labels[strip_version(t[-1][0])], sym))
     if (len(o) == 1 and len(t) == 1 and o[0][1] == "??" and t[0][1] != "??" and t[0][2] == 0
-            and cmp.name_eq(of, tf, addr) and syms.stt_file(addr) == t[0][1]):
+            and (cmp.name_eq(of, tf, addr) or cmp.name_eq(of, CLONE_RE.sub("", tf), addr))
+            and syms.stt_file(addr) == t[0][1]):
         return ("llvm-stt-file", "llvm-symbolizer takes the file name from the STT_FILE "
                 "symbol before the local symbol in .symtab (line 0); we print ??")
     if (len(o) == len(t) and all(x[1] != "??" and y[1] == "??" and y[2] == 0 for x, y in
