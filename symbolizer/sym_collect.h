@@ -19,7 +19,7 @@ typedef struct sym_span {
 	uint64_t lo, hi;
 	uint32_t a;      /* scope: scope id;   line: file string */
 	uint32_t b;      /* scope: depth;      line: line */
-	uint32_t c;      /*                    line: column */
+	uint32_t c;      /* symbol: has aliases; line: column */
 	uint32_t order;  /* tie-break: position in the source */
 } sym_span;
 

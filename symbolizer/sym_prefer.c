@@ -98,14 +98,15 @@ static size_t list_start(const char *s, size_t n)
  * such lists are compared as wildcards. Others must be equal (identical code
  * folding makes Buffer<int> and Buffer<unsigned> one address).
  */
-static bool skip_lambda_args(const char *qual, size_t *qi, const char *d, size_t *di)
+static bool skip_lambda_args(const char *qual, size_t *qi, const char *d, size_t *di,
+			     bool any_args)
 {
 	if (*qi == 0 || *di == 0 || qual[*qi - 1] != '>' || d[*di - 1] != '>')
 		return false;
 	size_t qs = list_start(qual, *qi), ds = list_start(d, *di);
 	if (qs == *qi || ds == *di)
 		return false;
-	bool lambda = false;
+	bool lambda = any_args;
 	for (size_t i = qs; i + 7 <= *qi && !lambda; i++)
 		lambda = !strncmp(qual + i, "lambda(", 7);
 	if (!lambda)
@@ -115,7 +116,41 @@ static bool skip_lambda_args(const char *qual, size_t *qi, const char *d, size_t
 	return true;
 }
 
-bool sym_prefer_matches(const char *qual, const char *demangled, size_t *name_len)
+/* Skips an ABI tag ("[abi:cxx11]", which DWARF names lack) ending at d[*di - 1]. */
+static bool skip_abi_tag(const char *d, size_t *di)
+{
+	if (*di == 0 || d[*di - 1] != ']')
+		return false;
+	size_t i = *di - 1;
+	while (i > 0 && d[i] != '[')
+		i--;
+	if (strncmp(d + i, "[abi:", 5) != 0)
+		return false;
+	*di = i;
+	return true;
+}
+
+/*
+ * Skips the parameters of an enclosing function ("f(int)::Local" where DWARF
+ * writes "f::Local"), ending at d[*di - 1].
+ */
+static bool skip_params(const char *qual, size_t qi, const char *d, size_t *di)
+{
+	if (*di == 0 || d[*di - 1] != ')' || qual[qi - 1] != ':')
+		return false;
+	int depth = 0;
+	for (size_t i = *di; i-- > 0;) {
+		if (d[i] == ')')
+			depth++;
+		else if (d[i] == '(' && --depth == 0) {
+			*di = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool sym_prefer_matches(const char *qual, const char *demangled, bool any_args, size_t *name_len)
 {
 	size_t dn = without_clones(demangled, strlen(demangled));
 	size_t de = name_end(demangled, dn);
@@ -132,7 +167,8 @@ bool sym_prefer_matches(const char *qual, const char *demangled, size_t *name_le
 			di--;
 			continue;
 		}
-		if (skip_lambda_args(qual, &qi, demangled, &di))
+		if (skip_lambda_args(qual, &qi, demangled, &di, any_args) ||
+		    skip_abi_tag(demangled, &di) || skip_params(qual, qi, demangled, &di))
 			continue;
 		if (di > 0 && demangled[di - 1] == '}' && ends_anonymous(qual, qi, &anon)) {
 			int depth = 0;
@@ -205,7 +241,7 @@ sym_errc sym_prefer_symbol_names(sym_collect *all, const base_vec *symbol_spans,
 		const char *d = sym_strtab_get(&all->strs, yf->display);
 		size_t len;
 		if (!yf->linkage ||
-		    !sym_prefer_matches(sym_strtab_get(&all->strs, f->display), d, &len))
+		    !sym_prefer_matches(sym_strtab_get(&all->strs, f->display), d, !y->c, &len))
 			continue;
 		char *copy = strndup(d, len);  /* d moves if the table grows */
 		uint32_t off = copy ? sym_strtab_add(&all->strs, copy, len) : SYM_STR_NONE;

@@ -18,9 +18,13 @@
  * Whether demangled (a .symtab name, clone suffixes allowed) names the function
  * qual (a DWARF qualified name without parameters): qual is its name part, or
  * the tail of it after "::" or a return type. Anonymous classes of qual match
- * any {...} component (libiberty's {lambda(int)#1}).
+ * any {...} component (libiberty's {lambda(int)#1}), ABI tags are skipped, and
+ * template argument lists are compared as wildcards where they name a lambda
+ * or when any_args (DWARF writes 1, 62, long unsigned int where libiberty
+ * writes 1ul, (unsigned short)62, unsigned long): the builder allows it for a
+ * symbol that is alone at its address, so not an identical-code-folded one.
  */
-bool sym_prefer_matches(const char *qual, const char *demangled, size_t *name_len);
+bool sym_prefer_matches(const char *qual, const char *demangled, bool any_args, size_t *name_len);
 
 /*
  * For each function of all without a linkage name whose outermost scope's

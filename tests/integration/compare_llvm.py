@@ -444,6 +444,10 @@ class Comparer:
             if (sh and (self.args.no_inlines or len(sh) == len(t)) and sh[-1][0] == a and
                     ("::" not in CLONE_RE.sub("", b) or "::" in a)):
                 return "override"
+            # Ours is that DW_AT_name qualified from the DIE's parents.
+            if (sh and (self.args.no_inlines or len(sh) == len(t)) and
+                    a.endswith("::" + sh[-1][0])):
+                return "override"
         return "diff"
 
 
