@@ -205,6 +205,55 @@ class Symbols:
         return out
 
 
+def llvm_blind(o, t, ok_k):
+    """Whether the frames differ only where llvm-symbolizer has no function name."""
+    if len(t) == 1 and t[0][0] == "??" and o[0][0] != "??":
+        return True
+    return (len(o) == len(t) and any(y[0] == "??" for y in t) and
+            all(ok or (y[0] == "??" and (y[1] == "??" or x[1:3] == y[1:3]))
+                for ok, x, y in zip(ok_k, o, t)))
+
+
+def symbolize_eu(args, addrs):
+    """eu-addr2line's (function, file, line) of each address, None when it has none."""
+    text = "".join("0x%x\n" % a for a in addrs)
+    p = run(["eu-addr2line", "-a", "-f", "-C", "-e", args.elf], text)
+    out, cur = [], None
+    lines = p.stdout.split("\n")
+    i = 0
+    while i < len(lines):
+        if re.match(r"^0x[0-9a-f]+$", lines[i]):
+            if i + 2 < len(lines):
+                m = (re.match(r"^(.*):(\d+):\d+$", lines[i + 2]) or
+                     re.match(r"^(.*):(\d+)$", lines[i + 2]))
+                cur = (lines[i + 1], m.group(1), int(m.group(2))) if m else None
+            out.append(cur if cur and cur[0] != "??" else None)
+            i += 3
+            continue
+        i += 1
+    if len(out) != len(addrs):
+        print("compare_llvm: eu-addr2line: %d answers for %d addresses" % (len(out), len(addrs)),
+              file=sys.stderr)
+        return [None] * len(addrs)
+    return out
+
+
+def eu_agrees(cmp, addr, o, e):
+    """eu-addr2line prints the .symtab function and the innermost line: ours
+    must have that line innermost and that function outermost."""
+    name, path, line = e
+    if (o[0][1], o[0][2]) != (path, line):
+        return False
+    a, b = no_clone(o[-1][0]), no_clone(name)
+    return (a == b or cmp.syms.alias_form(o[-1][0], addr) or a.endswith("::" + b) or
+            name_part(b).replace(" ", "").endswith(name_part(a).replace(" ", "")))
+
+
+def no_clone(n):
+    """n without GCC's clone suffixes, in llvm's (.cold) or libiberty's ([clone .cold]) spelling."""
+    return LIBIBERTY_CLONE_RE.sub("", CLONE_RE.sub("", n))
+
+
 def name_part(n):
     """A demangled function name without its parameters and qualifiers."""
     n = re.sub(r"( const| volatile| &&| &| noexcept)+$", "", n)
@@ -404,12 +453,19 @@ class Comparer:
         a, b = o[k][0], t[k][0]
         if self.name_eq(a, b, addr):
             return "eq"
-        if a.endswith("::" + b):
+        nb = no_clone(b)
+        if (a.endswith("::" + b) or a.endswith("::" + nb) or
+                ("(" not in nb and name_part(a).endswith("::" + nb))):
             # Ours qualified from the DIE's parents where llvm-symbolizer prints
             # DWARF's bare DW_AT_name (inlined frames, functions without a
             # linkage name): the same function, more fully named.
             return "qualified"
         same_len = om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t)
+        if no_clone(a) == no_clone(b):
+            # One function, its clone named differently: ours from DWARF (the
+            # clone's linkage name, foo [clone .constprop.0]), llvm-symbolizer's
+            # from .symtab (that clone's .cold part, foo.constprop.0.cold).
+            return "clone"
         if same_len and MANGLED_RE.match(tm[k][0]):
             # llvm-symbolizer's mangled name, demangled by libiberty as ours is.
             dm = self.syms.demangle_one(strip_version(tm[k][0]))
@@ -469,6 +525,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--min-innermost", type=float, default=99.5)
     ap.add_argument("--min-chain", type=float, default=99.0)
+    ap.add_argument("--max-lines-alone", type=int, default=0,
+                    help="addresses whose innermost file:line neither llvm-symbolizer nor "
+                         "eu-addr2line gives (default 0)")
     ap.add_argument("--no-inlines", action="store_true", help="both tools without inline frames")
     ap.add_argument("--no-demangle", action="store_true", help="both tools without demangling")
     ap.add_argument("--show", type=int, default=30, help="disagreements to list (default 30)")
@@ -511,6 +570,7 @@ def main():
     g_inner, g_chain = s_inner, s_chain
     explained = {}   # class -> [count, example]
     bad = []         # (addr, o, t, innermost_ok, class, why)
+    blind = []       # llvm-symbolizer without a name for some frame: asked of eu-addr2line
     if cands:
         short, om_all, tm_all = cmp.explain(cands, ours, theirs)
         for i, (addr, o, t) in enumerate(cands):
@@ -531,13 +591,28 @@ def main():
                 for cls in sorted({v for v in verdicts if v not in ("eq",)}):
                     name = {"spelling": "demangler-spelling", "label": "llvm-asm-label",
                             "qualified": "ours-qualified", "libiberty": "llvm-demangler",
-                            "alias": "symtab-alias",
+                            "alias": "symtab-alias", "clone": "clone-suffix",
                             "demangle-failure": "llvm-wrong-not-demangled",
                             "override": "llvm-symtab-override"}[cls]
                     if cls == "override" and CLONE_RE.search(t[-1][0]):
                         name = "llvm-wrong-clone-name"
                     e = explained.setdefault(name, [0, addr, o, t])
                     e[0] += 1
+                continue
+            if llvm_blind(o, t, ok_k):
+                blind.append((addr, o, t, i_ok, verdicts, loc_ok))
+                continue
+            cls, why = diagnose(cmp, addr, o, t, verdicts, loc_ok)
+            bad.append((addr, o, t, i_ok, cls, why))
+        # Where llvm-symbolizer reads no name (a dwz file it cannot open),
+        # eu-addr2line (elfutils, which does) is the other witness.
+        eu = symbolize_eu(args, [b[0] for b in blind]) if blind else []
+        for (addr, o, t, i_ok, verdicts, loc_ok), e in zip(blind, eu):
+            if e and eu_agrees(cmp, addr, o, e):
+                g_inner += not i_ok
+                g_chain += 1
+                ex = explained.setdefault("llvm-unread-eu-agrees", [0, addr, o, t])
+                ex[0] += 1
                 continue
             cls, why = diagnose(cmp, addr, o, t, verdicts, loc_ok)
             bad.append((addr, o, t, i_ok, cls, why))
@@ -591,7 +666,17 @@ def main():
                     print("  0x%x  [%s] %s" % (addr, cls, why[:150]))
             if len(items) > args.show:
                 print("  ... %d more [%s]" % (len(items) - args.show, c))
-    ok = pct(g_inner) >= args.min_innermost and pct(g_chain) >= args.min_chain
+    # A line is ours alone when neither llvm-symbolizer nor eu-addr2line gives it.
+    mine = [(a, o) for a, o, t in zip(addrs, ours, theirs)
+            if o[0][2] != 0 and o[0][1:3] != t[0][1:3]]
+    eu_mine = symbolize_eu(args, [a for a, _ in mine]) if mine and not args.peer else []
+    alone = [(a, o) for (a, o), e in zip(mine, eu_mine) if not e or e[1:3] != o[0][1:3]]
+    print("  lines neither llvm-symbolizer nor eu-addr2line gives: %d (max %d)" % (
+        len(alone), args.max_lines_alone))
+    for a, o in alone[:args.show]:
+        print("    0x%x  %s:%d" % (a, o[0][1], o[0][2]))
+    ok = (pct(g_inner) >= args.min_innermost and pct(g_chain) >= args.min_chain and
+          len(alone) <= args.max_lines_alone)
     print("compare_llvm: %s" % ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 
@@ -605,6 +690,11 @@ EXPLAINED_WHY = {
                       "as ours is, equals ours (LLVM 14's demangler spells or fails otherwise)",
     "symtab-alias": "ours is another .symtab name of the same code (identical code folding, "
                     "C1/C2 constructor aliases), or its name without parameters",
+    "llvm-unread-eu-agrees": "llvm-symbolizer 14 has no name for a frame (DWARF in a dwz file "
+                             "it cannot read); eu-addr2line gives our innermost file:line and "
+                             "our outermost function; the frames llvm-symbolizer reads agree",
+    "clone-suffix": "the same function; ours names the clone from DWARF, llvm-symbolizer "
+                    "from .symtab (a part of that clone: foo.constprop.0.cold)",
     "llvm-asm-label": "same linkage name, an assembler label (C's asm(\"__GI_foo\")); "
                       "llvm-symbolizer prints the label, we print DW_AT_name, the source "
                       "name (checked with --no-demangle on both sides)",
