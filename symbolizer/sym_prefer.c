@@ -136,7 +136,7 @@ static bool skip_abi_tag(const char *d, size_t *di)
  */
 static bool skip_params(const char *qual, size_t qi, const char *d, size_t *di)
 {
-	if (*di == 0 || d[*di - 1] != ')' || qual[qi - 1] != ':')
+	if (*di == 0 || d[*di - 1] != ')' || d[*di] != ':' || qual[qi - 1] == ')')
 		return false;
 	int depth = 0;
 	for (size_t i = *di; i-- > 0;) {
