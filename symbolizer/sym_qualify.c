@@ -17,17 +17,22 @@
 
 struct sym_qualify_node {
 	Dwarf_Die die;
+	uint64_t start, end; /* DIE keys it encloses: [own key, next sibling's), end open: ~0 */
 	uint32_t parent;     /* enclosing namespace, class or subprogram, or NO_NODE */
 	int tag;
 	char *qual;          /* this scope's qualified name, once computed */
+};
+
+struct sym_qualify_unit {
+	uint32_t first, count;
 };
 
 void sym_qualify_init(sym_qualify *q, Dwarf *dw)
 {
 	memset(q, 0, sizeof(*q));
 	q->dw = dw;
-	sym_qualify_map_init(&q->nodes);
 	sym_qualify_map_init(&q->units);
+	base_vec_init(&q->unit_vec, sizeof(struct sym_qualify_unit), (size_t)UINT32_MAX - 1);
 	base_vec_init(&q->node_vec, sizeof(struct sym_qualify_node), (size_t)UINT32_MAX - 1);
 }
 
@@ -36,7 +41,7 @@ void sym_qualify_deinit(sym_qualify *q)
 	for (size_t i = 0; i < q->node_vec.len; i++)
 		free(BASE_VEC_AT(&q->node_vec, struct sym_qualify_node, i).qual);
 	base_vec_deinit(&q->node_vec);
-	sym_qualify_map_deinit(&q->nodes);
+	base_vec_deinit(&q->unit_vec);
 	sym_qualify_map_deinit(&q->units);
 	free(q->buf);
 	memset(q, 0, sizeof(*q));
@@ -54,7 +59,10 @@ static bool is_scope_tag(int tag)
 	       tag == DW_TAG_interface_type || tag == DW_TAG_subprogram;
 }
 
-/* Records the scopes under die, each with its nearest recorded parent. */
+/*
+ * Records the scopes under die in DIE order, each with its nearest recorded
+ * parent; a subprogram only when it holds one (a local class).
+ */
 static int index_children(sym_qualify *q, Dwarf_Die *die, uint32_t parent, unsigned level)
 {
 	Dwarf_Die child;
@@ -62,18 +70,21 @@ static int index_children(sym_qualify *q, Dwarf_Die *die, uint32_t parent, unsig
 		return 0;
 	for (;;) {
 		int tag = dwarf_tag(&child);
+		uint32_t id = NO_NODE;
 		if (is_scope_tag(tag)) {
-			uint32_t id = (uint32_t)q->node_vec.len;
+			id = (uint32_t)q->node_vec.len;
 			struct sym_qualify_node *n = base_vec_push(&q->node_vec);
-			uint64_t key = sym_qualify_key(q->dw, &child);
-			bool added;
-			uint32_t *slot = n ? sym_qualify_map_put(&q->nodes, &key, &added) : NULL;
-			if (!slot)
+			if (!n)
 				return -1;
-			*n = (struct sym_qualify_node){.die = child, .parent = parent, .tag = tag};
-			*slot = id + 1;
+			*n = (struct sym_qualify_node){.die = child, .parent = parent, .tag = tag,
+						       .start = sym_qualify_key(q->dw, &child),
+						       .end = ~(uint64_t)0};
 			if (index_children(q, &child, id, level + 1))
 				return -1;
+			if (tag == DW_TAG_subprogram && q->node_vec.len == (size_t)id + 1) {
+				q->node_vec.len--; /* holds no scope: never a parent */
+				id = NO_NODE;
+			}
 		} else if (tag == DW_TAG_lexical_block) {
 			if (index_children(q, &child, parent, level + 1))
 				return -1;
@@ -81,31 +92,59 @@ static int index_children(sym_qualify *q, Dwarf_Die *die, uint32_t parent, unsig
 		Dwarf_Off here = dwarf_dieoffset(&child);
 		if (dwarf_siblingof(&child, &child) != 0 || dwarf_dieoffset(&child) <= here)
 			return 0;
+		if (id != NO_NODE)
+			node_at(q, id)->end = sym_qualify_key(q->dw, &child);
 	}
 }
 
-/* The node of die (indexing its unit first if need be); NO_NODE if none. */
-static uint32_t node_of(sym_qualify *q, Dwarf_Die *die, int *nomem)
+/* The nodes of die's unit, indexing it first if need be; NULL when out of memory. */
+static const struct sym_qualify_unit *unit_of(sym_qualify *q, Dwarf_Die *die, int *nomem)
 {
-	uint64_t key = sym_qualify_key(q->dw, die);
-	uint32_t *v = sym_qualify_map_get(&q->nodes, &key);
-	if (v)
-		return *v - 1;
+	static const struct sym_qualify_unit none = {0, 0};
 	Dwarf_Die cu;
 	if (!dwarf_diecu(die, &cu, NULL, NULL))
-		return NO_NODE;
+		return &none;
 	uint64_t ukey = sym_qualify_key(q->dw, &cu);
-	if (sym_qualify_map_get(&q->units, &ukey))
-		return NO_NODE;
+	uint32_t *v = sym_qualify_map_get(&q->units, &ukey);
+	if (v)
+		return &BASE_VEC_AT(&q->unit_vec, struct sym_qualify_unit, *v - 1);
+	struct sym_qualify_unit u = {(uint32_t)q->node_vec.len, 0};
 	bool added;
-	uint32_t *u = sym_qualify_map_put(&q->units, &ukey, &added);
-	if (!u || index_children(q, &cu, NO_NODE, 0)) {
+	struct sym_qualify_unit *slot = base_vec_push(&q->unit_vec);
+	v = slot ? sym_qualify_map_put(&q->units, &ukey, &added) : NULL;
+	if (!v || index_children(q, &cu, NO_NODE, 0)) {
 		*nomem = 1;
-		return NO_NODE;
+		return NULL;
 	}
-	*u = 1;
-	v = sym_qualify_map_get(&q->nodes, &key);
-	return v ? *v - 1 : NO_NODE;
+	u.count = (uint32_t)q->node_vec.len - u.first;
+	*slot = u;
+	*v = (uint32_t)q->unit_vec.len;
+	return slot;
+}
+
+/* The innermost recorded scope that encloses die; NO_NODE if none. */
+static uint32_t parent_of(sym_qualify *q, Dwarf_Die *die, int *nomem)
+{
+	const struct sym_qualify_unit *u = unit_of(q, die, nomem);
+	if (!u || !u->count)
+		return NO_NODE;
+	uint64_t key = sym_qualify_key(q->dw, die);
+	uint32_t lo = u->first, hi = u->first + u->count;
+	while (lo < hi) {      /* the last node that starts before die */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (node_at(q, mid)->start < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint32_t i = lo > u->first ? lo - 1 : NO_NODE;
+	for (unsigned d = 0; i != NO_NODE && d < MAX_DEPTH; d++) {
+		const struct sym_qualify_node *n = node_at(q, i);
+		if ((n->start & 1) == (key & 1) && n->end > key)
+			return i;
+		i = n->parent;
+	}
+	return NO_NODE;
 }
 
 /* "a::b" from a and b (either may be NULL: the other alone); NULL when out of memory. */
@@ -152,8 +191,7 @@ static char *subprogram_qual(sym_qualify *q, Dwarf_Die *die, unsigned depth, int
 	}
 	if (!name_die)
 		return strdup("");
-	uint32_t nd = node_of(q, name_die, nomem);
-	uint32_t parent = nd == NO_NODE ? NO_NODE : node_at(q, nd)->parent;
+	uint32_t parent = parent_of(q, name_die, nomem);
 	const char *pq = parent == NO_NODE ? NULL : scope_qual(q, parent, depth + 1, nomem);
 	return join(pq, name);
 }
@@ -202,8 +240,7 @@ static const char *scope_qual(sym_qualify *q, uint32_t i, unsigned depth, int *n
 const char *sym_qualify_name(sym_qualify *q, Dwarf_Die *die, const char *name)
 {
 	int nomem = 0;
-	uint32_t i = node_of(q, die, &nomem);
-	uint32_t parent = i == NO_NODE ? NO_NODE : node_at(q, i)->parent;
+	uint32_t parent = parent_of(q, die, &nomem);
 	const char *pq = parent == NO_NODE ? NULL : scope_qual(q, parent, 0, &nomem);
 	if (nomem)
 		return NULL;

@@ -5,8 +5,9 @@
  *
  * libdw gives no DIE parents, so the first question about a DIE of a unit
  * indexes that unit's scopes once: namespaces, classes, structures, unions
- * and subprograms, each with its nearest such parent (lexical blocks are
- * transparent). A name is then its parents' names joined by "::", a
+ * and the subprograms that hold one, each with its nearest such parent
+ * (lexical blocks are transparent) and the span of DIE offsets it encloses,
+ * in DIE order: a DIE's parent is then found by binary search. A name is then its parents' names joined by "::", a
  * namespace without a name being "(anonymous namespace)", a class its
  * DW_AT_name (template arguments included, as GCC writes them), and a
  * subprogram enclosing a local class its demangled linkage name, else its own
@@ -25,9 +26,9 @@ BASE_HASH_MAP(sym_qualify_map, uint64_t, uint32_t, base_hash_u64, base_eq_u64)
 
 typedef struct sym_qualify {
 	Dwarf *dw;                 /* the main file's handle: DIEs of others are the dwz file's */
-	sym_qualify_map nodes;     /* DIE key -> node index + 1 */
-	sym_qualify_map units;     /* unit DIE key -> 1 once indexed */
-	base_vec node_vec;         /* struct sym_qualify_node */
+	sym_qualify_map units;     /* unit DIE key -> its nodes' record index + 1 */
+	base_vec unit_vec;         /* struct sym_qualify_unit: first node, count */
+	base_vec node_vec;         /* struct sym_qualify_node, each unit's in DIE order */
 	char *buf;                 /* the last qualified name (sym_qualify_name's result) */
 	size_t cap;
 } sym_qualify;
