@@ -642,6 +642,16 @@ def main():
                                  first_diff_name(o, t)[0]),
                 short_name(t[-1][0] if "demangl" not in name and "label" not in name else
                            first_diff_name(o, t)[1])))
+    # A line is ours alone when neither llvm-symbolizer nor eu-addr2line gives it.
+    mine = [(a, o) for a, o, t in zip(addrs, ours, theirs)
+            if o[0][2] != 0 and o[0][1:3] != t[0][1:3]]
+    eu_mine = symbolize_eu(args, [a for a, _ in mine]) if mine and not args.peer else []
+    alone = [(a, o) for (a, o), e in zip(mine, eu_mine) if not e or e[1:3] != o[0][1:3]]
+    eu_at = {a: e for (a, _), e in zip(mine, eu_mine)}
+    print("  lines neither llvm-symbolizer nor eu-addr2line gives: %d (max %d)" % (
+        len(alone), args.max_lines_alone))
+    for a, o in alone[:args.show]:
+        print("    0x%x  %s:%d" % (a, o[0][1], o[0][2]))
     if bad:
         by_class = {}
         for b in bad:
@@ -658,23 +668,19 @@ def main():
             for j, (addr, o, t, i_ok, cls, why) in enumerate(items[:args.show]):
                 if j < per and shown < args.show:
                     shown += 1
-                    print("  0x%x  [%s] %s%s" % (addr, cls, why,
-                                                 "" if i_ok else "  (innermost differs)"))
+                    e = eu_at.get(addr)
+                    print("  0x%x  [%s] %s%s%s" % (addr, cls, why,
+                                                   "" if i_ok else "  (innermost differs)",
+                                                   "; eu-addr2line: %s:%d%s" % (
+                                                       e[1], e[2], " (= ours)" if
+                                                       e[1:3] == o[0][1:3] else "")
+                                                   if e else ""))
                     print("    %s:\n%s" % (who, fmt_block(o)))
                     print("    llvm-symbolizer:\n%s" % fmt_block(t))
                 else:
                     print("  0x%x  [%s] %s" % (addr, cls, why[:150]))
             if len(items) > args.show:
                 print("  ... %d more [%s]" % (len(items) - args.show, c))
-    # A line is ours alone when neither llvm-symbolizer nor eu-addr2line gives it.
-    mine = [(a, o) for a, o, t in zip(addrs, ours, theirs)
-            if o[0][2] != 0 and o[0][1:3] != t[0][1:3]]
-    eu_mine = symbolize_eu(args, [a for a, _ in mine]) if mine and not args.peer else []
-    alone = [(a, o) for (a, o), e in zip(mine, eu_mine) if not e or e[1:3] != o[0][1:3]]
-    print("  lines neither llvm-symbolizer nor eu-addr2line gives: %d (max %d)" % (
-        len(alone), args.max_lines_alone))
-    for a, o in alone[:args.show]:
-        print("    0x%x  %s:%d" % (a, o[0][1], o[0][2]))
     ok = (pct(g_inner) >= args.min_innermost and pct(g_chain) >= args.min_chain and
           len(alone) <= args.max_lines_alone)
     print("compare_llvm: %s" % ("PASS" if ok else "FAIL"))
