@@ -37,6 +37,7 @@ struct walk {
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
 	size_t file_strs_cap;
 	uint32_t order;
+	uint32_t unit;             /* the unit's number in the file: its line rows' order */
 	base_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
 	base_vec aranges;          /* .debug_aranges by unit offset (struct unit_arange), read once */
 	bool aranges_read;
@@ -198,7 +199,7 @@ static sym_errc push_line(struct walk *w, uint64_t lo, uint64_t hi, uint32_t fil
 	if (!s)
 		return fail_nomem(w);
 	*s = (sym_span){.lo = lo, .hi = hi, .a = file, .b = (uint32_t)line, .c = (uint32_t)col,
-			.order = w->order++};
+			.order = w->unit};
 	return SYM_OK;
 }
 
@@ -527,6 +528,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 			continue;
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue; /* type units and split skeletons hold no code scopes here */
+		w.unit = u;
 		if ((rc = walk_unit(&w, &cudie)))
 			break;
 	}
