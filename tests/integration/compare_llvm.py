@@ -652,6 +652,10 @@ def main():
         len(alone), args.max_lines_alone))
     for a, o in alone[:args.show]:
         print("    0x%x  %s:%d" % (a, o[0][1], o[0][2]))
+    # A line llvm-symbolizer does not give but eu-addr2line does, as ours.
+    bad = [(a, o, t, i, "llvm-line-differs-eu-agrees"
+            if c == "differs" and eu_at.get(a) and eu_at[a][1:3] == o[0][1:3] else c, w)
+           for a, o, t, i, c, w in bad]
     if bad:
         by_class = {}
         for b in bad:
@@ -756,7 +760,8 @@ def diagnose(cmp, addr, o, t, verdicts, loc_ok):
                 "label at 0x%x inside the sized FUNC %s, whose name we print"
                 % (t[-1][0], syms.labels[strip_version(t[-1][0])], sym))
     if (len(o) == 1 and len(t) == 1 and o[0][1] == "??" and t[0][1] != "??" and t[0][2] == 0
-            and (cmp.name_eq(of, tf, addr) or cmp.name_eq(of, CLONE_RE.sub("", tf), addr))
+            and (cmp.name_eq(of, tf, addr) or cmp.name_eq(of, CLONE_RE.sub("", tf), addr) or
+                 of.endswith("::" + no_clone(tf)))
             and syms.stt_file(addr) == t[0][1]):
         return ("llvm-stt-file", "llvm-symbolizer takes the file name from the STT_FILE "
                 "symbol before the local symbol in .symtab (line 0); we print ??")
