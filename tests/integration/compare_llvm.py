@@ -145,7 +145,8 @@ class Symbols:
             if n.replace(" ", "") == want:
                 return True
             part = name_part(n).replace(" ", "")
-            if part == want or (part.endswith(want) and part[-len(want) - 1] in ": *&"):
+            # (after a return type: not after "::", which a bare name would pass)
+            if part == want or (part.endswith(want) and part[-len(want) - 1] in " *&"):
                 return True
         return False
 
