@@ -32,6 +32,7 @@ struct walk {
 	Dwarf_Die cudie;
 	const char *comp_dir;
 	bool is_c;
+	bool is_asm;               /* assembler: a subprogram's name is its first label */
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
@@ -332,7 +333,16 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 	struct sym_ix_func f = {0};
 	f.name = sym_strtab_add_cstr(&w->out->strs, name);
 	f.linkage = sym_strtab_add_cstr(&w->out->strs, linkage);
-	if (!linkage && name && name_die && !w->is_c) {
+	if (w->is_asm && !linkage && name) {
+		/*
+		 * GNU as names a function by its first label (glibc's
+		 * __GI_process_mrelease): a label, kept as the linkage name, the
+		 * linkage name equal to the name telling sym_prefer to show the
+		 * .symtab's pick (a global name) for the outermost frame.
+		 */
+		f.linkage = f.name;
+		f.display = f.name;
+	} else if (!linkage && name && name_die && !w->is_c) {
 		/* No linkage name: the namespaces and classes around the name's DIE. */
 		const char *qual = sym_qualify_name(&w->qualify, name_die, name);
 		if (!qual)
@@ -486,6 +496,9 @@ static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
 	Dwarf_Attribute attr;
 	w->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
 	w->is_c = language_is_c(cudie);
+	Dwarf_Word lang;
+	w->is_asm = dwarf_formudata(dwarf_attr(cudie, DW_AT_language, &attr), &lang) == 0 &&
+		    lang == DW_LANG_Mips_Assembler;
 	w->files = NULL;
 	w->nfiles = 0;
 	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) != 0) {

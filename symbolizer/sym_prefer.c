@@ -233,15 +233,17 @@ sym_errc sym_prefer_symbol_names(sym_collect *all, const base_vec *symbol_spans,
 		if (sc->parent != SYM_IX_NONE || done[sc->func])
 			continue;
 		struct sym_ix_func *f = &BASE_VEC_AT(&all->funcs, struct sym_ix_func, sc->func);
-		const sym_span *y = f->linkage ? NULL : covering(syms, n, sp->lo);
+		bool label = f->linkage && f->linkage == f->name; /* an assembler unit's */
+		const sym_span *y = f->linkage && !label ? NULL : covering(syms, n, sp->lo);
 		if (!y)
 			continue;
 		const struct sym_ix_scope *ys = &BASE_VEC_AT(&all->scopes, struct sym_ix_scope, y->a);
 		const struct sym_ix_func *yf = &BASE_VEC_AT(&all->funcs, struct sym_ix_func, ys->func);
 		const char *d = sym_strtab_get(&all->strs, yf->display);
-		size_t len;
-		if (!yf->linkage ||
-		    !sym_prefer_matches(sym_strtab_get(&all->strs, f->display), d, !y->c, &len))
+		size_t len = strlen(d);
+		if (label ? y->lo != sp->lo || yf->linkage :
+			    !yf->linkage || !sym_prefer_matches(sym_strtab_get(&all->strs, f->display),
+								d, !y->c, &len))
 			continue;
 		char *copy = strndup(d, len);  /* d moves if the table grows */
 		uint32_t off = copy ? sym_strtab_add(&all->strs, copy, len) : SYM_STR_NONE;

@@ -30,7 +30,10 @@ bool sym_prefer_matches(const char *qual, const char *demangled, bool any_args, 
  * For each function of all without a linkage name whose outermost scope's
  * first span is covered by a symbol of symbol_spans (scope ids of all) that
  * sym_prefer_matches: its display name becomes the symbol's demangled name
- * without clone suffixes. Functions of symbols are left alone.
+ * without clone suffixes. A function of an assembler unit (named by its first
+ * label, its linkage name equal to its name) takes the name of the symbol
+ * that starts where it does, the symbol table's pick among its aliases.
+ * Functions of symbols are left alone.
  */
 sym_errc sym_prefer_symbol_names(sym_collect *all, const base_vec *symbol_spans, sym_error *err);
 
