@@ -228,6 +228,10 @@ static sym_errc push_clipped(struct walk *w, size_t *cursor, uint64_t lo, uint64
 static sym_errc collect_lines(struct walk *w)
 {
 	size_t cursor = 0;
+	Dwarf_Lines *lines;
+	size_t n;
+	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0 || n < 2)
+		return SYM_OK; /* a unit without a line table, or one libdw refuses */
 	if (load_cu_ranges(w))
 		return w->rc;
 	/*
@@ -236,10 +240,6 @@ static sym_errc collect_lines(struct walk *w)
 	 */
 	if (w->cu_ranges.len == 0)
 		return SYM_OK;
-	Dwarf_Lines *lines;
-	size_t n;
-	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0)
-		return SYM_OK; /* a unit without a line table, or one libdw refuses */
 	for (size_t i = 0; i + 1 < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i), *next = dwarf_onesrcline(lines, i + 1);
 		bool end;

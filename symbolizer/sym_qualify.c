@@ -79,7 +79,9 @@ static int index_children(sym_qualify *q, Dwarf_Die *die, uint32_t parent, unsig
 			*n = (struct sym_qualify_node){.die = child, .parent = parent, .tag = tag,
 						       .start = sym_qualify_key(q->dw, &child),
 						       .end = ~(uint64_t)0};
-			if (index_children(q, &child, id, level + 1))
+			/* A declaration's children are its parameters: no scope there. */
+			bool decl = tag == DW_TAG_subprogram && dwarf_hasattr(&child, DW_AT_declaration);
+			if (!decl && index_children(q, &child, id, level + 1))
 				return -1;
 			if (tag == DW_TAG_subprogram && q->node_vec.len == (size_t)id + 1) {
 				q->node_vec.len--; /* holds no scope: never a parent */
