@@ -16,6 +16,16 @@ Function names count as equal when they are equal after dropping an
 same address (glibc's `abort` and `__GI_abort`: llvm-symbolizer replaces the
 outermost frame's DWARF name by one of the aliases, its own pick).
 
+After that check, names also count as equal (each class counted and shown):
+ours ending in "::" + llvm-symbolizer's bare DW_AT_name (ours qualified from the
+DIE's parents, inlined frames included); llvm-symbolizer's mangled name
+(--no-demangle) demangled by libiberty's c++filt, as ours is; another .symtab
+name of the address (identical code folding, C1/C2 aliases) or its name part;
+one clone named two ways; an assembler label where we show DW_AT_name. Where
+llvm-symbolizer reads no name (DWARF in a dwz file, which llvm 14 cannot open),
+eu-addr2line must give our innermost file:line and outermost function. An
+address whose innermost line neither tool gives fails the run (--max-lines-alone).
+
 The disagreements are listed (first --show of them) with both outputs and a
 diagnosis; where llvm-symbolizer is provably the wrong one the diagnosis says
 so and why. Exits 1 when innermost < --min-innermost or chain < --min-chain,
