@@ -12,6 +12,9 @@ PKGS=(
   # test and benchmark peers and fixtures
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine
+  # real C++ debug files for compare_llvm.py: libstdc++ (debug build) and ld.gold
+  # (LTO, dwz, statically linked libstdc++)
+  libstdc++6-12-dbg binutils-x86-64-linux-gnu-dbg
   # Rust-mangled fixture (tests/fixtures) and peak memory in bench/ (/usr/bin/time -v)
   rustc time
   # daemon tests: promtool (checks /metrics), protoc (the Node Connect client's code)

@@ -8,10 +8,8 @@
 
 char *sym_demangle(const char *name)
 {
-	if (!name || name[0] != '_')
-		return NULL;
 	/* _Z: Itanium C++ and legacy Rust; _R: Rust v0. DMGL_AUTO tries Rust first. */
-	if (name[1] != 'Z' && name[1] != 'R')
+	if (!sym_is_mangled(name))
 		return NULL;
 	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
 }

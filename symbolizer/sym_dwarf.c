@@ -11,6 +11,7 @@
 #include "symbolizer/sym_dwarf.h"
 #include "symbolizer/sym_demangle.h"
 #include "symbolizer/sym_map64.h"
+#include "symbolizer/sym_qualify.h"
 
 #include <dwarf.h>
 #include <stdbool.h>
@@ -24,23 +25,32 @@ struct walk {
 	sym_collect *out;
 	sym_map64 funcs;          /* origin DIE key -> function index */
 	sym_map64 imported;       /* partial units already walked */
+	sym_qualify qualify;      /* names of subprograms without a linkage name */
 	sym_error *err;
 	sym_errc rc;
 	/* per unit */
 	Dwarf_Die cudie;
 	const char *comp_dir;
 	bool is_c;
+	bool is_asm;               /* assembler: a subprogram's name is its first label */
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
 	size_t file_strs_cap;
 	uint32_t order;
+	uint32_t unit;             /* the unit's number in the file: its line rows' order */
 	base_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
+	base_vec aranges;          /* .debug_aranges by unit offset (struct unit_arange), read once */
+	bool aranges_read;
 	char path[MAX_PATH_BYTES];
 };
 
 struct addr_range {
 	uint64_t lo, hi;
+};
+
+struct unit_arange {
+	uint64_t unit, lo, hi;
 };
 
 static sym_errc fail_nomem(struct walk *w)
@@ -103,7 +113,66 @@ static int cmp_range(const void *pa, const void *pb)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-/* The unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges), sorted; none if absent. */
+static int cmp_unit_arange(const void *pa, const void *pb)
+{
+	const struct unit_arange *a = pa, *b = pb;
+	if (a->unit != b->unit)
+		return a->unit < b->unit ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Reads .debug_aranges once, sorted by unit offset. */
+static sym_errc read_aranges(struct walk *w)
+{
+	w->aranges_read = true;
+	Dwarf_Aranges *ar;
+	size_t n;
+	if (dwarf_getaranges(w->dw, &ar, &n) != 0)
+		return SYM_OK; /* none, or refused: units without ranges then answer no lines */
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Addr lo;
+		Dwarf_Word len;
+		Dwarf_Off unit;
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &lo, &len, &unit) != 0 || !len)
+			continue;
+		struct unit_arange *r = base_vec_push(&w->aranges);
+		if (!r)
+			return fail_nomem(w);
+		*r = (struct unit_arange){unit, lo, lo + len};
+	}
+	if (w->aranges.len > 1)
+		qsort(w->aranges.data, w->aranges.len, sizeof(struct unit_arange), cmp_unit_arange);
+	return SYM_OK;
+}
+
+/* The .debug_aranges entries of the current unit, for a unit without ranges of its own. */
+static sym_errc unit_aranges(struct walk *w)
+{
+	if (!w->aranges_read && read_aranges(w))
+		return w->rc;
+	uint64_t unit = dwarf_dieoffset(&w->cudie) - dwarf_cuoffset(&w->cudie);
+	const struct unit_arange *a = w->aranges.data;
+	size_t lo = 0, hi = w->aranges.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[mid].unit < unit)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < w->aranges.len && a[lo].unit == unit; lo++) {
+		struct addr_range *r = base_vec_push(&w->cu_ranges);
+		if (!r)
+			return fail_nomem(w);
+		*r = (struct addr_range){a[lo].lo, a[lo].hi};
+	}
+	return SYM_OK;
+}
+
+/*
+ * The unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges, else its
+ * .debug_aranges entries), sorted; none if absent.
+ */
 static sym_errc load_cu_ranges(struct walk *w)
 {
 	Dwarf_Addr base, lo, hi;
@@ -117,6 +186,8 @@ static sym_errc load_cu_ranges(struct walk *w)
 			return fail_nomem(w);
 		*r = (struct addr_range){lo, hi};
 	}
+	if (w->cu_ranges.len == 0 && unit_aranges(w))
+		return w->rc;
 	if (w->cu_ranges.len > 1)
 		qsort(w->cu_ranges.data, w->cu_ranges.len, sizeof(struct addr_range), cmp_range);
 	return SYM_OK;
@@ -129,7 +200,7 @@ static sym_errc push_line(struct walk *w, uint64_t lo, uint64_t hi, uint32_t fil
 	if (!s)
 		return fail_nomem(w);
 	*s = (sym_span){.lo = lo, .hi = hi, .a = file, .b = (uint32_t)line, .c = (uint32_t)col,
-			.order = w->order++};
+			.order = w->unit};
 	return SYM_OK;
 }
 
@@ -143,8 +214,6 @@ static sym_errc push_clipped(struct walk *w, size_t *cursor, uint64_t lo, uint64
 			     uint32_t file, int line, int col)
 {
 	size_t n = w->cu_ranges.len;
-	if (n == 0)
-		return push_line(w, lo, hi, file, line, col);
 	const struct addr_range *r = w->cu_ranges.data;
 	while (*cursor < n && r[*cursor].hi <= lo)
 		(*cursor)++;
@@ -159,12 +228,18 @@ static sym_errc push_clipped(struct walk *w, size_t *cursor, uint64_t lo, uint64
 static sym_errc collect_lines(struct walk *w)
 {
 	size_t cursor = 0;
-	if (load_cu_ranges(w))
-		return w->rc;
 	Dwarf_Lines *lines;
 	size_t n;
-	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0)
+	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0 || n < 2)
 		return SYM_OK; /* a unit without a line table, or one libdw refuses */
+	if (load_cu_ranges(w))
+		return w->rc;
+	/*
+	 * A unit that covers no address answers no line (an LTO unit's early
+	 * debug info: its rows describe code that other units or none cover).
+	 */
+	if (w->cu_ranges.len == 0)
+		return SYM_OK;
 	for (size_t i = 0; i + 1 < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i), *next = dwarf_onesrcline(lines, i + 1);
 		bool end;
@@ -194,7 +269,12 @@ static uint64_t die_key(struct walk *w, Dwarf_Die *die)
 	return dwarf_dieoffset(die) << 1 | alt;
 }
 
-/* The interned display name: demangled linkage name, else the name. */
+/*
+ * The interned display name: the demangled linkage name, else the name. A
+ * linkage name that is not a mangled one (_Z, _R) is an assembler label
+ * (glibc's __GI_getaddrinfo for getaddrinfo): the source name is shown, the
+ * label stays the linkage (system) name.
+ */
 static uint32_t display_name(struct walk *w, const char *name, const char *linkage)
 {
 	if (linkage) {
@@ -204,6 +284,8 @@ static uint32_t display_name(struct walk *w, const char *name, const char *linka
 			free(d);
 			return off;
 		}
+		if (!sym_is_mangled(linkage) && name && *name)
+			return sym_strtab_add_cstr(&w->out->strs, name);
 		return sym_strtab_add_cstr(&w->out->strs, linkage);
 	}
 	return sym_strtab_add_cstr(&w->out->strs, name);
@@ -251,7 +333,24 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 	struct sym_ix_func f = {0};
 	f.name = sym_strtab_add_cstr(&w->out->strs, name);
 	f.linkage = sym_strtab_add_cstr(&w->out->strs, linkage);
-	f.display = display_name(w, name, linkage);
+	if (w->is_asm && !linkage && name) {
+		/*
+		 * GNU as names a function by its first label (glibc's
+		 * __GI_process_mrelease): a label, kept as the linkage name, the
+		 * linkage name equal to the name telling sym_prefer to show the
+		 * .symtab's pick (a global name) for the outermost frame.
+		 */
+		f.linkage = f.name;
+		f.display = f.name;
+	} else if (!linkage && name && name_die && !w->is_c) {
+		/* No linkage name: the namespaces and classes around the name's DIE. */
+		const char *qual = sym_qualify_name(&w->qualify, name_die, name);
+		if (!qual)
+			return fail_nomem(w), UINT32_MAX;
+		f.display = sym_strtab_add_cstr(&w->out->strs, qual);
+	} else {
+		f.display = display_name(w, name, linkage);
+	}
 	if (decl) {
 		int line = 0;
 		dwarf_decl_line(decl, &line);
@@ -398,6 +497,9 @@ static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
 	Dwarf_Attribute attr;
 	w->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
 	w->is_c = language_is_c(cudie);
+	Dwarf_Word lang;
+	w->is_asm = dwarf_formudata(dwarf_attr(cudie, DW_AT_language, &attr), &lang) == 0 &&
+		    lang == DW_LANG_Mips_Assembler;
 	w->files = NULL;
 	w->nfiles = 0;
 	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) != 0) {
@@ -426,7 +528,9 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	struct walk w = {.dw = dw, .out = out, .err = err};
 	sym_map64_init(&w.funcs);
 	sym_map64_init(&w.imported);
+	sym_qualify_init(&w.qualify, dw);
 	base_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
+	base_vec_init(&w.aranges, sizeof(struct unit_arange), SYM_MAX_SPANS);
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -438,12 +542,15 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 			continue;
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue; /* type units and split skeletons hold no code scopes here */
+		w.unit = u;
 		if ((rc = walk_unit(&w, &cudie)))
 			break;
 	}
 	free(w.file_strs);
 	base_vec_deinit(&w.cu_ranges);
+	base_vec_deinit(&w.aranges);
 	sym_map64_deinit(&w.funcs);
 	sym_map64_deinit(&w.imported);
+	sym_qualify_deinit(&w.qualify);
 	return rc;
 }

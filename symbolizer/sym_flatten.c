@@ -17,6 +17,11 @@ static int cmp_depth(const void *pa, const void *pb)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
+/*
+ * Line rows: of two rows with the same range, the first unit's wins (it is
+ * pushed last), as llvm-symbolizer asks the first unit that covers an address:
+ * a COMDAT function that several units describe at its one kept address.
+ */
 static int cmp_plain(const void *pa, const void *pb)
 {
 	const sym_span *a = pa, *b = pb;
@@ -24,7 +29,7 @@ static int cmp_plain(const void *pa, const void *pb)
 		return a->lo < b->lo ? -1 : 1;
 	if (a->hi != b->hi)
 		return a->hi > b->hi ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	return a->order > b->order ? -1 : a->order < b->order;
 }
 
 static int emit(base_vec *out, uint64_t lo, uint64_t hi, size_t span)

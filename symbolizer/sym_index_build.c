@@ -9,6 +9,7 @@
 #include "symbolizer/sym_dwarf.h"
 #include "symbolizer/sym_elf_util.h"
 #include "symbolizer/sym_inflate.h"
+#include "symbolizer/sym_prefer.h"
 #include "symbolizer/sym_index_write.h"
 #include "symbolizer/sym_symtab.h"
 
@@ -245,6 +246,8 @@ static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *al
 	base_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
 	if (sym_collect_merge(all, syms, &symbol_spans)) {
 		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging symbols");
+	} else if ((rc = sym_prefer_symbol_names(all, &symbol_spans, err))) {
+		/* err says why */
 	} else if (all->scope_spans.len == 0 && symbol_spans.len == 0 && all->line_spans.len == 0) {
 		rc = sym_error_set(err, SYM_E_NO_SYMBOLS,
 				   "no DWARF code ranges, line rows or function symbols");

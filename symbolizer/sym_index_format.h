@@ -1,5 +1,10 @@
 /*
- * sym_index_format: the on-disk layout of an index blob (version 2).
+ * sym_index_format: the on-disk layout of an index blob (version 3).
+ *
+ * Version 3 has version 2's layout; its content differs (C++ names qualified
+ * from DWARF parents or the .symtab, C's assembler labels as linkage names
+ * only, line rows only inside their unit's ranges), so a stored version 2
+ * blob is rebuilt from the stored debug info like any other version.
  *
  *   header                    struct sym_ix_header
  *   uint16 starts[n_ranges]   low 16 bits of each range start (an offset from
@@ -37,7 +42,7 @@
 #include <stdint.h>
 
 #define SYM_IX_MAGIC "SYMIDX\x1a\n"
-#define SYM_IX_VERSION 2
+#define SYM_IX_VERSION 3
 #define SYM_IX_NONE UINT32_MAX
 #define SYM_IX_MAX_LOADS 16
 #define SYM_IX_MAX_FIELDS 5

@@ -3,7 +3,8 @@
  *
  * STT_FUNC and STT_GNU_IFUNC symbols defined in a section. Of several symbols at
  * one address (aliases) one is kept: a sized one, then GLOBAL over WEAK over
- * LOCAL, then .symtab over .dynsym. A zero-size symbol reaches to the next
+ * LOCAL, then .symtab over .dynsym; its span's c field tells whether there were
+ * others (sym_prefer then matches its name to DWARF's strictly). A zero-size symbol reaches to the next
  * symbol or the end of its section. A local symbol's function records the
  * STT_FILE before it as its file: where no line table covers the code, that
  * is the file the frame names (with line 0), as llvm-symbolizer does.
@@ -81,7 +82,26 @@ static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank
 	return SYM_OK;
 }
 
-static sym_errc add_symbol(sym_collect *out, const struct fsym *f, uint64_t hi, sym_error *err)
+/*
+ * Whether a and b name one function: equal, or Itanium names that differ only
+ * in a constructor's or destructor's variant (C1/C2, D1/D2: complete and base
+ * object versions, which compilers emit as aliases).
+ */
+static bool same_function(const char *a, const char *b)
+{
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	if (!a[i] && !b[i])
+		return true;
+	if (i == 0 || (a[i - 1] != 'C' && a[i - 1] != 'D') || a[i] < '0' || a[i] > '4' ||
+	    b[i] < '0' || b[i] > '4')
+		return false;
+	return strcmp(a + i + 1, b + i + 1) == 0;
+}
+
+static sym_errc add_symbol(sym_collect *out, const struct fsym *f, uint64_t hi, bool aliased,
+			   sym_error *err)
 {
 	struct sym_ix_func fn = {0};
 	fn.name = sym_strtab_add_cstr(&out->strs, f->name);
@@ -99,7 +119,7 @@ static sym_errc add_symbol(sym_collect *out, const struct fsym *f, uint64_t hi, 
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory reading symbols");
 	*pf = fn;
 	*ps = (struct sym_ix_scope){.func = fid, .parent = SYM_IX_NONE};
-	*sp = (sym_span){.lo = f->addr, .hi = hi, .a = sid, .order = sid};
+	*sp = (sym_span){.lo = f->addr, .hi = hi, .a = sid, .c = aliased, .order = sid};
 	return SYM_OK;
 }
 
@@ -140,7 +160,10 @@ sym_errc sym_symtab_collect(Elf *elf, sym_collect *out, sym_error *err)
 		}
 		if (hi <= v[i].addr || v[i].addr < out->min_code_addr)
 			continue;
-		rc = add_symbol(out, &v[i], hi, err);
+		bool aliased = false;
+		for (size_t k = i + 1; k < j && !aliased; k++)
+			aliased = !same_function(v[k].name, v[i].name);
+		rc = add_symbol(out, &v[i], hi, aliased, err);
 	}
 out:
 	base_vec_deinit(&syms);

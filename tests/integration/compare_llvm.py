@@ -16,6 +16,16 @@ Function names count as equal when they are equal after dropping an
 same address (glibc's `abort` and `__GI_abort`: llvm-symbolizer replaces the
 outermost frame's DWARF name by one of the aliases, its own pick).
 
+After that check, names also count as equal (each class counted and shown):
+ours ending in "::" + llvm-symbolizer's bare DW_AT_name (ours qualified from the
+DIE's parents, inlined frames included); llvm-symbolizer's mangled name
+(--no-demangle) demangled by libiberty's c++filt, as ours is; another .symtab
+name of the address (identical code folding, C1/C2 aliases) or its name part;
+one clone named two ways; an assembler label where we show DW_AT_name. Where
+llvm-symbolizer reads no name (DWARF in a dwz file, which llvm 14 cannot open),
+eu-addr2line must give our innermost file:line and outermost function. An
+address whose innermost line neither tool gives fails the run (--max-lines-alone).
+
 The disagreements are listed (first --show of them) with both outputs and a
 diagnosis; where llvm-symbolizer is provably the wrong one the diagnosis says
 so and why. Exits 1 when innermost < --min-innermost or chain < --min-chain,
@@ -37,6 +47,9 @@ import sys
 
 TOOL_TIMEOUT = 1200  # seconds; a hang fails the test instead of blocking ctest
 
+MANGLED_RE = re.compile(r"^_[ZR]")
+# libiberty's spelling of clone suffixes: foo(int) [clone .isra.0] [clone .cold]
+LIBIBERTY_CLONE_RE = re.compile(r"( \[clone \.[^\]]+\])+$")
 VERSION_RE = re.compile(r"@@?[A-Za-z0-9_.]+$")
 # Suffixes GCC gives to the parts and clones it makes of a function.
 CLONE_RE = re.compile(r"((\.|  ?\(\.)(cold|part|isra|constprop|lto_priv|localalias|hot)"
@@ -123,6 +136,30 @@ class Symbols:
                     if d != strip_version(n):
                         self.demangled.setdefault(n, set()).add(d)
 
+    def demangle_one(self, name):
+        """libiberty's demangling (c++filt) of name, cached; None if not mangled."""
+        if not hasattr(self, "_dm_cache"):
+            self._dm_cache = {}
+        if name not in self._dm_cache:
+            p = run(["c++filt"], name + "\n")
+            d = p.stdout.rstrip("\n") if p.returncode == 0 else ""
+            self._dm_cache[name] = d if d and d != name else None
+        return self._dm_cache[name]
+
+    def alias_form(self, a, addr):
+        """Whether a is a .symtab name of a symbol containing addr (demangled,
+        clone suffixes dropped), or the name part of one (without parameters)."""
+        want = a.replace(" ", "")
+        for n in self.aliases(addr):
+            n = LIBIBERTY_CLONE_RE.sub("", CLONE_RE.sub("", n))
+            if n.replace(" ", "") == want:
+                return True
+            part = name_part(n).replace(" ", "")
+            # (after a return type: not after "::", which a bare name would pass)
+            if part == want or (part.endswith(want) and part[-len(want) - 1] in " *&"):
+                return True
+        return False
+
     def containing(self, addr):
         """Starts of the FUNC ranges that contain addr (innermost last)."""
         i = bisect.bisect_right(self.starts, addr) - 1
@@ -177,6 +214,71 @@ class Symbols:
             k = rng.randrange(len(self.starts))
             out.append(self.starts[k] + rng.randrange(self.sizes[k]))
         return out
+
+
+def llvm_blind(o, t, ok_k):
+    """Whether the frames differ only where llvm-symbolizer has no function name."""
+    if len(t) == 1 and t[0][0] == "??" and o[0][0] != "??":
+        return True
+    return (len(o) == len(t) and any(y[0] == "??" for y in t) and
+            all(ok or (y[0] == "??" and (y[1] == "??" or x[1:3] == y[1:3]))
+                for ok, x, y in zip(ok_k, o, t)))
+
+
+def symbolize_eu(args, addrs):
+    """eu-addr2line's (function, file, line) of each address, None when it has none."""
+    text = "".join("0x%x\n" % a for a in addrs)
+    p = run(["eu-addr2line", "-a", "-f", "-C", "-e", args.elf], text)
+    out, cur = [], None
+    lines = p.stdout.split("\n")
+    i = 0
+    while i < len(lines):
+        if re.match(r"^0x[0-9a-f]+$", lines[i]):
+            if i + 2 < len(lines):
+                m = (re.match(r"^(.*):(\d+):\d+$", lines[i + 2]) or
+                     re.match(r"^(.*):(\d+)$", lines[i + 2]))
+                cur = (lines[i + 1], m.group(1), int(m.group(2))) if m else None
+            out.append(cur if cur and cur[0] != "??" else None)
+            i += 3
+            continue
+        i += 1
+    if len(out) != len(addrs):
+        print("compare_llvm: eu-addr2line: %d answers for %d addresses" % (len(out), len(addrs)),
+              file=sys.stderr)
+        return [None] * len(addrs)
+    return out
+
+
+def eu_agrees(cmp, addr, o, e):
+    """eu-addr2line prints the .symtab function and the innermost line: ours
+    must have that line innermost and that function outermost."""
+    name, path, line = e
+    if (o[0][1], o[0][2]) != (path, line):
+        return False
+    a, b = no_clone(o[-1][0]), no_clone(name)
+    return (a == b or cmp.syms.alias_form(o[-1][0], addr) or a.endswith("::" + b) or
+            name_part(b).replace(" ", "").endswith(name_part(a).replace(" ", "")))
+
+
+def no_clone(n):
+    """n without GCC's clone suffixes, in llvm's (.cold) or libiberty's ([clone .cold]) spelling."""
+    return LIBIBERTY_CLONE_RE.sub("", CLONE_RE.sub("", n))
+
+
+def name_part(n):
+    """A demangled function name without its parameters and qualifiers."""
+    n = re.sub(r"( const| volatile| &&| &| noexcept)+$", "", n)
+    if not n.endswith(")"):
+        return n
+    depth = 0
+    for i in range(len(n) - 1, -1, -1):
+        if n[i] == ")":
+            depth += 1
+        elif n[i] == "(":
+            depth -= 1
+            if depth == 0:
+                return n[:i]
+    return n
 
 
 def build_id(path):
@@ -357,14 +459,41 @@ class Comparer:
         return short, o_mangled, t_mangled
 
     def name_verdict(self, k, addr, o, t, sh, om, tm):
-        """'eq', 'spelling', 'override' or 'diff' for frame k."""
+        """'eq', 'qualified', 'libiberty', 'alias', 'label', 'spelling',
+        'demangle-failure', 'override' or 'diff' for frame k."""
         a, b = o[k][0], t[k][0]
         if self.name_eq(a, b, addr):
             return "eq"
-        if (om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t) and
-                self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a):
+        nb = no_clone(b)
+        if (a.endswith("::" + b) or a.endswith("::" + nb) or
+                ("(" not in nb and name_part(a).endswith("::" + nb))):
+            # Ours qualified from the DIE's parents where llvm-symbolizer prints
+            # DWARF's bare DW_AT_name (inlined frames, functions without a
+            # linkage name): the same function, more fully named.
+            return "qualified"
+        same_len = om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t)
+        if no_clone(a) == no_clone(b):
+            # One function, its clone named differently: ours from DWARF (the
+            # clone's linkage name, foo [clone .constprop.0]), llvm-symbolizer's
+            # from .symtab (that clone's .cold part, foo.constprop.0.cold).
+            return "clone"
+        if same_len and MANGLED_RE.match(tm[k][0]):
+            # llvm-symbolizer's mangled name, demangled by libiberty as ours is.
+            dm = self.syms.demangle_one(strip_version(tm[k][0]))
+            if dm and (a == dm or a == LIBIBERTY_CLONE_RE.sub("", dm)):
+                return "libiberty"
+        if k == len(t) - 1 and self.syms.alias_form(a, addr):
+            # Outermost: ours is (the name part of) another .symtab name of the
+            # address: identical code folded, or C1/C2 constructor aliases.
+            return "alias"
+        if (same_len and self.name_eq(om[k][0], tm[k][0], addr) and om[k][0] != a):
             # The same linkage name, which we demangled: either LLVM's demangler
             # spells it differently or it failed and printed it mangled.
+            if tm[k][0] == b and not MANGLED_RE.match(b):
+                # Not a mangled name: an assembler label (glibc's __GI_foo), which
+                # llvm-symbolizer prints and we keep as the system name, showing
+                # DWARF's DW_AT_name, the name the source calls.
+                return "label"
             return "demangle-failure" if tm[k][0] == b and b.startswith("_Z") else "spelling"
         if k == len(t) - 1 and b in self.syms.aliases(addr):
             # llvm-symbolizer replaced the outermost name by the .symtab name b.
@@ -377,7 +506,14 @@ class Comparer:
             if (om is not None and tm is not None and len(om) == len(o) and len(tm) == len(t)
                     and CLONE_RE.sub("", tm[k][0]) == om[k][0]):
                 return "override"
-            if sh and (self.args.no_inlines or len(sh) == len(t)) and sh[-1][0] == a:
+            # Ours bare where llvm-symbolizer's .symtab name is qualified is ours
+            # to fix (issue 10: qualified names), not an llvm-symbolizer quirk.
+            if (sh and (self.args.no_inlines or len(sh) == len(t)) and sh[-1][0] == a and
+                    ("::" not in CLONE_RE.sub("", b) or "::" in a)):
+                return "override"
+            # Ours is that DW_AT_name qualified from the DIE's parents.
+            if (sh and (self.args.no_inlines or len(sh) == len(t)) and
+                    a.endswith("::" + sh[-1][0])):
                 return "override"
         return "diff"
 
@@ -400,6 +536,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--min-innermost", type=float, default=99.5)
     ap.add_argument("--min-chain", type=float, default=99.0)
+    ap.add_argument("--max-lines-alone", type=int, default=0,
+                    help="addresses whose innermost file:line neither llvm-symbolizer nor "
+                         "eu-addr2line gives (default 0)")
     ap.add_argument("--no-inlines", action="store_true", help="both tools without inline frames")
     ap.add_argument("--no-demangle", action="store_true", help="both tools without demangling")
     ap.add_argument("--show", type=int, default=30, help="disagreements to list (default 30)")
@@ -442,6 +581,7 @@ def main():
     g_inner, g_chain = s_inner, s_chain
     explained = {}   # class -> [count, example]
     bad = []         # (addr, o, t, innermost_ok, class, why)
+    blind = []       # llvm-symbolizer without a name for some frame: asked of eu-addr2line
     if cands:
         short, om_all, tm_all = cmp.explain(cands, ours, theirs)
         for i, (addr, o, t) in enumerate(cands):
@@ -460,13 +600,30 @@ def main():
             if c_ok:
                 g_chain += 1
                 for cls in sorted({v for v in verdicts if v not in ("eq",)}):
-                    name = {"spelling": "demangler-spelling",
+                    name = {"spelling": "demangler-spelling", "label": "llvm-asm-label",
+                            "qualified": "ours-qualified", "libiberty": "llvm-demangler",
+                            "alias": "symtab-alias", "clone": "clone-suffix",
                             "demangle-failure": "llvm-wrong-not-demangled",
                             "override": "llvm-symtab-override"}[cls]
                     if cls == "override" and CLONE_RE.search(t[-1][0]):
                         name = "llvm-wrong-clone-name"
                     e = explained.setdefault(name, [0, addr, o, t])
                     e[0] += 1
+                continue
+            if llvm_blind(o, t, ok_k):
+                blind.append((addr, o, t, i_ok, verdicts, loc_ok))
+                continue
+            cls, why = diagnose(cmp, addr, o, t, verdicts, loc_ok)
+            bad.append((addr, o, t, i_ok, cls, why))
+        # Where llvm-symbolizer reads no name (a dwz file it cannot open),
+        # eu-addr2line (elfutils, which does) is the other witness.
+        eu = symbolize_eu(args, [b[0] for b in blind]) if blind else []
+        for (addr, o, t, i_ok, verdicts, loc_ok), e in zip(blind, eu):
+            if e and eu_agrees(cmp, addr, o, e):
+                g_inner += not i_ok
+                g_chain += 1
+                ex = explained.setdefault("llvm-unread-eu-agrees", [0, addr, o, t])
+                ex[0] += 1
                 continue
             cls, why = diagnose(cmp, addr, o, t, verdicts, loc_ok)
             bad.append((addr, o, t, i_ok, cls, why))
@@ -492,10 +649,24 @@ def main():
         for name, (cnt, addr, o, t) in sorted(explained.items()):
             print("    %-22s %5d  %s" % (name, cnt, EXPLAINED_WHY[name]))
             print("      e.g. 0x%x: ours %r, llvm-symbolizer %r" % (
-                addr, short_name(o[-1][0] if "demangl" not in name else
+                addr, short_name(o[-1][0] if "demangl" not in name and "label" not in name else
                                  first_diff_name(o, t)[0]),
-                short_name(t[-1][0] if "demangl" not in name else
+                short_name(t[-1][0] if "demangl" not in name and "label" not in name else
                            first_diff_name(o, t)[1])))
+    # A line is ours alone when neither llvm-symbolizer nor eu-addr2line gives it.
+    mine = [(a, o) for a, o, t in zip(addrs, ours, theirs)
+            if o[0][2] != 0 and o[0][1:3] != t[0][1:3]]
+    eu_mine = symbolize_eu(args, [a for a, _ in mine]) if mine and not args.peer else []
+    alone = [(a, o) for (a, o), e in zip(mine, eu_mine) if not e or e[1:3] != o[0][1:3]]
+    eu_at = {a: e for (a, _), e in zip(mine, eu_mine)}
+    print("  lines neither llvm-symbolizer nor eu-addr2line gives: %d (max %d)" % (
+        len(alone), args.max_lines_alone))
+    for a, o in alone[:args.show]:
+        print("    0x%x  %s:%d" % (a, o[0][1], o[0][2]))
+    # A line llvm-symbolizer does not give but eu-addr2line does, as ours.
+    bad = [(a, o, t, i, "llvm-line-differs-eu-agrees"
+            if c == "differs" and eu_at.get(a) and eu_at[a][1:3] == o[0][1:3] else c, w)
+           for a, o, t, i, c, w in bad]
     if bad:
         by_class = {}
         for b in bad:
@@ -512,15 +683,21 @@ def main():
             for j, (addr, o, t, i_ok, cls, why) in enumerate(items[:args.show]):
                 if j < per and shown < args.show:
                     shown += 1
-                    print("  0x%x  [%s] %s%s" % (addr, cls, why,
-                                                 "" if i_ok else "  (innermost differs)"))
+                    e = eu_at.get(addr)
+                    print("  0x%x  [%s] %s%s%s" % (addr, cls, why,
+                                                   "" if i_ok else "  (innermost differs)",
+                                                   "; eu-addr2line: %s:%d%s" % (
+                                                       e[1], e[2], " (= ours)" if
+                                                       e[1:3] == o[0][1:3] else "")
+                                                   if e else ""))
                     print("    %s:\n%s" % (who, fmt_block(o)))
                     print("    llvm-symbolizer:\n%s" % fmt_block(t))
                 else:
                     print("  0x%x  [%s] %s" % (addr, cls, why[:150]))
             if len(items) > args.show:
                 print("  ... %d more [%s]" % (len(items) - args.show, c))
-    ok = pct(g_inner) >= args.min_innermost and pct(g_chain) >= args.min_chain
+    ok = (pct(g_inner) >= args.min_innermost and pct(g_chain) >= args.min_chain and
+          len(alone) <= args.max_lines_alone)
     print("compare_llvm: %s" % ("PASS" if ok else "FAIL"))
     return 0 if ok else 1
 
@@ -528,6 +705,20 @@ def main():
 EXPLAINED_WHY = {
     "demangler-spelling": "same linkage name; libiberty and LLVM's demangler spell it "
                           "differently (checked with --no-demangle on both sides)",
+    "ours-qualified": "ours is llvm-symbolizer's bare DW_AT_name qualified by the DIE's "
+                      "namespaces and classes (ours ends in '::' + llvm-symbolizer's)",
+    "llvm-demangler": "llvm-symbolizer's mangled name (--no-demangle) demangled by libiberty, "
+                      "as ours is, equals ours (LLVM 14's demangler spells or fails otherwise)",
+    "symtab-alias": "ours is another .symtab name of the same code (identical code folding, "
+                    "C1/C2 constructor aliases), or its name without parameters",
+    "llvm-unread-eu-agrees": "llvm-symbolizer 14 has no name for a frame (DWARF in a dwz file "
+                             "it cannot read); eu-addr2line gives our innermost file:line and "
+                             "our outermost function; the frames llvm-symbolizer reads agree",
+    "clone-suffix": "the same function; ours names the clone from DWARF, llvm-symbolizer "
+                    "from .symtab (a part of that clone: foo.constprop.0.cold)",
+    "llvm-asm-label": "same linkage name, an assembler label (C's asm(\"__GI_foo\")); "
+                      "llvm-symbolizer prints the label, we print DW_AT_name, the source "
+                      "name (checked with --no-demangle on both sides)",
     "llvm-wrong-not-demangled": "LLVM's demangler failed on a valid linkage name and "
                                 "llvm-symbolizer printed it mangled; ours is libiberty's "
                                 "demangling of that same name (checked with --no-demangle)",
@@ -580,7 +771,9 @@ def diagnose(cmp, addr, o, t, verdicts, loc_ok):
                 "label at 0x%x inside the sized FUNC %s, whose name we print"
                 % (t[-1][0], syms.labels[strip_version(t[-1][0])], sym))
     if (len(o) == 1 and len(t) == 1 and o[0][1] == "??" and t[0][1] != "??" and t[0][2] == 0
-            and cmp.name_eq(of, tf, addr) and syms.stt_file(addr) == t[0][1]):
+            and (cmp.name_eq(of, tf, addr) or cmp.name_eq(of, CLONE_RE.sub("", tf), addr) or
+                 of.endswith("::" + no_clone(tf)))
+            and syms.stt_file(addr) == t[0][1]):
         return ("llvm-stt-file", "llvm-symbolizer takes the file name from the STT_FILE "
                 "symbol before the local symbol in .symtab (line 0); we print ??")
     if (len(o) == len(t) and all(x[1] != "??" and y[1] == "??" and y[2] == 0 for x, y in
