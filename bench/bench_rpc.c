@@ -471,7 +471,7 @@ static void gunzip_body(struct conn *c, size_t *len)
 {
 	void *plain;
 	size_t n;
-	if (svc_gunzip(c->buf, *len, MAX_BODY, &plain, &n) != 0)
+	if (svc_gunzip(c->buf, *len, MAX_BODY, &plain, &n) != SVC_OK)
 		die("response is not valid gzip, or inflates past %u bytes", MAX_BODY);
 	free(c->buf);
 	c->buf = plain;

@@ -124,7 +124,7 @@ static void start_next(struct run *r)
 {
 	while (r->next < r->n_ids) {
 		sym_build_id *id = &r->ids[r->next++];
-		if (svc_fetch_start(r->fetcher, id, SVC_FETCH_SYMBOLS, on_done, r) != SYM_OK) {
+		if (svc_fetch_start(r->fetcher, id, SVC_FETCH_SYMBOLS, on_done, r) != SVC_OK) {
 			fprintf(stderr, "symbolctl fetch: cannot start a fetch\n");
 			r->failed++;
 			r->done++;

@@ -114,7 +114,7 @@ static Symbolizer__V1__SymbolizeResponse *call_once(const struct opts *o, const 
 		.timeout_ms = o->timeout_ms,
 	};
 	svc_client_result res;
-	if (svc_client_unary(&call, &res) != SYM_OK) {
+	if (svc_client_unary(&call, &res) != SVC_OK) {
 		fprintf(stderr, "symbolctl symbolize: %s: %s\n", res.code, res.message);
 		goto out;
 	}

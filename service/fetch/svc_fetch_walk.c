@@ -50,7 +50,7 @@ static bool start_alt(svc_fetch_flight *fl)
 	svc_fetch_flight *other = svc_fetch_flight_find(f, &fl->res.alt_id);
 	if (other && other->alt_wait == fl)
 		return false;
-	if (svc_fetch_start(f, &fl->res.alt_id, SVC_FETCH_DEBUGINFO, svc_walk_alt_done, fl) != SYM_OK)
+	if (svc_fetch_start(f, &fl->res.alt_id, SVC_FETCH_DEBUGINFO, svc_walk_alt_done, fl) != SVC_OK)
 		return false;
 	fl->alt_wait = svc_fetch_flight_find(f, &fl->res.alt_id);
 	return true;

@@ -41,16 +41,16 @@ const char *svc_fetch_status_name(svc_fetch_status s)
 	return "unknown";
 }
 
-sym_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
+svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
 			 svc_fetch_cb cb, void *arg)
 {
 	if (!id || id->len == 0 || id->len > SYM_BUILD_ID_MAX || !cb)
-		return SYM_E_INVALID;
+		return SVC_E_INVALID;
 	if (f->shutting_down)
-		return SYM_E_INVALID;
+		return SVC_E_SHUTTING_DOWN;
 	svc_fetch_waiter *w = calloc(1, sizeof(*w));
 	if (!w)
-		return SYM_E_NOMEM;
+		return SVC_E_NOMEM;
 	w->cb = cb;
 	w->arg = arg;
 	f->st.started++;
@@ -60,13 +60,13 @@ sym_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind 
 		 * gets what that flight finds (the dwz case: files with no executable). */
 		f->st.joined++;
 		svc_fetch_flight_add_waiter(fl, w);
-		return SYM_OK;
+		return SVC_OK;
 	}
 	if (!svc_fetch_flight_create(f, id, kind, w)) {
 		free(w);
-		return SYM_E_NOMEM;
+		return SVC_E_NOMEM;
 	}
-	return SYM_OK;
+	return SVC_OK;
 }
 
 static char **dup_list(char *const *src, size_t n)

@@ -48,6 +48,7 @@
 
 #include "base/base_buf.h"
 #include "service/core/svc_config.h"
+#include "service/core/svc_error.h"
 #include "source/src_source.h"
 #include "storage/stor_db.h"
 #include "symbolizer/sym_build_id.h"
@@ -118,8 +119,9 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *opts, sym_error *err)
 void svc_fetcher_destroy(svc_fetcher *f);
 
 /* Starts (or joins) the fetch of a build ID. cb runs later, exactly once.
- * SYM_E_INVALID for an empty build ID, SYM_E_NOMEM when out of memory. */
-sym_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
+ * SVC_E_INVALID for an empty build ID or no callback, SVC_E_SHUTTING_DOWN
+ * once the fetcher stops, SVC_E_NOMEM when out of memory. */
+svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
 			 svc_fetch_cb cb, void *arg);
 
 typedef enum svc_breaker_state {

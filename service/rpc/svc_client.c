@@ -40,13 +40,13 @@ static void json_field(const uint8_t *data, size_t size, const char *key, char *
 	}
 }
 
-sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
+svc_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	CURL *h = curl_easy_init();
 	if (!h) {
 		snprintf(res->message, sizeof(res->message), "libcurl: cannot create a handle");
-		return SYM_E_NOMEM;
+		return SVC_E_NOMEM;
 	}
 	/* The whole URL, never cut: server without trailing slashes, "/", method. */
 	size_t sl = strlen(call->server);
@@ -61,7 +61,7 @@ sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 		snprintf(res->code, sizeof(res->code), "invalid_argument");
 		base_buf_deinit(&ub);
 		curl_easy_cleanup(h);
-		return ub.over ? SYM_E_INVALID : SYM_E_NOMEM;
+		return ub.over ? SVC_E_INVALID : SVC_E_NOMEM;
 	}
 	const char *url = (const char *)ub.data;
 	struct curl_slist *hdrs = NULL;
@@ -90,13 +90,13 @@ sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res->http_status);
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(h);
-	sym_errc out = SYM_OK;
+	svc_errc out = SVC_OK;
 	if (rc != CURLE_OK) {
 		snprintf(res->message, sizeof(res->message), "%.300s: %s", url,
 			 b.over ? "response too large" : curl_easy_strerror(rc));
 		snprintf(res->code, sizeof(res->code), "%s",
 			 rc == CURLE_OPERATION_TIMEDOUT ? "deadline_exceeded" : "unavailable");
-		out = SYM_E_IO;
+		out = rc == CURLE_OPERATION_TIMEDOUT ? SVC_E_DEADLINE : SVC_E_UPSTREAM;
 	} else if (res->http_status != 200) {
 		json_field(b.data, b.len, "code", res->code, sizeof(res->code));
 		json_field(b.data, b.len, "message", res->message, sizeof(res->message));
@@ -104,7 +104,7 @@ sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 			snprintf(res->code, sizeof(res->code), "unknown");
 		if (!res->message[0])
 			snprintf(res->message, sizeof(res->message), "HTTP %ld", res->http_status);
-		out = SYM_E_IO;
+		out = SVC_E_UPSTREAM;
 	} else {
 		res->body = base_buf_take(&b, &res->body_size);
 	}

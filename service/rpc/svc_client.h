@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolizer/sym_error.h"
+#include "service/core/svc_error.h"
 
 /* Longest request URL (server + method) we build: longer ones are refused, not cut. */
 #define SVC_CLIENT_URL_MAX 65536
@@ -31,8 +31,11 @@ typedef struct svc_client_result {
 	size_t body_size;
 } svc_client_result;
 
-/* SYM_OK when the call succeeded (body set); otherwise res describes it. */
-sym_errc svc_client_unary(const svc_client_call *call, svc_client_result *res);
+/* SVC_OK when the call succeeded (body set); otherwise res describes it and
+ * the code says what kind of failure it was: SVC_E_INVALID (the URL),
+ * SVC_E_NOMEM, SVC_E_DEADLINE (the timeout passed), SVC_E_UPSTREAM (no answer,
+ * or an error answer: res->code is the server's Connect code). */
+svc_errc svc_client_unary(const svc_client_call *call, svc_client_result *res);
 void svc_client_result_deinit(svc_client_result *res);
 
 #endif

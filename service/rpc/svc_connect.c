@@ -77,19 +77,20 @@ bool svc_connect_lists_gzip(const char *value)
 	return false;
 }
 
-int svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *out_size)
+svc_errc svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *out_size)
 {
 	z_stream zs;
 	memset(&zs, 0, sizeof(zs));
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-		return -1;
+		return SVC_E_NOMEM;
 	size_t size = 0, alloc = in_size * 4 < 4096 ? 4096 : in_size * 4;
 	if (alloc > cap + 1)
 		alloc = cap + 1;
 	unsigned char *buf = malloc(alloc);
-	int rc = -1;
+	svc_errc rc = SVC_E_NOMEM;
 	if (!buf)
 		goto out;
+	rc = SVC_E_INVALID;
 	zs.next_in = (unsigned char *)in;
 	for (;;) {
 		size_t in_left = in_size - (size_t)((const unsigned char *)zs.next_in -
@@ -97,13 +98,15 @@ int svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *o
 		zs.avail_in = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
 		if (size == alloc) {
 			if (size > cap) {
-				rc = -2;
+				rc = SVC_E_TOO_LARGE;
 				goto out;
 			}
 			size_t n = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
 			unsigned char *nb = realloc(buf, n);
-			if (!nb)
+			if (!nb) {
+				rc = SVC_E_NOMEM;
 				goto out;
+			}
 			buf = nb;
 			alloc = n;
 		}
@@ -113,14 +116,14 @@ int svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *o
 		int z = inflate(&zs, Z_NO_FLUSH);
 		size += before - zs.avail_out;
 		if (size > cap) {
-			rc = -2;
+			rc = SVC_E_TOO_LARGE;
 			goto out;
 		}
 		if (z == Z_STREAM_END) {
 			if (zs.avail_in != 0 || (size_t)((const unsigned char *)zs.next_in -
 							 (const unsigned char *)in) != in_size)
 				goto out; /* trailing bytes (or a second member): refuse */
-			rc = 0;
+			rc = SVC_OK;
 			break;
 		}
 		if (z == Z_BUF_ERROR && zs.avail_in == 0 && zs.avail_out != 0)

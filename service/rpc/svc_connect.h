@@ -31,10 +31,11 @@ bool svc_connect_parse_timeout(const char *value, int64_t *ms);
 bool svc_connect_lists_gzip(const char *value);
 
 /*
- * Inflates a gzip stream. Returns 0 and a malloc'ed *out, -1 when the data is
- * not valid gzip (or has trailing garbage), -2 when the output would pass cap.
+ * Inflates a gzip stream: SVC_OK and a malloc'ed *out; SVC_E_INVALID when the
+ * data is not valid gzip (or has trailing garbage), SVC_E_TOO_LARGE when the
+ * output would pass cap, SVC_E_NOMEM.
  */
-int svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *out_size);
+svc_errc svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *out_size);
 
 /* Deflates into gzip format, appended to buf. False when out of memory. */
 bool svc_gzip(const void *in, size_t in_size, struct evbuffer *buf);

@@ -42,14 +42,14 @@ static bool take_body(svc_rpc_call *c, bool gzip_in, svc_error *err)
 	if (!gzip_in)
 		return true;
 	uint64_t cap = c->rpc->o.max_request_bytes;
-	int rc = svc_gunzip(c->body, len, cap, &c->inflated, &c->body_len);
-	if (rc == -2) {
-		svc_error_set(err, SVC_E_TOO_LARGE,
-			      "request inflates past the limit of %" PRIu64 " bytes", cap);
+	svc_errc rc = svc_gunzip(c->body, len, cap, &c->inflated, &c->body_len);
+	if (rc == SVC_E_TOO_LARGE) {
+		svc_error_set(err, rc, "request inflates past the limit of %" PRIu64 " bytes", cap);
 		return false;
 	}
-	if (rc != 0) {
-		svc_error_set(err, SVC_E_INVALID, "request body is not valid gzip");
+	if (rc != SVC_OK) {
+		svc_error_set(err, rc, "%s", rc == SVC_E_NOMEM ? "out of memory inflating the request"
+							    : "request body is not valid gzip");
 		return false;
 	}
 	c->body = c->inflated;

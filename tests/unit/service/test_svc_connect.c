@@ -81,27 +81,26 @@ TEST(gzip_round_trip_and_cap)
 	uint8_t *z = evbuffer_pullup(b, -1);
 	void *out = NULL;
 	size_t out_n = 0;
-	CHECK_EQ_U(svc_gunzip(z, zn, n, &out, &out_n), 0);
+	CHECK_EQ_U(svc_gunzip(z, zn, n, &out, &out_n), SVC_OK);
 	CHECK_EQ_U(out_n, n);
 	CHECK(out && memcmp(out, data, n) == 0);
 	free(out);
 	out = NULL;
 	/* One byte under the size: over the cap, and no output. */
-	CHECK_EQ_U(svc_gunzip(z, zn, n - 1, &out, &out_n), (uint64_t)(int64_t)-2);
+	CHECK_EQ_U(svc_gunzip(z, zn, n - 1, &out, &out_n), SVC_E_TOO_LARGE);
 	CHECK(out == NULL);
 	/* Truncated, corrupt, with trailing garbage: refused. */
-	CHECK_EQ_U(svc_gunzip(z, zn - 5, n, &out, &out_n), (uint64_t)(int64_t)-1);
+	CHECK_EQ_U(svc_gunzip(z, zn - 5, n, &out, &out_n), SVC_E_INVALID);
 	uint8_t *bad = malloc(zn + 3);
 	memcpy(bad, z, zn);
 	memcpy(bad + zn, "xyz", 3);
-	CHECK_EQ_U(svc_gunzip(bad, zn + 3, n, &out, &out_n), (uint64_t)(int64_t)-1);
+	CHECK_EQ_U(svc_gunzip(bad, zn + 3, n, &out, &out_n), SVC_E_INVALID);
 	memcpy(bad, z, zn);
 	bad[zn / 2] ^= 0xff;
 	bad[zn / 2 + 1] ^= 0x55;
-	CHECK(svc_gunzip(bad, zn, n, &out, &out_n) != 0);
-	CHECK_EQ_U(svc_gunzip("\x1f\x8b\x08\x00garbage", 11, n, &out, &out_n),
-		   (uint64_t)(int64_t)-1);
-	CHECK_EQ_U(svc_gunzip("", 0, n, &out, &out_n), (uint64_t)(int64_t)-1);
+	CHECK(svc_gunzip(bad, zn, n, &out, &out_n) != SVC_OK);
+	CHECK_EQ_U(svc_gunzip("\x1f\x8b\x08\x00garbage", 11, n, &out, &out_n), SVC_E_INVALID);
+	CHECK_EQ_U(svc_gunzip("", 0, n, &out, &out_n), SVC_E_INVALID);
 	free(bad);
 	free(data);
 	evbuffer_free(b);
@@ -119,7 +118,7 @@ TEST(gzip_bomb_stops_at_the_cap)
 	size_t out_n = 0;
 	CHECK_EQ_U(svc_gunzip(evbuffer_pullup(b, -1), evbuffer_get_length(b), 1u << 20, &out,
 			      &out_n),
-		   (uint64_t)(int64_t)-2);
+		   SVC_E_TOO_LARGE);
 	CHECK(out == NULL);
 	evbuffer_free(b);
 }

@@ -396,7 +396,7 @@ static void gzip_round_trip(fixture *f, const char *method, size_t n, bool want_
 	void *out = NULL;
 	size_t out_n = r.body.len;
 	if (want_gzip)
-		CHECK(svc_gunzip(r.body.data, r.body.len, 1u << 20, &out, &out_n) == 0);
+		CHECK(svc_gunzip(r.body.data, r.body.len, 1u << 20, &out, &out_n) == SVC_OK);
 	const void *got = want_gzip ? out : r.body.data;
 	CHECK(got && out_n == n && memcmp(got, plain, n) == 0);
 	free(out);
@@ -559,7 +559,7 @@ TEST(client_url_is_never_cut)
 				.request = "hello",
 				.request_size = 5};
 	svc_client_result res;
-	CHECK(svc_client_unary(&call, &res) == SYM_OK);
+	CHECK(svc_client_unary(&call, &res) == SVC_OK);
 	CHECK_EQ_U(res.http_status, 200);
 	CHECK(res.body_size == 5 && memcmp(res.body, "hello", 5) == 0);
 	svc_client_result_deinit(&res);
@@ -569,7 +569,7 @@ TEST(client_url_is_never_cut)
 		base_buf_append(&server, "/.", 2);
 	base_buf_append(&server, "", 1);
 	call.server = (const char *)server.data;
-	CHECK(svc_client_unary(&call, &res) == SYM_E_INVALID);
+	CHECK(svc_client_unary(&call, &res) == SVC_E_INVALID);
 	CHECK_EQ_U(res.http_status, 0);
 	CHECK(strstr(res.message, "over the 64 KiB limit") != NULL);
 	svc_client_result_deinit(&res);
