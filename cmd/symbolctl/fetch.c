@@ -228,7 +228,7 @@ int cmd_fetch(int argc, char **argv)
 	bool stats = false, info = false, verify = false;
 	int status = 2;
 	struct event_base *base = NULL;
-	sym_error err = {0};
+	svc_error err = {0};
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i];
 		base_flag_group g = svc_config_flags(&cfg);

@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 		svc_config_deinit(&config);
 		return 2;
 	}
-	sym_error err = {0};
+	svc_error err = {0};
 	opts.config = &config;
 	signal(SIGPIPE, SIG_IGN);
 

@@ -135,15 +135,15 @@ static bool make_upstreams(svc_fetcher *f)
 	return true;
 }
 
-svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, sym_error *err)
+svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 {
 	if (!o || !o->base || !o->store || !o->config) {
-		sym_error_set(err, SYM_E_INVALID, "fetcher: base, store and config are required");
+		svc_error_set(err, SVC_E_INVALID, "fetcher: base, store and config are required");
 		return NULL;
 	}
 	svc_fetcher *f = calloc(1, sizeof(*f));
 	if (!f) {
-		sym_error_set(err, SYM_E_NOMEM, "fetcher: out of memory");
+		svc_error_set(err, SVC_E_NOMEM, "fetcher: out of memory");
 		return NULL;
 	}
 	f->base = o->base;
@@ -157,14 +157,14 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, sym_error *err)
 	f->user_agent = strdup(o->user_agent ? o->user_agent : ua);
 	if (!copy_config(f, o->config) || !f->user_agent || !make_sources(f, o) ||
 	    !make_upstreams(f)) {
-		sym_error_set(err, SYM_E_NOMEM, "fetcher: out of memory");
+		svc_error_set(err, SVC_E_NOMEM, "fetcher: out of memory");
 		svc_fetcher_destroy(f);
 		return NULL;
 	}
 	f->http = svc_http_create(f->base, f->user_agent);
 	f->pool = svc_pool_create(f->base, f->cfg.fetch_workers);
 	if (!f->http || !f->pool) {
-		sym_error_set(err, SYM_E_NOMEM, "fetcher: cannot start HTTP client or workers");
+		svc_error_set(err, SVC_E_NOMEM, "fetcher: cannot start HTTP client or workers");
 		svc_fetcher_destroy(f);
 		return NULL;
 	}

@@ -112,7 +112,7 @@ typedef struct svc_fetcher_options {
  * error-cache TTL. */
 #define SVC_FETCH_QUEUE_MAX 4096
 
-svc_fetcher *svc_fetcher_create(const svc_fetcher_options *opts, sym_error *err);
+svc_fetcher *svc_fetcher_create(const svc_fetcher_options *opts, svc_error *err);
 
 /* Stops everything: downloads are aborted, workers joined, and callbacks still
  * owed are called with SVC_FETCH_ERROR ("shutting down"). NULL is a no-op. */

@@ -188,22 +188,24 @@ static bool copy_config(svc_server *s, const svc_config *from)
 	return true;
 }
 
-static bool open_store(svc_server *s, sym_error *err)
+static bool open_store(svc_server *s, svc_error *err)
 {
 	stor_options so;
 	stor_options_init(&so);
 	so.path = s->config.data_dir;
 	so.max_bytes = s->config.max_store_bytes;
 	stor_error serr;
-	if (stor_open(&so, &s->store, &serr) != STOR_OK) {
-		sym_error_set(err, SYM_E_IO, "store %s: %s", so.path, serr.msg);
+	stor_errc rc = stor_open(&so, &s->store, &serr);
+	if (rc != STOR_OK) {
+		svc_error_from_stor(err, rc, &serr, NULL);
+		svc_error_prefix(err, "store %s", so.path);
 		return false;
 	}
 	return true;
 }
 
 /* The fetcher, the pool, the caches and the resolver. False: err is set. */
-static bool start_resolution(svc_server *s, sym_error *err)
+static bool start_resolution(svc_server *s, svc_error *err)
 {
 	svc_fetcher_options fo = {
 		.base = s->base,
@@ -234,7 +236,7 @@ static bool start_resolution(svc_server *s, sym_error *err)
 		goto nomem;
 	return true;
 nomem:
-	sym_error_set(err, SYM_E_NOMEM, "out of memory");
+	svc_error_set(err, SVC_E_NOMEM, "out of memory");
 	return false;
 }
 
@@ -303,16 +305,16 @@ static void record_address(svc_server *s, evutil_socket_t fd)
 }
 
 /* evhttp on --listen. False: err is set. */
-static bool start_http(svc_server *s, sym_error *err)
+static bool start_http(svc_server *s, svc_error *err)
 {
 	char host[256];
 	uint16_t port;
 	if (!parse_listen(s->o.listen, host, sizeof(host), &port)) {
-		sym_error_set(err, SYM_E_INVALID, "--listen %s: expected HOST:PORT", s->o.listen);
+		svc_error_set(err, SVC_E_INVALID, "--listen %s: expected HOST:PORT", s->o.listen);
 		return false;
 	}
 	if (!(s->http = evhttp_new(s->base))) {
-		sym_error_set(err, SYM_E_NOMEM, "out of memory");
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
 		return false;
 	}
 	/* Bodies over the cap get a Connect error from svc_rpc; ones far over it
@@ -327,7 +329,7 @@ static bool start_http(svc_server *s, sym_error *err)
 	evhttp_set_gencb(s->http, handle_request, s);
 	s->bound = evhttp_bind_socket_with_handle(s->http, host, port);
 	if (!s->bound) {
-		sym_error_set(err, SYM_E_IO, "--listen %s: cannot bind: %s", s->o.listen,
+		svc_error_set(err, SVC_E_IO, "--listen %s: cannot bind: %s", s->o.listen,
 			      strerror(errno));
 		return false;
 	}
@@ -341,11 +343,11 @@ static bool start_http(svc_server *s, sym_error *err)
 }
 
 svc_server *svc_server_create(struct event_base *base, const svc_server_options *opts,
-			      sym_error *err)
+			      svc_error *err)
 {
 	svc_server *s = calloc(1, sizeof(*s));
 	if (!s) {
-		sym_error_set(err, SYM_E_NOMEM, "out of memory");
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	s->base = base;
@@ -362,7 +364,7 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 		goto fail;
 	return s;
 nomem:
-	sym_error_set(err, SYM_E_NOMEM, "out of memory");
+	svc_error_set(err, SVC_E_NOMEM, "out of memory");
 fail:
 	svc_server_destroy(s);
 	return NULL;

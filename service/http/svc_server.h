@@ -25,7 +25,7 @@
 
 #include "base/base_flag.h"
 #include "service/core/svc_config.h"
-#include "symbolizer/sym_error.h"
+#include "service/core/svc_error.h"
 
 struct event_base;
 
@@ -59,7 +59,7 @@ base_flag_group svc_server_flags(svc_server_options *o);
 typedef struct svc_server svc_server;
 
 svc_server *svc_server_create(struct event_base *base, const svc_server_options *opts,
-			      sym_error *err);
+			      svc_error *err);
 
 /* The bound address ("127.0.0.1:41234"), for logs and tests with port 0. */
 const char *svc_server_address(const svc_server *s);

@@ -109,7 +109,7 @@ static bool env_init(struct env *e, bool with_debug_dir)
 		return false;
 	e->base = event_base_new();
 	svc_fetcher_options fo = {.base = e->base, .store = e->store, .config = &e->cfg};
-	sym_error err = {0};
+	svc_error err = {0};
 	e->f = svc_fetcher_create(&fo, &err);
 	if (!e->f)
 		fprintf(stderr, "fetcher: %s\n", err.msg);
@@ -256,8 +256,8 @@ TEST(no_sources_and_bad_calls)
 	sym_build_id empty = {0};
 	CHECK(svc_fetch_start(e.f, &empty, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_E_INVALID);
 	CHECK(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, NULL, &c) == SVC_E_INVALID);
-	sym_error err = {0};
-	CHECK(svc_fetcher_create(NULL, &err) == NULL && err.code == SYM_E_INVALID);
+	svc_error err = {0};
+	CHECK(svc_fetcher_create(NULL, &err) == NULL && err.code == SVC_E_INVALID);
 	svc_fetcher_destroy(NULL);
 	env_deinit(&e);
 }

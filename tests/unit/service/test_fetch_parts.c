@@ -141,7 +141,7 @@ static bool env_fetcher(struct env *e, src_source *const *sources, size_t n, siz
 {
 	svc_fetcher_options fo = {.base = e->base, .store = e->store, .config = &e->cfg,
 				  .sources = sources, .n_sources = n, .max_queued = max_queued};
-	sym_error err = {0};
+	svc_error err = {0};
 	e->f = svc_fetcher_create(&fo, &err);
 	if (!e->f)
 		fprintf(stderr, "fetcher: %s\n", err.msg);

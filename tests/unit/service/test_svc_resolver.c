@@ -110,7 +110,7 @@ static bool env_init(struct env *e)
 		return false;
 	e->base = event_base_new();
 	svc_fetcher_options fo = {.base = e->base, .store = e->store, .config = &e->cfg};
-	sym_error err = {0};
+	svc_error err = {0};
 	if (!(e->f = svc_fetcher_create(&fo, &err)))
 		return false;
 	e->pool = svc_pool_create(e->base, 2);
