@@ -126,34 +126,37 @@ struct alt_ctx {
 	bool loaded;
 };
 
+/* Candidate k of the dwz file into buf: --alt; else each debug dir's build-id
+ * path, then the link's path (relative to the file read). False past the last. */
+static bool alt_candidate(const struct alt_ctx *a, const sym_build_id *id, const char *path,
+			  size_t k, char *buf, size_t n)
+{
+	if (a->alt) {
+		snprintf(buf, n, "%s", a->alt);
+		return k == 0;
+	}
+	if (k < a->o->n_debug_dirs) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(id, hex);
+		snprintf(buf, n, "%s/.build-id/%.2s/%s.debug", a->o->debug_dirs[k], hex, hex + 2);
+		return true;
+	}
+	if (k > a->o->n_debug_dirs)
+		return false;
+	const char *slash = strrchr(a->exe, '/');
+	if (path[0] == '/' || !slash)
+		snprintf(buf, n, "%s", path);
+	else
+		snprintf(buf, n, "%.*s/%s", (int)(slash - a->exe), a->exe, path);
+	return true;
+}
+
 static bool resolve_alt(void *arg, const sym_build_id *id, const char *path, const void **data,
 			size_t *size)
 {
 	struct alt_ctx *a = arg;
-	char buf[MAX_DEBUG_DIRS][4096];
-	const char *candidates[MAX_DEBUG_DIRS + 1];
-	size_t n = 0;
-	if (a->alt) {
-		candidates[n++] = a->alt;
-	} else {
-		char hex[SYM_BUILD_ID_HEX_MAX];
-		sym_build_id_to_hex(id, hex);
-		for (size_t i = 0; i < a->o->n_debug_dirs; i++) {
-			snprintf(buf[i], sizeof(buf[i]), "%s/.build-id/%.2s/%s.debug",
-				 a->o->debug_dirs[i], hex, hex + 2);
-			candidates[n++] = buf[i];
-		}
-		candidates[n++] = path;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char rel[4096];
-		const char *p = candidates[i];
-		if (p == path && p[0] != '/') {
-			const char *slash = strrchr(a->exe, '/');
-			int dirlen = slash ? (int)(slash - a->exe) : 1;
-			snprintf(rel, sizeof(rel), "%.*s/%s", dirlen, slash ? a->exe : ".", p);
-			p = rel;
-		}
+	char p[4096];
+	for (size_t k = 0; alt_candidate(a, id, path, k, p, sizeof(p)); k++) {
 		FILE *probe = fopen(p, "rb");
 		if (!probe)
 			continue;
@@ -279,7 +282,7 @@ static int open_source(const struct opts *o, struct alt_ctx *alt, file_map *exe)
 	if (o->no_debug_lookup || sym_elf_probe(exe->data, exe->size, &info, &err) != SYM_OK ||
 	    info.has_debug_info)
 		goto self;
-	static debug_file_found found;
+	static debug_file_found found;  /* outlives the call: alt->exe points into it */
 	if (!debug_file_find(o->exe, &info, o->debug_dirs, o->n_debug_dirs, o->verbose, &found)) {
 		if (o->verbose)
 			fprintf(stderr, "symbolctl addr2line: %s: no DWARF and no debug file found: "
@@ -320,8 +323,7 @@ static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe,
 
 int cmd_addr2line(int argc, char **argv)
 {
-	static struct opts o;
-	memset(&o, 0, sizeof(o));
+	struct opts o = {0};
 	if (parse_opts(argc, argv, &o))
 		return CTL_EXIT_USAGE;
 	struct alt_ctx alt = {.exe = o.exe, .alt = o.alt, .o = &o};
