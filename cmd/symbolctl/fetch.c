@@ -73,7 +73,8 @@ static void usage(FILE *out)
 
 static void log_line(void *arg, const char *line)
 {
-	(void)arg;
+	struct run *r = arg;
+	progress_clear(r->prog);
 	fprintf(stderr, "symbolctl fetch: %s\n", line);
 }
 
@@ -361,7 +362,7 @@ int cmd_fetch(int argc, char **argv)
 
 	base = event_base_new();
 	svc_fetcher_options fo = {
-		.base = base, .store = r.store, .config = &cfg, .log = log_line,
+		.base = base, .store = r.store, .config = &cfg, .log = log_line, .log_arg = &r,
 	};
 	if (!base || !(r.fetcher = svc_fetcher_create(&fo, &err))) {
 		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
