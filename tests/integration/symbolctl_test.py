@@ -255,20 +255,26 @@ def main():
     def warm_pending():
         """A slow upstream and a daemon that waits 100 ms at most: PENDING, then
         asked again after the retry hint until OK."""
-        path = fx("c_O2_dw5")
-        dbid = build_id(path)
-        fs = FaultServer(work, "slow", {dbid + "/debuginfo": "slow:" + path})
+        slow, slow2 = fx("c_O2_dw5"), fx("c_O2_dw4")
+        dbid, dbid2 = build_id(slow), build_id(slow2)
+        check(dbid != dbid2, "two fixtures share a build ID")
+        fs = FaultServer(work, "slow", {dbid + "/debuginfo": "slow:" + slow,
+                                        dbid2 + "/debuginfo": "slow:" + slow2})
         d = Daemon(args.symbolizerd, os.path.join(fresh("daemon"), "data"),
                    os.path.join(work, "pending.log"), upstreams=[fs.url],
                    extra=["--max-wait", "100ms"])
         try:
-            p = run([S, "fetch", "--server", d.url, "--wait", "1ms", dbid])
-            check(p.returncode == 1 and (dbid + " pending") in p.stdout,
-                  "--wait 1ms: rc=%d %r" % (p.returncode, p.stdout))
+            # The download takes 300 ms, a call waits 100 ms: PENDING, then OK.
             p = run([S, "fetch", "--server", d.url, "--wait", "30s", dbid])
             check(p.returncode == 0 and (dbid + " ok") in p.stdout,
                   "after PENDING: rc=%d %r %r" % (p.returncode, p.stdout, p.stderr))
+            check(d.metric('symbolizer_mappings_total{status="pending"}') >= 1,
+                  "the first call was not PENDING")
             check(fs.requests(dbid + "/debuginfo") == 1, "downloads: %s" % fs.stats())
+            # --wait runs out first: the line says pending, exit 1.
+            p = run([S, "fetch", "--server", d.url, "--wait", "1ms", dbid2])
+            check(p.returncode == 1 and (dbid2 + " pending") in p.stdout,
+                  "--wait 1ms: rc=%d %r" % (p.returncode, p.stdout))
         finally:
             d.stop()
             fs.stop()
