@@ -3,7 +3,7 @@
  *
  * Everything goes through libelf, which checks section and segment extents
  * against the image size; we add checks on what libelf leaves to the caller
- * (note payload sizes, the .gnu_debugaltlink layout).
+ * (note payload sizes, the .gnu_debugaltlink and .gnu_debuglink layouts).
  */
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_elf_util.h"
@@ -89,6 +89,29 @@ static void read_altlink(Elf_Data *data, sym_elf_info *out)
 	out->has_alt = true;
 }
 
+/* .gnu_debuglink: a NUL-terminated file name, zero padding to 4 bytes, then
+ * the CRC-32 of the debug file in the ELF file's byte order. */
+static void read_debuglink(Elf *elf, Elf_Data *data, sym_elf_info *out)
+{
+	const unsigned char *p = data->d_buf;
+	size_t n = data->d_size;
+	const unsigned char *nul = p ? memchr(p, '\0', n) : NULL;
+	if (!nul || nul == p)
+		return;
+	size_t name_len = (size_t)(nul - p), crc_off = (name_len + 4) & ~(size_t)3;
+	if (name_len >= SYM_ELF_ALT_PATH_MAX || crc_off + 4 > n)
+		return;
+	const char *ident = elf_getident(elf, NULL);
+	const unsigned char *c = p + crc_off;
+	bool big = ident && ident[EI_DATA] == ELFDATA2MSB;
+	out->debuglink_crc = big ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 |
+					   (uint32_t)c[2] << 8 | c[3]
+				 : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 |
+					   (uint32_t)c[1] << 8 | c[0];
+	memcpy(out->debuglink, p, name_len + 1);
+	out->has_debuglink = true;
+}
+
 static void probe_sections(Elf *elf, sym_elf_info *out)
 {
 	Elf_Scn *scn = NULL;
@@ -118,6 +141,10 @@ static void probe_sections(Elf *elf, sym_elf_info *out)
 			Elf_Data *data = elf_getdata(scn, NULL);
 			if (data && data->d_buf)
 				read_altlink(data, out);
+		} else if (!strcmp(name, ".gnu_debuglink")) {
+			Elf_Data *data = elf_getdata(scn, NULL);
+			if (data && data->d_buf)
+				read_debuglink(elf, data, out);
 		}
 	}
 }

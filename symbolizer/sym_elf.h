@@ -2,7 +2,8 @@
  * sym_elf: facts about an ELF file held in memory, read with libelf.
  *
  * sym_elf_probe() is the cheap look a fetcher or a store takes at a file before
- * trusting it: its GNU build ID, its dwz link (.gnu_debugaltlink), whether it
+ * trusting it: its GNU build ID, its dwz link (.gnu_debugaltlink), its debug
+ * file link (.gnu_debuglink), whether it
  * carries DWARF or only symbols, and its PT_LOAD segments (to turn runtime
  * addresses into ELF virtual addresses). It never decompresses anything and
  * reads nothing outside [data, data + size).
@@ -40,6 +41,9 @@ typedef struct sym_elf_info {
 	bool has_alt;              /* .gnu_debugaltlink present and well formed */
 	sym_build_id alt_build_id; /* the dwz supplementary file's build ID */
 	char alt_path[SYM_ELF_ALT_PATH_MAX]; /* its path as written in the link, NUL-terminated */
+	bool has_debuglink;        /* .gnu_debuglink present and well formed */
+	uint32_t debuglink_crc;    /* CRC-32 (zlib's) of the whole debug file it names */
+	char debuglink[SYM_ELF_ALT_PATH_MAX]; /* the debug file's name, NUL-terminated */
 	uint32_t n_loads;
 	sym_elf_load loads[SYM_ELF_MAX_LOADS]; /* the first PT_LOAD segments, in file order */
 } sym_elf_info;

@@ -2,7 +2,9 @@
  * symbolctl addr2line: symbolizes addresses of a local ELF file through the
  * symbolizer library, in llvm-symbolizer's output format. Builds the index in
  * memory (or loads a saved one with --index), then answers addresses from the
- * arguments or, one per line, from stdin, flushing each answer.
+ * arguments or, one per line, from stdin, flushing each answer. A file without
+ * DWARF is answered from its separate debug file when one is found (see
+ * debug_file.h), as llvm-symbolizer and eu-addr2line do.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,40 +15,57 @@
 #include <string.h>
 
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/debug_file.h"
+#include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/file_map.h"
 #include "cmd/symbolctl/llvm_format.h"
 #include "symbolizer/sym_index.h"
 
 #define MAX_FRAMES 256
+#define MAX_DEBUG_DIRS 32
 
 struct opts {
 	const char *exe, *alt, *index_in, *index_out;
-	bool no_inlines, no_demangle;
+	bool no_inlines, no_demangle, no_debug_lookup, verbose;
+	const char *debug_dirs[MAX_DEBUG_DIRS];
+	size_t n_debug_dirs;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: symbolctl addr2line -e FILE [--alt FILE] [--no-inlines] [--no-demangle]\n"
-		"                           [--index-out BLOB] [ADDR...]\n"
+		"                           [--index-out BLOB] [--debug-dir DIR]... [--no-debug-lookup]\n"
+		"                           [--verbose] [ADDR...]\n"
 		"       symbolctl addr2line --index BLOB [--no-inlines] [--no-demangle] [ADDR...]\n"
 		"\n"
 		"Symbolizes hex addresses (0x optional) of an ELF file, a binary or a separate\n"
 		"debug file, printing llvm-symbolizer's default format. Without ADDR, reads one\n"
-		"address per line from stdin and answers each as it arrives.\n"
+		"address per line from stdin and answers each as it arrives. A FILE without\n"
+		"DWARF (stripped) is answered from its separate debug file when one is found:\n"
+		"by build ID (DIR/.build-id/xx/rest.debug), then by .gnu_debuglink (next to\n"
+		"FILE, in its .debug/ subdir, then under DIR + FILE's directory; the CRC-32\n"
+		"must match), as llvm-symbolizer and eu-addr2line do; else from its symbols.\n"
 		"\n"
 		"  -e, --exe, --obj FILE  the ELF file\n"
 		"  --alt FILE             dwz supplementary file (default: found by the build ID in\n"
-		"                         .gnu_debugaltlink under /usr/lib/debug/.build-id, or its path)\n"
+		"                         .gnu_debugaltlink under DIR/.build-id, or its path)\n"
+		"  --debug-dir DIR        where debug files live (repeatable; default /usr/lib/debug)\n"
+		"  --no-debug-lookup      answer from FILE itself, never from a separate debug file\n"
+		"  -v, --verbose          say on stderr which file the answers come from\n"
 		"  --no-inlines           one frame per address: the function the code belongs to\n"
 		"  --no-demangle          print linkage (mangled) names\n"
 		"  --index-out BLOB       save the index blob built from FILE\n"
-		"  --index BLOB           answer from a saved index blob instead of FILE\n");
+		"  --index BLOB           answer from a saved index blob instead of FILE\n"
+		"\n"
+		"An address nothing covers is answered ?? as llvm-symbolizer does (not an\n"
+		"error: exit status 1 is not used here).\n" CTL_EXIT_HELP);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_ALT = 256, O_NO_INLINES, O_NO_DEMANGLE, O_INDEX, O_INDEX_OUT, O_OBJ };
+	enum { O_ALT = 256, O_NO_INLINES, O_NO_DEMANGLE, O_INDEX, O_INDEX_OUT, O_OBJ, O_DEBUG_DIR,
+	       O_NO_LOOKUP };
 	static const struct option longopts[] = {
 		{"exe", required_argument, NULL, 'e'},
 		{"obj", required_argument, NULL, O_OBJ},
@@ -55,12 +74,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"no-demangle", no_argument, NULL, O_NO_DEMANGLE},
 		{"index", required_argument, NULL, O_INDEX},
 		{"index-out", required_argument, NULL, O_INDEX_OUT},
+		{"debug-dir", required_argument, NULL, O_DEBUG_DIR},
+		{"no-debug-lookup", no_argument, NULL, O_NO_LOOKUP},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:hv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 		case O_OBJ: o->exe = optarg; break;
@@ -69,6 +91,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case O_NO_DEMANGLE: o->no_demangle = true; break;
 		case O_INDEX: o->index_in = optarg; break;
 		case O_INDEX_OUT: o->index_out = optarg; break;
+		case O_NO_LOOKUP: o->no_debug_lookup = true; break;
+		case 'v': o->verbose = true; break;
+		case O_DEBUG_DIR:
+			if (o->n_debug_dirs == MAX_DEBUG_DIRS) {
+				fprintf(stderr, "symbolctl addr2line: more than %d --debug-dir\n",
+					MAX_DEBUG_DIRS);
+				return -1;
+			}
+			o->debug_dirs[o->n_debug_dirs++] = optarg;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -81,41 +113,50 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "symbolctl addr2line: --index-out needs -e FILE\n");
 		return -1;
 	}
+	if (o->n_debug_dirs == 0)
+		o->debug_dirs[o->n_debug_dirs++] = "/usr/lib/debug";
 	return 0;
 }
 
-/* The dwz file: --alt, else /usr/lib/debug/.build-id/xx/rest.debug, else the link's path. */
+/* The dwz file: --alt, else DIR/.build-id/xx/rest.debug, else the link's path. */
 struct alt_ctx {
 	const char *exe, *alt;
+	const struct opts *o;
 	file_map map;
 	bool loaded;
 };
+
+/* Candidate k of the dwz file into buf: --alt; else each debug dir's build-id
+ * path, then the link's path (relative to the file read). False past the last. */
+static bool alt_candidate(const struct alt_ctx *a, const sym_build_id *id, const char *path,
+			  size_t k, char *buf, size_t n)
+{
+	if (a->alt) {
+		snprintf(buf, n, "%s", a->alt);
+		return k == 0;
+	}
+	if (k < a->o->n_debug_dirs) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(id, hex);
+		snprintf(buf, n, "%s/.build-id/%.2s/%s.debug", a->o->debug_dirs[k], hex, hex + 2);
+		return true;
+	}
+	if (k > a->o->n_debug_dirs)
+		return false;
+	const char *slash = strrchr(a->exe, '/');
+	if (path[0] == '/' || !slash)
+		snprintf(buf, n, "%s", path);
+	else
+		snprintf(buf, n, "%.*s/%s", (int)(slash - a->exe), a->exe, path);
+	return true;
+}
 
 static bool resolve_alt(void *arg, const sym_build_id *id, const char *path, const void **data,
 			size_t *size)
 {
 	struct alt_ctx *a = arg;
-	char buf[4096];
-	const char *candidates[3];
-	int n = 0;
-	if (a->alt) {
-		candidates[n++] = a->alt;
-	} else {
-		char hex[SYM_BUILD_ID_HEX_MAX];
-		sym_build_id_to_hex(id, hex);
-		snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		candidates[n++] = buf;
-		candidates[n++] = path;
-	}
-	for (int i = 0; i < n; i++) {
-		char rel[4096];
-		const char *p = candidates[i];
-		if (p == path && p[0] != '/') {
-			const char *slash = strrchr(a->exe, '/');
-			int dirlen = slash ? (int)(slash - a->exe) : 1;
-			snprintf(rel, sizeof(rel), "%.*s/%s", dirlen, slash ? a->exe : ".", p);
-			p = rel;
-		}
+	char p[4096];
+	for (size_t k = 0; alt_candidate(a, id, path, k, p, sizeof(p)); k++) {
 		FILE *probe = fopen(p, "rb");
 		if (!probe)
 			continue;
@@ -226,15 +267,53 @@ static int answer_stdin(const sym_index *idx, const struct opts *o)
 	return 0;
 }
 
+/*
+ * Maps o->exe into *exe, or, when it has no DWARF and its debug file is found,
+ * that file instead; alt->exe becomes the file used (dwz links are relative
+ * to it).
+ */
+static int open_source(const struct opts *o, struct alt_ctx *alt, file_map *exe)
+{
+	if (!file_map_open(exe, o->exe))
+		return -1;
+	alt->exe = o->exe;
+	sym_elf_info info;
+	sym_error err;
+	if (o->no_debug_lookup || sym_elf_probe(exe->data, exe->size, &info, &err) != SYM_OK ||
+	    info.has_debug_info)
+		goto self;
+	static debug_file_found found;  /* outlives the call: alt->exe points into it */
+	if (!debug_file_find(o->exe, &info, o->debug_dirs, o->n_debug_dirs, o->verbose, &found)) {
+		if (o->verbose)
+			fprintf(stderr, "symbolctl addr2line: %s: no DWARF and no debug file found: "
+					"answering from its symbols\n", o->exe);
+		return 0;
+	}
+	file_map dbg = {0};
+	if (!file_map_open(&dbg, found.path))
+		return -1;
+	file_map_close(exe);
+	*exe = dbg;
+	alt->exe = found.path;
+	if (o->verbose)
+		fprintf(stderr, "symbolctl addr2line: %s: debug file %s (by %s)\n", o->exe,
+			found.path, found.how);
+	return 0;
+self:
+	if (o->verbose)
+		fprintf(stderr, "symbolctl addr2line: %s: answering from the file itself\n", o->exe);
+	return 0;
+}
+
 static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe, void **blob,
 		       size_t *size)
 {
-	if (!file_map_open(exe, o->exe))
+	if (open_source(o, alt, exe))
 		return -1;
 	sym_build_options bo = {.alt_resolver = resolve_alt, .alt_ctx = alt};
 	sym_error err;
 	if (sym_index_build(exe->data, exe->size, &bo, blob, size, &err) != SYM_OK) {
-		fprintf(stderr, "symbolctl: %s: %s\n", o->exe, err.msg);
+		fprintf(stderr, "symbolctl: %s: %s\n", alt->exe, err.msg);
 		return -1;
 	}
 	if (o->index_out && write_blob(o->index_out, *blob, *size))
@@ -246,12 +325,12 @@ int cmd_addr2line(int argc, char **argv)
 {
 	struct opts o = {0};
 	if (parse_opts(argc, argv, &o))
-		return 2;
-	struct alt_ctx alt = {.exe = o.exe, .alt = o.alt};
+		return CTL_EXIT_USAGE;
+	struct alt_ctx alt = {.exe = o.exe, .alt = o.alt, .o = &o};
 	file_map exe = {0}, saved = {0};
 	void *blob = NULL;
 	size_t size = 0;
-	int rc = 1;
+	int rc = CTL_EXIT_IO;
 	if (o.index_in) {
 		if (!file_map_read_aligned(&saved, o.index_in))
 			goto out;
@@ -273,7 +352,7 @@ int cmd_addr2line(int argc, char **argv)
 		if (answer_stdin(idx, &o))
 			goto out_idx;
 	}
-	rc = fflush(stdout) == 0 ? 0 : 1;
+	rc = fflush(stdout) == 0 ? CTL_EXIT_OK : CTL_EXIT_IO;
 out_idx:
 	sym_index_destroy(idx);
 out:

@@ -3,7 +3,8 @@
  * debuginfod servers into a data dir (the store symbolizerd uses), with the
  * daemon's own fetcher, and prints one line per build ID as its fetch ends.
  * Also inspects a store (--info, --verify). The driver of the store/upstream
- * integration tests and of bench/bench_fetch.sh.
+ * integration tests and of bench/bench_fetch.sh. With --server it asks a
+ * running daemon instead (fetch_server.c), whose store is locked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,9 @@
 #include <event2/event.h>
 
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/exit_codes.h"
+#include "cmd/symbolctl/fetch_server.h"
+#include "cmd/symbolctl/progress.h"
 #include "service/fetch/svc_fetcher.h"
 #include "service/core/svc_config.h"
 #include "storage/stor_db.h"
@@ -22,28 +26,44 @@ struct run {
 	stor_db *store;
 	svc_fetcher *fetcher;
 	sym_build_id *ids;
-	size_t n_ids, next, done, failed;
+	size_t n_ids, next, done;
+	int failed;            /* the worst CTL_EXIT_* of the fetches */
 	bool serial;
 	const char *out_dir;
+	progress *prog;
+	uint64_t stored;       /* bytes the fetches hold */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: symbolctl fetch [FLAGS] [BUILDID...]\n"
+		"       symbolctl fetch --server URL [--wait DUR] [--no-progress] [BUILDID...]\n"
 		"\n"
 		"Fetches each build ID (hex; read one per line from stdin when none is given)\n"
 		"into the store under --data-dir: local debug dirs first, then the upstream\n"
 		"debuginfod servers, as symbolizerd does. Prints, as each one ends:\n"
 		"  BUILDID STATUS kind=K size=N cached=0|1 source=S [alt=ID:STATUS] [error=\"...\"]\n"
-		"Exit status: 0 when every build ID is ok, 1 otherwise, 2 on bad usage.\n"
+		"With --server, asks that running symbolizerd to fetch and index them instead\n"
+		"(warming its store, which it holds locked) and prints, as each one ends:\n"
+		"  BUILDID STATUS functions=0|1 lines=0|1 inlines=0|1 [error=\"...\"]\n"
+		"A progress line (done/total, bytes, rate, ETA) is drawn on stderr when stdout\n"
+		"and stderr are terminals.\n"
 		"\n"
+		"  --server URL    the daemon to warm, e.g. http://127.0.0.1:8080\n"
+		"  --wait DUR      with --server: how long to keep asking while the daemon\n"
+		"                  fetches or indexes (default 60s)\n"
+		"  --no-progress   no progress line even on a terminal\n"
 		"  --serial        one fetch at a time (default: all at once, within the limits)\n"
 		"  --out DIR       also write each fetched file to DIR/BUILDID\n"
 		"  --stats         print fetcher and per-upstream counters at the end\n"
 		"  --info          print what the store holds for each build ID; fetch nothing\n"
 		"  --verify        check the whole store's consistency; fetch nothing\n"
-		"\n");
+		"\n"
+		"1 means a build ID was not found (not_found, too_large, or not OK from the\n"
+		"daemon); 3 that upstream servers failed (error) or the daemon could not be\n"
+		"asked; 4 that the store (or --out) could not be used, e.g. locked by a\n"
+		"running symbolizerd.\n" CTL_EXIT_HELP "\n");
 	svc_config cfg;
 	svc_config_init(&cfg);
 	base_flag_group g = svc_config_flags(&cfg);
@@ -53,7 +73,8 @@ static void usage(FILE *out)
 
 static void log_line(void *arg, const char *line)
 {
-	(void)arg;
+	struct run *r = arg;
+	progress_clear(r->prog);
 	fprintf(stderr, "symbolctl fetch: %s\n", line);
 }
 
@@ -90,11 +111,18 @@ static int write_out(struct run *r, const sym_build_id *id, const char *hex)
 
 static void start_next(struct run *r);
 
+static int fetch_exit_code(svc_fetch_status st)
+{
+	return st == SVC_FETCH_OK ? CTL_EXIT_OK : st == SVC_FETCH_ERROR ? CTL_EXIT_SERVER
+								 : CTL_EXIT_NOT_FOUND;
+}
+
 static void on_done(const svc_fetch_result *res, void *arg)
 {
 	struct run *r = arg;
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	sym_build_id_to_hex(&res->build_id, hex);
+	progress_clear(r->prog);
 	printf("%s %s kind=%s size=%llu cached=%d source=%s", hex,
 	       svc_fetch_status_name(res->status), stor_kind_name(res->kind),
 	       (unsigned long long)res->size, res->cached ? 1 : 0,
@@ -110,12 +138,16 @@ static void on_done(const svc_fetch_result *res, void *arg)
 	}
 	putchar('\n');
 	fflush(stdout);
-	bool ok = res->status == SVC_FETCH_OK && (!res->has_alt || res->alt_status == SVC_FETCH_OK);
-	if (ok && r->out_dir && write_out(r, &res->build_id, hex) != 0)
-		ok = false;
-	if (!ok)
-		r->failed++;
+	int code = fetch_exit_code(res->status);
+	if (code == CTL_EXIT_OK && res->has_alt)
+		code = fetch_exit_code(res->alt_status);
+	if (code == CTL_EXIT_OK && r->out_dir && write_out(r, &res->build_id, hex) != 0)
+		code = CTL_EXIT_IO;
+	if (code > r->failed)
+		r->failed = code;
 	r->done++;
+	r->stored += res->status == SVC_FETCH_OK ? res->size : 0;
+	progress_set(r->prog, r->done, r->stored);
 	if (r->serial)
 		start_next(r);
 }
@@ -126,7 +158,7 @@ static void start_next(struct run *r)
 		sym_build_id *id = &r->ids[r->next++];
 		if (svc_fetch_start(r->fetcher, id, SVC_FETCH_SYMBOLS, on_done, r) != SVC_OK) {
 			fprintf(stderr, "symbolctl fetch: cannot start a fetch\n");
-			r->failed++;
+			r->failed = CTL_EXIT_IO;
 			r->done++;
 			continue;
 		}
@@ -225,8 +257,10 @@ int cmd_fetch(int argc, char **argv)
 	svc_config cfg;
 	svc_config_init(&cfg);
 	struct run r = {0};
-	bool stats = false, info = false, verify = false;
-	int status = 2;
+	bool stats = false, info = false, verify = false, no_progress = false;
+	const char *server = NULL;
+	int64_t wait_ms = 60000;
+	int status = CTL_EXIT_USAGE;
 	struct event_base *base = NULL;
 	svc_error err = {0};
 	for (int i = 1; i < argc;) {
@@ -243,7 +277,7 @@ int cmd_fetch(int argc, char **argv)
 		i++;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			status = 0;
+			status = CTL_EXIT_OK;
 			goto out;
 		} else if (!strcmp(a, "--serial")) {
 			r.serial = true;
@@ -253,6 +287,16 @@ int cmd_fetch(int argc, char **argv)
 			info = true;
 		} else if (!strcmp(a, "--verify")) {
 			verify = true;
+		} else if (!strcmp(a, "--no-progress")) {
+			no_progress = true;
+		} else if (!strcmp(a, "--server") && i < argc) {
+			server = argv[i++];
+		} else if (!strcmp(a, "--wait") && i < argc) {
+			if (!base_parse_duration_ms(argv[i++], &wait_ms)) {
+				fprintf(stderr, "symbolctl fetch: --wait: '%s' is not a duration\n",
+					argv[i - 1]);
+				goto out;
+			}
 		} else if (!strcmp(a, "--out") && i < argc) {
 			r.out_dir = argv[i++];
 		} else if (!strncmp(a, "--out=", 6)) {
@@ -276,6 +320,11 @@ int cmd_fetch(int argc, char **argv)
 			if (!add_id(&r, line))
 				goto out;
 	}
+	if (server) {
+		status = fetch_server_run(server, wait_ms, r.ids, r.n_ids, no_progress);
+		goto out;
+	}
+	status = CTL_EXIT_IO;
 	if (r.out_dir && mkdir(r.out_dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "symbolctl fetch: %s: %s\n", r.out_dir, strerror(errno));
 		goto out;
@@ -288,16 +337,19 @@ int cmd_fetch(int argc, char **argv)
 	stor_error serr = {0};
 	if (stor_open(&so, &r.store, &serr) != STOR_OK) {
 		fprintf(stderr, "symbolctl fetch: %s\n", serr.msg);
+		if (fetch_store_locked(serr.msg))
+			fprintf(stderr, "symbolctl fetch: the store %s is in use by a running "
+					"symbolizerd: use symbolctl fetch --server URL\n", cfg.data_dir);
 		goto out;
 	}
 	if (verify || info) {
-		status = 0;
+		status = CTL_EXIT_OK;
 		if (info)
 			print_info(&r);
 		if (verify) {
 			if (stor_verify(r.store, &serr) != STOR_OK) {
 				printf("store %s: %s\n", cfg.data_dir, serr.msg);
-				status = 1;
+				status = CTL_EXIT_IO;
 			} else {
 				stor_stats ss;
 				stor_get_stats(r.store, &ss);
@@ -310,20 +362,24 @@ int cmd_fetch(int argc, char **argv)
 
 	base = event_base_new();
 	svc_fetcher_options fo = {
-		.base = base, .store = r.store, .config = &cfg, .log = log_line,
+		.base = base, .store = r.store, .config = &cfg, .log = log_line, .log_arg = &r,
 	};
 	if (!base || !(r.fetcher = svc_fetcher_create(&fo, &err))) {
 		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
 		goto out;
 	}
+	r.prog = progress_create("fetch", r.n_ids, no_progress);
+	progress_attach(r.prog, base);
+	progress_set(r.prog, 0, 0);
 	start_next(&r);
 	while (r.done < r.n_ids)
 		if (event_base_loop(base, EVLOOP_ONCE) < 0)
 			break;
 	if (stats)
 		print_stats(&r);
-	status = r.failed || r.done < r.n_ids ? 1 : 0;
+	status = r.done < r.n_ids ? CTL_EXIT_IO : r.failed;
 out:
+	progress_destroy(r.prog);
 	svc_fetcher_destroy(r.fetcher);
 	if (base)
 		event_base_free(base);

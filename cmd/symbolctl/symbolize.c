@@ -15,7 +15,9 @@
 
 #include "base/base_clock.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/llvm_format.h"
+#include "cmd/symbolctl/mapping_status.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "service/rpc/svc_client.h"
 #include "base/base_flag.h"
@@ -31,7 +33,7 @@ struct opts {
 	bool no_inline, no_demangle, return_addresses;
 	int64_t wait_ms;
 	int64_t timeout_ms;
-	bool failed;
+	int failed;  /* the worst CTL_EXIT_* so far (1 < 3 < 4) */
 };
 
 static void usage(FILE *out)
@@ -56,15 +58,10 @@ static void usage(FILE *out)
 		"  --wait DUR             how long to keep asking while the daemon fetches or\n"
 		"                         indexes the file (default 60s)\n"
 		"  --timeout DUR          deadline of each call (Connect-Timeout-Ms; default 30s)\n"
-		"Exit status: 0 when every address was answered from an index, 1 when the\n"
-		"daemon had no symbols for the build ID or a call failed, 2 on bad usage.\n");
-}
-
-static const char *status_name(int s)
-{
-	static const char *const names[] = {"unspecified", "ok",      "not_found",  "pending",
-					    "error",       "no_symbols", "invalid", "too_large"};
-	return s >= 0 && s < 8 ? names[s] : "unknown";
+		"\n"
+		"1 means the daemon's answer for the build ID was not OK (not_found, error,\n"
+		"pending when --wait ran out, ...) or an input line was not an address; 3 that\n"
+		"a call failed (daemon down, Connect error, timeout).\n" CTL_EXIT_HELP);
 }
 
 /* One call; returns the response (caller frees) or NULL after printing why. */
@@ -159,6 +156,12 @@ static void print_location(const Symbolizer__V1__SymbolizeResponse *r, size_t i)
 	llvm_format_frames(stdout, frames, n);
 }
 
+static void fail(struct opts *o, int code)
+{
+	if (code > o->failed)
+		o->failed = code;
+}
+
 /* Symbolizes one batch, asking again while the daemon answers PENDING. */
 static int run_batch(struct opts *o, const uint64_t *addrs, size_t n)
 {
@@ -170,7 +173,7 @@ static int run_batch(struct opts *o, const uint64_t *addrs, size_t n)
 		if (!r) {
 			for (size_t i = 0; i < n; i++)
 				llvm_format_frames(stdout, NULL, 0);
-			o->failed = true;
+			fail(o, CTL_EXIT_SERVER);
 			return fflush(stdout) == 0 ? 0 : -1;
 		}
 		const Symbolizer__V1__MappingResult *m = r->mappings[0];
@@ -187,8 +190,8 @@ static int run_batch(struct opts *o, const uint64_t *addrs, size_t n)
 		}
 		if (m->status != STATUS(OK)) {
 			fprintf(stderr, "symbolctl symbolize: build id %s: %s%s%s\n", o->build_id,
-				status_name(m->status), m->error[0] ? ": " : "", m->error);
-			o->failed = true;
+				mapping_status_name(m->status), m->error[0] ? ": " : "", m->error);
+			fail(o, CTL_EXIT_NOT_FOUND);
 		}
 		for (size_t i = 0; i < n; i++)
 			print_location(r, i);
@@ -223,7 +226,7 @@ static int run_stdin(struct opts *o)
 			continue;
 		if (llvm_format_parse_address(line, &addrs[n]) != 0) {
 			fprintf(stderr, "symbolctl symbolize: not a hex address: %s", line);
-			o->failed = true;
+			fail(o, CTL_EXIT_NOT_FOUND);
 			continue;
 		}
 		n++;
@@ -307,17 +310,17 @@ int cmd_symbolize(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
-			return 0;
+			return CTL_EXIT_OK;
 		}
 	}
 	uint64_t *addrs = calloc((size_t)argc, sizeof(*addrs));
 	size_t n = 0;
 	if (!addrs)
-		return 1;
+		return CTL_EXIT_IO;
 	if (!parse_args(argc, argv, &o, addrs, &n)) {
 		free(addrs);
 		usage(stderr);
-		return 2;
+		return CTL_EXIT_USAGE;
 	}
 	int rc = 0;
 	if (n == 0) {
@@ -327,5 +330,5 @@ int cmd_symbolize(int argc, char **argv)
 			rc = run_batch(&o, addrs + k, n - k < BATCH_MAX ? n - k : BATCH_MAX);
 	}
 	free(addrs);
-	return rc != 0 || o.failed ? 1 : 0;
+	return rc != 0 ? CTL_EXIT_IO : o.failed;
 }

@@ -61,7 +61,7 @@ def main():
         r = fetch(S, d, [bid], [s.url], extra=FAST + ["--upstream-retries=2",
                                                       "--upstream-breaker-failures=100"])
         res = r.one(bid)
-        check(r.rc == 1 and res["status"] == "error", str(r))
+        check(r.rc == 3 and res["status"] == "error", str(r))  # 3: upstreams failed
         check("HTTP 500" in res["error"] and s.url in res["error"], str(r))
         check(s.requests(bid + "/debuginfo") == 3, "retries: %s" % s.stats())
         check(s.requests(bid + "/executable") == 3, "retries: %s" % s.stats())

@@ -2,6 +2,7 @@
  * Unit tests of sym_build_id and sym_elf_probe.
  */
 #include <stdlib.h>
+#include <zlib.h>
 
 #include "symbolizer/sym_build_id.h"
 #include "symbolizer/sym_elf.h"
@@ -60,6 +61,11 @@ TEST(probe_debug_file_and_stripped)
 	CHECK(!a.has_text);           /* --only-keep-debug: code is NOBITS */
 	CHECK(!b.has_debug_info);
 	CHECK(sym_build_id_equal(&a.build_id, &b.build_id));
+	/* objcopy --add-gnu-debuglink=c_stripped.debug: the name and the file's CRC-32 */
+	CHECK(b.has_debuglink);
+	CHECK_STREQ(b.debuglink, "c_stripped.debug");
+	CHECK_EQ_U(b.debuglink_crc, (uint32_t)crc32(crc32(0L, Z_NULL, 0), dbg, (uInt)n1));
+	CHECK(!a.has_debuglink);
 	free(dbg);
 	free(bin);
 }
