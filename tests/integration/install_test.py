@@ -6,7 +6,8 @@ then the installed programs and pages as a user meets them:
   unit and environment file when the source tree has them, with the unit's
   paths made the prefix's);
 - `symbolizerd --version`, `symbolctl --version` and `symbolctl version` print
-  the project's version and one git revision (HEAD's, when built from git);
+  the project's version and one git revision (a commit of this repository,
+  HEAD's unless the build is older);
 - both man pages render with `man -l` and `groff -ww` without a warning, name
   the project's version, and document every flag and subcommand `--help` lists;
 - `symbolctl version --server` against the installed symbolizerd on
@@ -43,24 +44,25 @@ def version_of(name, text):
     return m.group(1), m.group(2)
 
 
-def git_head(source):
-    """HEAD's full hash, or None when the source is not a git tree."""
-    if not os.path.exists(os.path.join(source, ".git")) or not shutil.which("git"):
-        return None
-    p = subprocess.run(["git", "-C", source, "rev-parse", "HEAD"], capture_output=True,
-                       text=True)
+def git(source, *args):
+    p = subprocess.run(["git", "-C", source] + list(args), capture_output=True, text=True)
     return p.stdout.strip() if p.returncode == 0 else None
 
 
 def check_revision(rev, source):
-    """`git describe --always --dirty` of HEAD: [TAG-N-g]HASH[-dirty]."""
-    head = git_head(source)
-    if head is None:
+    """`git describe --always --dirty` at build time: [TAG-N-g]HASH[-dirty], a
+    commit of this repository (HEAD unless a commit came after the build);
+    "unknown" outside git."""
+    if not os.path.exists(os.path.join(source, ".git")) or not shutil.which("git"):
         check(rev == "unknown", "revision %r outside git, expected 'unknown'" % rev)
         return
     m = re.match(r"^(?:.*-g)?([0-9a-f]{4,40})(-dirty)?$", rev)
-    check(m and head.startswith(m.group(1)),
-          "revision %r is not HEAD (%s): is the build older than the last commit?" % (rev, head))
+    full = m and git(source, "rev-parse", "--verify", "--quiet", m.group(1) + "^{commit}")
+    check(full, "revision %r names no commit of %s" % (rev, source))
+    head = git(source, "rev-parse", "HEAD")
+    if full != head:
+        print("note revision %s is not HEAD %s: the build predates the last commit"
+              % (rev, head[:12]))
 
 
 def install(args, dest):
