@@ -9,6 +9,7 @@
 #include "base/base_flag.h"
 #include "base/base_version.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/exit_codes.h"
 #include "service/rpc/svc_client.h"
 
 static void usage(FILE *out)
@@ -21,11 +22,11 @@ static void usage(FILE *out)
 		"\n"
 		"  --server URL    the daemon, e.g. http://127.0.0.1:8080\n"
 		"  --timeout DUR   deadline of the request (default 10s)\n"
-		"Exit status: 0 on success, 2 on bad usage, 3 when the server cannot be\n"
-		"reached or gives no version.\n");
+		"\n"
+		"3 means the daemon could not be asked or gave no version.\n" CTL_EXIT_HELP);
 }
 
-/* The daemon's line, or 3 after saying why not. */
+/* The daemon's line, or CTL_EXIT_SERVER after saying why not. */
 static int print_server(const char *server, int64_t timeout_ms)
 {
 	svc_client_result res;
@@ -33,7 +34,7 @@ static int print_server(const char *server, int64_t timeout_ms)
 	if (svc_client_get(server, "/version", timeout_ms, 64 * 1024, &res) != SVC_OK) {
 		fprintf(stderr, "symbolctl version: %s\n", res.message);
 		svc_client_result_deinit(&res);
-		return 3;
+		return CTL_EXIT_SERVER;
 	}
 	bool ok = svc_client_json_field(res.body, res.body_size, "version", version,
 					sizeof(version)) &&
@@ -43,10 +44,10 @@ static int print_server(const char *server, int64_t timeout_ms)
 	if (!ok) {
 		fprintf(stderr, "symbolctl version: %s/version: not a symbolizerd version answer\n",
 			server);
-		return 3;
+		return CTL_EXIT_SERVER;
 	}
 	printf("symbolizerd %s (%s) at %s\n", version, revision, server);
-	return 0;
+	return CTL_EXIT_OK;
 }
 
 int cmd_version(int argc, char **argv)
@@ -61,7 +62,7 @@ int cmd_version(int argc, char **argv)
 		bool is_timeout = name_len == 9 && !strncmp(a, "--timeout", 9);
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
-			return 0;
+			return CTL_EXIT_OK;
 		}
 		const char *value = eq ? eq + 1 : NULL;
 		if (!eq && (is_server || is_timeout) && i + 1 < argc)
@@ -74,10 +75,10 @@ int cmd_version(int argc, char **argv)
 		} else {
 			fprintf(stderr, "symbolctl version: bad argument '%s'\n", a);
 			usage(stderr);
-			return 2;
+			return CTL_EXIT_USAGE;
 		}
 	}
 	printf("symbolctl %s (%s)\n", base_version(), base_revision());
 	fflush(stdout);
-	return server ? print_server(server, timeout_ms) : 0;
+	return server ? print_server(server, timeout_ms) : CTL_EXIT_OK;
 }
