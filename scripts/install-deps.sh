@@ -19,6 +19,8 @@ PKGS=(
   rustc time
   # daemon tests: promtool (checks /metrics), protoc (the Node Connect client's code)
   prometheus protobuf-compiler
+  # install test: the man pages rendered (man -l) and checked for warnings (groff)
+  man-db groff-base
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{"addr2line", cmd_addr2line, "symbolize addresses of a local ELF file (llvm-symbolizer format)"},
 	{"fetch", cmd_fetch, "fetch build IDs from local dirs and debuginfod upstreams into a store"},
 	{"symbolize", cmd_symbolize, "symbolize addresses through symbolizerd (llvm-symbolizer format)"},
+	{"version", cmd_version, "print the version (and, with --server URL, the daemon's)"},
 };
 
 static void usage(FILE *out)
@@ -24,7 +25,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: symbolctl COMMAND [ARGS...]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'symbolctl COMMAND --help' describes each.\n");
+	fprintf(out, "\n'symbolctl COMMAND --help' describes each; "
+		     "'symbolctl --version' prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +39,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

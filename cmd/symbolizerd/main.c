@@ -5,6 +5,7 @@
  * store is flushed), then it exits 0.
  *
  * Exit status: 0 after a clean stop, 1 when it cannot start, 2 on bad usage.
+ * man/symbolizerd.8 documents it all; keep it in step with --help.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "base/base_flag.h"
 #include "base/base_log.h"
+#include "base/base_version.h"
 #include "service/core/svc_config.h"
 #include "service/http/svc_server.h"
 
@@ -41,11 +43,12 @@ static void usage(FILE *out, const base_flag_group *groups, size_t n_groups)
 		"usage: symbolizerd [FLAGS]\n"
 		"\n"
 		"Serves symbolizer.v1.SymbolizerService/Symbolize (Connect protocol, HTTP/1.1,\n"
-		"application/proto), /healthz and /metrics (Prometheus). Debug info comes from\n"
-		"the store under --data-dir, the local --debug-dir trees, then the upstream\n"
-		"debuginfod servers, in that order.\n"
+		"application/proto), /healthz, /version (JSON) and /metrics (Prometheus). Debug\n"
+		"info comes from the store under --data-dir, the local --debug-dir trees, then\n"
+		"the upstream debuginfod servers, in that order.\n"
 		"\n"
 		"  -h, --help                       this text\n"
+		"  --version                        print the version and git revision\n"
 		"\n");
 	base_flag_usage(out, groups, n_groups);
 }
@@ -92,6 +95,11 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout, groups, n_groups);
+			svc_config_deinit(&config);
+			return 0;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("symbolizerd %s (%s)\n", base_version(), base_revision());
 			svc_config_deinit(&config);
 			return 0;
 		}

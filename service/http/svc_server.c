@@ -22,6 +22,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "base/base_log.h"
+#include "base/base_version.h"
 #include "service/http/svc_server_impl.h"
 
 /* ---- replies ---- */
@@ -66,6 +67,19 @@ static void handle_healthz(svc_server *s, struct evhttp_request *req)
 	evbuffer_free(b);
 }
 
+/* {"version":"0.1.0","revision":"..."}: both strings need no JSON escaping
+ * (base_version.h). For `symbolctl version --server`. */
+static void handle_version(svc_server *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":\"%s\"}\n", base_version(),
+			    base_revision());
+	reply_text(s, req, "version", 200, "application/json", b);
+	evbuffer_free(b);
+}
+
 static void handle_metrics(svc_server *s, struct evhttp_request *req)
 {
 	struct evbuffer *b = evbuffer_new();
@@ -98,6 +112,10 @@ static void handle_request(struct evhttp_request *req, void *arg)
 		return;
 	if (get && strcmp(path, "/healthz") == 0) {
 		handle_healthz(s, req);
+		return;
+	}
+	if (get && strcmp(path, "/version") == 0) {
+		handle_version(s, req);
 		return;
 	}
 	if (get && strcmp(path, "/metrics") == 0) {

@@ -18,9 +18,8 @@ static size_t write_cb(char *ptr, size_t size, size_t n, void *arg)
 	return base_buf_append(arg, ptr, len) ? len : 0;
 }
 
-/* Pulls "key":"value" out of a Connect JSON error body (no nesting needed). */
-static void json_field(const uint8_t *data, size_t size, const char *key, char *out,
-		       size_t out_size)
+bool svc_client_json_field(const uint8_t *data, size_t size, const char *key, char *out,
+			   size_t out_size)
 {
 	char pat[40];
 	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
@@ -36,8 +35,39 @@ static void json_field(const uint8_t *data, size_t size, const char *key, char *
 			out[o++] = (char)data[j];
 		}
 		out[o] = '\0';
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* The whole URL in ub, never cut: server without trailing slashes, "/", path
+ * without leading ones, NUL. Not SVC_OK: res says why. */
+static svc_errc build_url(const char *server, const char *path, base_buf *ub,
+			  svc_client_result *res)
+{
+	size_t sl = strlen(server);
+	while (sl && server[sl - 1] == '/')
+		sl--;
+	while (*path == '/')
+		path++;
+	base_buf_init(ub, SVC_CLIENT_URL_MAX);
+	if (base_buf_append(ub, server, sl) && base_buf_printf(ub, "/%s", path) &&
+	    base_buf_append(ub, "", 1))
+		return SVC_OK;
+	snprintf(res->message, sizeof(res->message), "%s",
+		 ub->over ? "server URL over the 64 KiB limit" : "out of memory");
+	snprintf(res->code, sizeof(res->code), "invalid_argument");
+	return ub->over ? SVC_E_INVALID : SVC_E_NOMEM;
+}
+
+/* A transport failure of curl_easy_perform, into res; its code. */
+static svc_errc transport_error(svc_client_result *res, const char *url, CURLcode rc, bool over)
+{
+	snprintf(res->message, sizeof(res->message), "%.300s: %s", url,
+		 over ? "response too large" : curl_easy_strerror(rc));
+	snprintf(res->code, sizeof(res->code), "%s",
+		 rc == CURLE_OPERATION_TIMEDOUT ? "deadline_exceeded" : "unavailable");
+	return rc == CURLE_OPERATION_TIMEDOUT ? SVC_E_DEADLINE : SVC_E_UPSTREAM;
 }
 
 svc_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
@@ -48,20 +78,12 @@ svc_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 		snprintf(res->message, sizeof(res->message), "libcurl: cannot create a handle");
 		return SVC_E_NOMEM;
 	}
-	/* The whole URL, never cut: server without trailing slashes, "/", method. */
-	size_t sl = strlen(call->server);
-	while (sl && call->server[sl - 1] == '/')
-		sl--;
 	base_buf ub;
-	base_buf_init(&ub, SVC_CLIENT_URL_MAX);
-	if (!base_buf_append(&ub, call->server, sl) || !base_buf_printf(&ub, "/%s", call->method) ||
-	    !base_buf_append(&ub, "", 1)) {
-		snprintf(res->message, sizeof(res->message), "%s",
-			 ub.over ? "server URL over the 64 KiB limit" : "out of memory");
-		snprintf(res->code, sizeof(res->code), "invalid_argument");
+	svc_errc uerr = build_url(call->server, call->method, &ub, res);
+	if (uerr != SVC_OK) {
 		base_buf_deinit(&ub);
 		curl_easy_cleanup(h);
-		return ub.over ? SVC_E_INVALID : SVC_E_NOMEM;
+		return uerr;
 	}
 	const char *url = (const char *)ub.data;
 	struct curl_slist *hdrs = NULL;
@@ -92,14 +114,10 @@ svc_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 	curl_easy_cleanup(h);
 	svc_errc out = SVC_OK;
 	if (rc != CURLE_OK) {
-		snprintf(res->message, sizeof(res->message), "%.300s: %s", url,
-			 b.over ? "response too large" : curl_easy_strerror(rc));
-		snprintf(res->code, sizeof(res->code), "%s",
-			 rc == CURLE_OPERATION_TIMEDOUT ? "deadline_exceeded" : "unavailable");
-		out = rc == CURLE_OPERATION_TIMEDOUT ? SVC_E_DEADLINE : SVC_E_UPSTREAM;
+		out = transport_error(res, url, rc, b.over);
 	} else if (res->http_status != 200) {
-		json_field(b.data, b.len, "code", res->code, sizeof(res->code));
-		json_field(b.data, b.len, "message", res->message, sizeof(res->message));
+		svc_client_json_field(b.data, b.len, "code", res->code, sizeof(res->code));
+		svc_client_json_field(b.data, b.len, "message", res->message, sizeof(res->message));
 		if (!res->code[0])
 			snprintf(res->code, sizeof(res->code), "unknown");
 		if (!res->message[0])
@@ -117,4 +135,47 @@ void svc_client_result_deinit(svc_client_result *res)
 {
 	free(res->body);
 	res->body = NULL;
+}
+
+svc_errc svc_client_get(const char *server, const char *path, int64_t timeout_ms,
+			size_t max_response, svc_client_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	base_buf ub;
+	svc_errc out = build_url(server, path, &ub, res);
+	CURL *h = out == SVC_OK ? curl_easy_init() : NULL;
+	if (!h) {
+		if (out == SVC_OK) {
+			snprintf(res->message, sizeof(res->message), "libcurl: cannot create a handle");
+			out = SVC_E_NOMEM;
+		}
+		base_buf_deinit(&ub);
+		return out;
+	}
+	const char *url = (const char *)ub.data;
+	base_buf b;
+	base_buf_init(&b, max_response ? max_response : 256u << 20);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "symbolctl");
+	if (timeout_ms > 0)
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	CURLcode rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res->http_status);
+	curl_easy_cleanup(h);
+	if (rc != CURLE_OK) {
+		out = transport_error(res, url, rc, b.over);
+	} else if (res->http_status != 200) {
+		snprintf(res->code, sizeof(res->code), "unknown");
+		snprintf(res->message, sizeof(res->message), "%.300s: HTTP %ld", url,
+			 res->http_status);
+		out = SVC_E_UPSTREAM;
+	} else {
+		res->body = base_buf_take(&b, &res->body_size);
+	}
+	base_buf_deinit(&b);
+	base_buf_deinit(&ub);
+	return out;
 }

@@ -1,11 +1,13 @@
 /*
  * svc_client: a client of symbolizerd's Connect RPCs (unary, binary protobuf
  * over HTTP/1.1, libcurl), for symbolctl. Sends one request message and
- * returns the response message or the Connect error of the call.
+ * returns the response message or the Connect error of the call. Also plain
+ * GETs of the daemon's small JSON endpoints (/version).
  */
 #ifndef SVC_CLIENT_H
 #define SVC_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +39,17 @@ typedef struct svc_client_result {
  * or an error answer: res->code is the server's Connect code). */
 svc_errc svc_client_unary(const svc_client_call *call, svc_client_result *res);
 void svc_client_result_deinit(svc_client_result *res);
+
+/* GET server + path (e.g. "/version"), bounded by timeout_ms (0 = none) and
+ * max_response (0 = 256 MiB): SVC_OK with the body when the answer is HTTP 200;
+ * otherwise res->message says what went wrong, and the code is as for
+ * svc_client_unary (res->code "unknown" for an HTTP status other than 200). */
+svc_errc svc_client_get(const char *server, const char *path, int64_t timeout_ms,
+			size_t max_response, svc_client_result *res);
+
+/* The string value of "key" in a flat JSON object (no nesting; backslash escapes
+ * kept as the escaped character), cut to out_size - 1; false when absent. */
+bool svc_client_json_field(const uint8_t *data, size_t size, const char *key, char *out,
+			   size_t out_size);
 
 #endif

@@ -577,4 +577,44 @@ TEST(client_url_is_never_cut)
 	fixture_stop(&f);
 }
 
+/* svc_client_get (symbolctl version --server): the body of a 200, the status and
+ * a message for anything else; a response over its cap is refused. */
+TEST(client_get)
+{
+	fixture f;
+	REQUIRE(fixture_start(&f));
+	char server[64];
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d/", f.port);
+	svc_client_result res;
+	CHECK(svc_client_get(server, "/metrics", 5000, 0, &res) == SVC_OK);
+	CHECK_EQ_U(res.http_status, 200);
+	CHECK(res.body_size > 0 && memmem(res.body, res.body_size, "symbolizer_rpc", 14));
+	svc_client_result_deinit(&res);
+	CHECK(svc_client_get(server, "/metrics", 5000, 4, &res) == SVC_E_UPSTREAM);
+	CHECK(strstr(res.message, "response too large") != NULL);
+	svc_client_result_deinit(&res);
+	CHECK(svc_client_get(server, "nope", 5000, 0, &res) == SVC_E_UPSTREAM);
+	CHECK_EQ_U(res.http_status, 404);
+	CHECK(strstr(res.message, "/nope: HTTP 404") != NULL);
+	CHECK(res.body == NULL);
+	svc_client_result_deinit(&res);
+	fixture_stop(&f);
+}
+
+/* svc_client_json_field: flat objects as /version and Connect errors send them. */
+TEST(client_json_field)
+{
+	const char *j = "{\"code\":\"not_found\",\"message\":\"a \\\"b\\\" c\",\"n\":\"\"}";
+	const uint8_t *d = (const uint8_t *)j;
+	char out[16];
+	CHECK(svc_client_json_field(d, strlen(j), "code", out, sizeof(out)));
+	CHECK(strcmp(out, "not_found") == 0);
+	CHECK(svc_client_json_field(d, strlen(j), "message", out, sizeof(out)));
+	CHECK(strcmp(out, "a \"b\" c") == 0);
+	CHECK(svc_client_json_field(d, strlen(j), "n", out, sizeof(out)) && out[0] == '\0');
+	CHECK(!svc_client_json_field(d, strlen(j), "version", out, sizeof(out)));
+	CHECK(svc_client_json_field(d, strlen(j), "code", out, 4) && strcmp(out, "not") == 0);
+	CHECK(!svc_client_json_field(d, 8, "code", out, sizeof(out)));
+}
+
 TEST_MAIN()

@@ -1,0 +1,84 @@
+/*
+ * symbolctl version: prints symbolctl's version and git revision (also
+ * `symbolctl --version`) and, with --server, the daemon's, from its GET
+ * /version (service/http) through the RPC room's client (svc_client_get).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base_flag.h"
+#include "base/base_version.h"
+#include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/exit_codes.h"
+#include "service/rpc/svc_client.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: symbolctl version [--server URL] [--timeout DUR]\n"
+		"\n"
+		"Prints symbolctl's version and git revision; with --server, also those of the\n"
+		"symbolizerd serving at URL (its GET /version).\n"
+		"\n"
+		"  --server URL    the daemon, e.g. http://127.0.0.1:8080\n"
+		"  --timeout DUR   deadline of the request (default 10s)\n"
+		"\n"
+		"3 means the daemon could not be asked or gave no version.\n" CTL_EXIT_HELP);
+}
+
+/* The daemon's line, or CTL_EXIT_SERVER after saying why not. */
+static int print_server(const char *server, int64_t timeout_ms)
+{
+	svc_client_result res;
+	char version[64], revision[128];
+	if (svc_client_get(server, "/version", timeout_ms, 64 * 1024, &res) != SVC_OK) {
+		fprintf(stderr, "symbolctl version: %s\n", res.message);
+		svc_client_result_deinit(&res);
+		return CTL_EXIT_SERVER;
+	}
+	bool ok = svc_client_json_field(res.body, res.body_size, "version", version,
+					sizeof(version)) &&
+		  svc_client_json_field(res.body, res.body_size, "revision", revision,
+					sizeof(revision));
+	svc_client_result_deinit(&res);
+	if (!ok) {
+		fprintf(stderr, "symbolctl version: %s/version: not a symbolizerd version answer\n",
+			server);
+		return CTL_EXIT_SERVER;
+	}
+	printf("symbolizerd %s (%s) at %s\n", version, revision, server);
+	return CTL_EXIT_OK;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	const char *server = NULL;
+	int64_t timeout_ms = 10000;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *eq = strchr(a, '=');
+		size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
+		bool is_server = name_len == 8 && !strncmp(a, "--server", 8);
+		bool is_timeout = name_len == 9 && !strncmp(a, "--timeout", 9);
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return CTL_EXIT_OK;
+		}
+		const char *value = eq ? eq + 1 : NULL;
+		if (!eq && (is_server || is_timeout) && i + 1 < argc)
+			value = argv[++i];
+		if (is_server && value && *value) {
+			server = value;
+		} else if (is_timeout && value && base_parse_duration_ms(value, &timeout_ms) &&
+			   timeout_ms > 0) {
+			continue;
+		} else {
+			fprintf(stderr, "symbolctl version: bad argument '%s'\n", a);
+			usage(stderr);
+			return CTL_EXIT_USAGE;
+		}
+	}
+	printf("symbolctl %s (%s)\n", base_version(), base_revision());
+	fflush(stdout);
+	return server ? print_server(server, timeout_ms) : CTL_EXIT_OK;
+}
