@@ -309,8 +309,8 @@ def case_container(args, work):
         check(not bad, "packages apt does not know: %s" % bad)
         print("  %d packages of both stages known to apt" % len(pkgs))
     start_with(args, work, "container-cmd", cmd + ["--debuginfod-upstream-servers="])
-    print("  not built: no container engine runs here (docker/podman need a daemon or"
-          " user namespaces); the CMD's flags start the built daemon")
+    print("  not built: that needs a container engine and the network; the CMD's flags"
+          " start the built daemon")
 
 
 def k8s_objects(args):
