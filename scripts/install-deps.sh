@@ -21,6 +21,9 @@ PKGS=(
   prometheus protobuf-compiler
   # install test: the man pages rendered (man -l) and checked for warnings (groff)
   man-db groff-base
+  # deploy/ checkers (tests/integration/deploy_test.py): systemd-analyze, yamllint,
+  # jq, PyYAML; promtool is in prometheus above
+  systemd yamllint jq python3-yaml
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -31,6 +34,9 @@ done
 # there is none, and the test then says what is missing.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# kubectl (`kubectl kustomize` for deploy/kubernetes): Debian's kubernetes-client
+# when the machine has no kubectl of its own (both ship /usr/bin/kubectl).
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
