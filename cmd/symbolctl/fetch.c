@@ -252,76 +252,174 @@ static void print_info(struct run *r)
 	}
 }
 
+/* What the command line asks for, besides the ids and the store/upstream flags. */
+struct fetch_flags {
+	bool stats, info, verify, no_progress;
+	const char *server;
+	int64_t wait_ms;
+};
+
+/* One flag that is not a store/upstream flag at argv[*i] (already stepped
+ * over); false with *status set when the command must end. */
+static bool parse_own_flag(struct fetch_flags *o, struct run *r, const char *a, int argc,
+			   char **argv, int *i, int *status)
+{
+	*status = CTL_EXIT_USAGE;
+	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		usage(stdout);
+		*status = CTL_EXIT_OK;
+		return false;
+	} else if (!strcmp(a, "--serial")) {
+		r->serial = true;
+	} else if (!strcmp(a, "--stats")) {
+		o->stats = true;
+	} else if (!strcmp(a, "--info")) {
+		o->info = true;
+	} else if (!strcmp(a, "--verify")) {
+		o->verify = true;
+	} else if (!strcmp(a, "--no-progress")) {
+		o->no_progress = true;
+	} else if (!strcmp(a, "--server") && *i < argc) {
+		o->server = argv[(*i)++];
+	} else if (!strcmp(a, "--wait") && *i < argc) {
+		if (!base_parse_duration_ms(argv[(*i)++], &o->wait_ms)) {
+			fprintf(stderr, "symbolctl fetch: --wait: '%s' is not a duration\n",
+				argv[*i - 1]);
+			return false;
+		}
+	} else if (!strcmp(a, "--out") && *i < argc) {
+		r->out_dir = argv[(*i)++];
+	} else if (!strncmp(a, "--out=", 6)) {
+		r->out_dir = a + 6;
+	} else if (a[0] == '-') {
+		fprintf(stderr, "symbolctl fetch: unknown flag '%s'\n", a);
+		usage(stderr);
+		return false;
+	} else if (!add_id(r, a)) {
+		return false;
+	}
+	return true;
+}
+
+/* The command line, then the ids from stdin when none was given; false with
+ * *status set when the command must end. */
+static bool parse_args(struct fetch_flags *o, struct run *r, svc_config *cfg, int argc,
+		       char **argv, int *status)
+{
+	for (int i = 1; i < argc;) {
+		const char *a = argv[i];
+		base_flag_group g = svc_config_flags(cfg);
+		char why[BASE_FLAG_ERR_MAX];
+		base_flag_result used = base_flag_parse(&g, 1, argc, argv, &i, why, sizeof(why));
+		if (used == BASE_FLAG_BAD) {
+			fprintf(stderr, "symbolctl fetch: %s\n", why);
+			*status = CTL_EXIT_USAGE;
+			return false;
+		}
+		if (used == BASE_FLAG_TAKEN)
+			continue;
+		i++;
+		if (!parse_own_flag(o, r, a, argc, argv, &i, status))
+			return false;
+	}
+	*status = CTL_EXIT_USAGE;
+	svc_error cerr;
+	if (svc_config_finish(cfg, getenv("DEBUGINFOD_URLS"), &cerr) != SVC_OK) {
+		fprintf(stderr, "symbolctl fetch: %s\n", cerr.msg);
+		return false;
+	}
+	if (r->n_ids == 0 && !o->verify) {
+		char line[512];
+		while (fgets(line, sizeof(line), stdin))
+			if (!add_id(r, line))
+				return false;
+	}
+	return true;
+}
+
+/* The store under --data-dir, saying so when a running daemon holds it. */
+static bool open_store(struct run *r, const svc_config *cfg)
+{
+	stor_options so;
+	stor_options_init(&so);
+	so.path = cfg->data_dir;
+	so.max_bytes = cfg->max_store_bytes;
+	stor_error serr = {0};
+	if (stor_open(&so, &r->store, &serr) == STOR_OK)
+		return true;
+	fprintf(stderr, "symbolctl fetch: %s\n", serr.msg);
+	if (fetch_store_locked(serr.msg))
+		fprintf(stderr, "symbolctl fetch: the store %s is in use by a running "
+				"symbolizerd: use symbolctl fetch --server URL\n", cfg->data_dir);
+	return false;
+}
+
+/* --info and --verify: read the store, fetch nothing. */
+static int inspect_store(struct run *r, const struct fetch_flags *o, const svc_config *cfg)
+{
+	int status = CTL_EXIT_OK;
+	if (o->info)
+		print_info(r);
+	if (o->verify) {
+		stor_error serr = {0};
+		if (stor_verify(r->store, &serr) != STOR_OK) {
+			printf("store %s: %s\n", cfg->data_dir, serr.msg);
+			status = CTL_EXIT_IO;
+		} else {
+			stor_stats ss;
+			stor_get_stats(r->store, &ss);
+			printf("store %s: ok, %llu entries, %llu bytes\n", cfg->data_dir,
+			       (unsigned long long)ss.entries, (unsigned long long)ss.bytes);
+		}
+	}
+	return status;
+}
+
+/* The fetches, on an event loop of their own, with the progress line. */
+static int run_fetches(struct run *r, const struct fetch_flags *o, svc_config *cfg)
+{
+	int status = CTL_EXIT_IO;
+	svc_error err = {0};
+	struct event_base *base = event_base_new();
+	svc_fetcher_options fo = {
+		.base = base, .store = r->store, .config = cfg, .log = log_line, .log_arg = r,
+	};
+	if (!base || !(r->fetcher = svc_fetcher_create(&fo, &err))) {
+		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
+		goto out;
+	}
+	r->prog = progress_create("fetch", r->n_ids, o->no_progress);
+	progress_attach(r->prog, base);
+	progress_set(r->prog, 0, 0);
+	start_next(r);
+	while (r->done < r->n_ids)
+		if (event_base_loop(base, EVLOOP_ONCE) < 0)
+			break;
+	if (o->stats)
+		print_stats(r);
+	status = r->done < r->n_ids ? CTL_EXIT_IO : r->failed;
+out:
+	/* The progress line and the fetcher go before the loop they run on. */
+	progress_destroy(r->prog);
+	r->prog = NULL;
+	svc_fetcher_destroy(r->fetcher);
+	r->fetcher = NULL;
+	if (base)
+		event_base_free(base);
+	return status;
+}
+
 int cmd_fetch(int argc, char **argv)
 {
 	svc_config cfg;
 	svc_config_init(&cfg);
 	struct run r = {0};
-	bool stats = false, info = false, verify = false, no_progress = false;
-	const char *server = NULL;
-	int64_t wait_ms = 60000;
-	int status = CTL_EXIT_USAGE;
-	struct event_base *base = NULL;
-	svc_error err = {0};
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i];
-		base_flag_group g = svc_config_flags(&cfg);
-		char why[BASE_FLAG_ERR_MAX];
-		base_flag_result used = base_flag_parse(&g, 1, argc, argv, &i, why, sizeof(why));
-		if (used == BASE_FLAG_BAD) {
-			fprintf(stderr, "symbolctl fetch: %s\n", why);
-			goto out;
-		}
-		if (used == BASE_FLAG_TAKEN)
-			continue;
-		i++;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			status = CTL_EXIT_OK;
-			goto out;
-		} else if (!strcmp(a, "--serial")) {
-			r.serial = true;
-		} else if (!strcmp(a, "--stats")) {
-			stats = true;
-		} else if (!strcmp(a, "--info")) {
-			info = true;
-		} else if (!strcmp(a, "--verify")) {
-			verify = true;
-		} else if (!strcmp(a, "--no-progress")) {
-			no_progress = true;
-		} else if (!strcmp(a, "--server") && i < argc) {
-			server = argv[i++];
-		} else if (!strcmp(a, "--wait") && i < argc) {
-			if (!base_parse_duration_ms(argv[i++], &wait_ms)) {
-				fprintf(stderr, "symbolctl fetch: --wait: '%s' is not a duration\n",
-					argv[i - 1]);
-				goto out;
-			}
-		} else if (!strcmp(a, "--out") && i < argc) {
-			r.out_dir = argv[i++];
-		} else if (!strncmp(a, "--out=", 6)) {
-			r.out_dir = a + 6;
-		} else if (a[0] == '-') {
-			fprintf(stderr, "symbolctl fetch: unknown flag '%s'\n", a);
-			usage(stderr);
-			goto out;
-		} else if (!add_id(&r, a)) {
-			goto out;
-		}
-	}
-	svc_error cerr;
-	if (svc_config_finish(&cfg, getenv("DEBUGINFOD_URLS"), &cerr) != SVC_OK) {
-		fprintf(stderr, "symbolctl fetch: %s\n", cerr.msg);
+	struct fetch_flags o = {.wait_ms = 60000};
+	int status;
+	if (!parse_args(&o, &r, &cfg, argc, argv, &status))
 		goto out;
-	}
-	if (r.n_ids == 0 && !verify) {
-		char line[512];
-		while (fgets(line, sizeof(line), stdin))
-			if (!add_id(&r, line))
-				goto out;
-	}
-	if (server) {
-		status = fetch_server_run(server, wait_ms, r.ids, r.n_ids, no_progress);
+	if (o.server) {
+		status = fetch_server_run(o.server, o.wait_ms, r.ids, r.n_ids, o.no_progress);
 		goto out;
 	}
 	status = CTL_EXIT_IO;
@@ -329,60 +427,13 @@ int cmd_fetch(int argc, char **argv)
 		fprintf(stderr, "symbolctl fetch: %s: %s\n", r.out_dir, strerror(errno));
 		goto out;
 	}
-
-	stor_options so;
-	stor_options_init(&so);
-	so.path = cfg.data_dir;
-	so.max_bytes = cfg.max_store_bytes;
-	stor_error serr = {0};
-	if (stor_open(&so, &r.store, &serr) != STOR_OK) {
-		fprintf(stderr, "symbolctl fetch: %s\n", serr.msg);
-		if (fetch_store_locked(serr.msg))
-			fprintf(stderr, "symbolctl fetch: the store %s is in use by a running "
-					"symbolizerd: use symbolctl fetch --server URL\n", cfg.data_dir);
+	if (!open_store(&r, &cfg))
 		goto out;
-	}
-	if (verify || info) {
-		status = CTL_EXIT_OK;
-		if (info)
-			print_info(&r);
-		if (verify) {
-			if (stor_verify(r.store, &serr) != STOR_OK) {
-				printf("store %s: %s\n", cfg.data_dir, serr.msg);
-				status = CTL_EXIT_IO;
-			} else {
-				stor_stats ss;
-				stor_get_stats(r.store, &ss);
-				printf("store %s: ok, %llu entries, %llu bytes\n", cfg.data_dir,
-				       (unsigned long long)ss.entries, (unsigned long long)ss.bytes);
-			}
-		}
-		goto out;
-	}
-
-	base = event_base_new();
-	svc_fetcher_options fo = {
-		.base = base, .store = r.store, .config = &cfg, .log = log_line, .log_arg = &r,
-	};
-	if (!base || !(r.fetcher = svc_fetcher_create(&fo, &err))) {
-		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
-		goto out;
-	}
-	r.prog = progress_create("fetch", r.n_ids, no_progress);
-	progress_attach(r.prog, base);
-	progress_set(r.prog, 0, 0);
-	start_next(&r);
-	while (r.done < r.n_ids)
-		if (event_base_loop(base, EVLOOP_ONCE) < 0)
-			break;
-	if (stats)
-		print_stats(&r);
-	status = r.done < r.n_ids ? CTL_EXIT_IO : r.failed;
+	if (o.verify || o.info)
+		status = inspect_store(&r, &o, &cfg);
+	else
+		status = run_fetches(&r, &o, &cfg);
 out:
-	progress_destroy(r.prog);
-	svc_fetcher_destroy(r.fetcher);
-	if (base)
-		event_base_free(base);
 	stor_close(r.store);
 	free(r.ids);
 	svc_config_deinit(&cfg);
