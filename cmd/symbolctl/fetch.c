@@ -24,6 +24,7 @@ struct run {
 	sym_build_id *ids;
 	size_t n_ids, next, done, failed;
 	bool serial;
+	bool stats, info, verify; /* --stats, --info, --verify */
 	const char *out_dir;
 };
 
@@ -220,66 +221,135 @@ static void print_info(struct run *r)
 	}
 }
 
-int cmd_fetch(int argc, char **argv)
+/*
+ * Reads the flags into cfg and r, and the build IDs of the arguments into r.
+ * Returns -1 to go on, else the exit status: 0 after --help, 2 on bad usage.
+ */
+static int parse_args(int argc, char **argv, svc_config *cfg, struct run *r)
 {
-	svc_config cfg;
-	svc_config_init(&cfg);
-	struct run r = {0};
-	bool stats = false, info = false, verify = false;
-	int status = 2;
-	struct event_base *base = NULL;
-	sym_error err = {0};
 	for (int i = 1; i < argc;) {
 		const char *a = argv[i];
-		base_flag_group g = svc_config_flags(&cfg);
+		base_flag_group g = svc_config_flags(cfg);
 		char why[BASE_FLAG_ERR_MAX];
 		base_flag_result used = base_flag_parse(&g, 1, argc, argv, &i, why, sizeof(why));
 		if (used == BASE_FLAG_BAD) {
 			fprintf(stderr, "symbolctl fetch: %s\n", why);
-			goto out;
+			return 2;
 		}
 		if (used == BASE_FLAG_TAKEN)
 			continue;
 		i++;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			status = 0;
-			goto out;
+			return 0;
 		} else if (!strcmp(a, "--serial")) {
-			r.serial = true;
+			r->serial = true;
 		} else if (!strcmp(a, "--stats")) {
-			stats = true;
+			r->stats = true;
 		} else if (!strcmp(a, "--info")) {
-			info = true;
+			r->info = true;
 		} else if (!strcmp(a, "--verify")) {
-			verify = true;
+			r->verify = true;
 		} else if (!strcmp(a, "--out") && i < argc) {
-			r.out_dir = argv[i++];
+			r->out_dir = argv[i++];
 		} else if (!strncmp(a, "--out=", 6)) {
-			r.out_dir = a + 6;
+			r->out_dir = a + 6;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "symbolctl fetch: unknown flag '%s'\n", a);
 			usage(stderr);
-			goto out;
-		} else if (!add_id(&r, a)) {
-			goto out;
+			return 2;
+		} else if (!add_id(r, a)) {
+			return 2;
 		}
 	}
+	return -1;
+}
+
+/*
+ * After the flags: the configuration finished, the build IDs read from stdin
+ * when none was given (and not --verify), the --out directory made. False
+ * (told) on failure.
+ */
+static bool prepare(svc_config *cfg, struct run *r)
+{
 	svc_error cerr;
-	if (svc_config_finish(&cfg, getenv("DEBUGINFOD_URLS"), &cerr) != SVC_OK) {
+	if (svc_config_finish(cfg, getenv("DEBUGINFOD_URLS"), &cerr) != SVC_OK) {
 		fprintf(stderr, "symbolctl fetch: %s\n", cerr.msg);
-		goto out;
+		return false;
 	}
-	if (r.n_ids == 0 && !verify) {
+	if (r->n_ids == 0 && !r->verify) {
 		char line[512];
 		while (fgets(line, sizeof(line), stdin))
-			if (!add_id(&r, line))
-				goto out;
+			if (!add_id(r, line))
+				return false;
 	}
-	if (r.out_dir && mkdir(r.out_dir, 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "symbolctl fetch: %s: %s\n", r.out_dir, strerror(errno));
+	if (r->out_dir && mkdir(r->out_dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "symbolctl fetch: %s: %s\n", r->out_dir, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* --info and --verify: the store inspected, nothing fetched. The exit status. */
+static int inspect(const svc_config *cfg, struct run *r)
+{
+	int status = 0;
+	if (r->info)
+		print_info(r);
+	if (r->verify) {
+		stor_error serr = {0};
+		if (stor_verify(r->store, &serr) != STOR_OK) {
+			printf("store %s: %s\n", cfg->data_dir, serr.msg);
+			status = 1;
+		} else {
+			stor_stats ss;
+			stor_get_stats(r->store, &ss);
+			printf("store %s: ok, %llu entries, %llu bytes\n", cfg->data_dir,
+			       (unsigned long long)ss.entries, (unsigned long long)ss.bytes);
+		}
+	}
+	return status;
+}
+
+/* Every build ID fetched on an event loop of its own. The exit status. */
+static int fetch_all(svc_config *cfg, struct run *r)
+{
+	int status = 2;
+	sym_error err = {0};
+	struct event_base *base = event_base_new();
+	svc_fetcher_options fo = {
+		.base = base, .store = r->store, .config = cfg, .log = log_line,
+	};
+	if (!base || !(r->fetcher = svc_fetcher_create(&fo, &err))) {
+		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
 		goto out;
 	}
+	start_next(r);
+	while (r->done < r->n_ids)
+		if (event_base_loop(base, EVLOOP_ONCE) < 0)
+			break;
+	if (r->stats)
+		print_stats(r);
+	status = r->failed || r->done < r->n_ids ? 1 : 0;
+out:
+	svc_fetcher_destroy(r->fetcher);
+	r->fetcher = NULL;
+	if (base)
+		event_base_free(base);
+	return status;
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+	svc_config cfg;
+	svc_config_init(&cfg);
+	struct run r = {0};
+	int status = parse_args(argc, argv, &cfg, &r);
+	if (status >= 0)
+		goto out;
+	status = 2;
+	if (!prepare(&cfg, &r))
+		goto out;
 
 	stor_options so;
 	stor_options_init(&so);
@@ -290,43 +360,11 @@ int cmd_fetch(int argc, char **argv)
 		fprintf(stderr, "symbolctl fetch: %s\n", serr.msg);
 		goto out;
 	}
-	if (verify || info) {
-		status = 0;
-		if (info)
-			print_info(&r);
-		if (verify) {
-			if (stor_verify(r.store, &serr) != STOR_OK) {
-				printf("store %s: %s\n", cfg.data_dir, serr.msg);
-				status = 1;
-			} else {
-				stor_stats ss;
-				stor_get_stats(r.store, &ss);
-				printf("store %s: ok, %llu entries, %llu bytes\n", cfg.data_dir,
-				       (unsigned long long)ss.entries, (unsigned long long)ss.bytes);
-			}
-		}
-		goto out;
-	}
-
-	base = event_base_new();
-	svc_fetcher_options fo = {
-		.base = base, .store = r.store, .config = &cfg, .log = log_line,
-	};
-	if (!base || !(r.fetcher = svc_fetcher_create(&fo, &err))) {
-		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
-		goto out;
-	}
-	start_next(&r);
-	while (r.done < r.n_ids)
-		if (event_base_loop(base, EVLOOP_ONCE) < 0)
-			break;
-	if (stats)
-		print_stats(&r);
-	status = r.failed || r.done < r.n_ids ? 1 : 0;
+	if (r.verify || r.info)
+		status = inspect(&cfg, &r);
+	else
+		status = fetch_all(&cfg, &r);
 out:
-	svc_fetcher_destroy(r.fetcher);
-	if (base)
-		event_base_free(base);
 	stor_close(r.store);
 	free(r.ids);
 	svc_config_deinit(&cfg);
