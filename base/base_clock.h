@@ -29,6 +29,20 @@ static inline double base_seconds_since(int64_t start_ns)
 	return (double)(base_mono_ns() - start_ns) / 1e9;
 }
 
+/* Monotonic seconds, for benchmarks' elapsed times. */
+static inline double base_mono_s(void)
+{
+	return (double)base_mono_ns() / 1e9;
+}
+
+/* CPU seconds of the calling thread (CLOCK_THREAD_CPUTIME_ID), for benchmarks. */
+static inline double base_thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Wall-clock milliseconds since the epoch (CLOCK_REALTIME), for stored times. */
 static inline int64_t base_real_ms(void)
 {

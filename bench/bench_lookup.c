@@ -16,15 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base_clock.h"
 #include "bench/bench_io.h"
 #include "symbolizer/sym_index.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct alt {
 	const void *data;
@@ -44,92 +38,129 @@ static bool alt_resolve(void *ctx, const sym_build_id *id, const char *path, con
 	return true;
 }
 
-int main(int argc, char **argv)
+struct args {
+	const char *elf_path, *addr_path, *blob_out;
+	struct alt alt;
+	int passes;
+};
+
+/* The command line into a; false (told) on bad usage. */
+static bool parse_args(int argc, char **argv, struct args *a)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] "
 				"[--blob-out FILE]\n");
-		return 2;
+		return false;
 	}
-	const char *elf_path = argv[1], *addr_path = argv[2], *blob_out = NULL;
-	struct alt alt = {0};
-	int passes = 5;
+	a->elf_path = argv[1];
+	a->addr_path = argv[2];
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--alt") && i + 1 < argc)
-			alt.data = read_file(argv[++i], &alt.size);
+			a->alt.data = read_file(argv[++i], &a->alt.size);
 		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
-			passes = atoi(argv[++i]);
+			a->passes = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--blob-out") && i + 1 < argc)
-			blob_out = argv[++i];
+			a->blob_out = argv[++i];
 		else {
 			fprintf(stderr, "bench_lookup: unknown argument %s\n", argv[i]);
-			return 2;
+			return false;
 		}
 	}
+	return true;
+}
 
-	size_t elf_size, n;
-	void *elf = read_file(elf_path, &elf_size);
-	uint64_t *addrs = read_addrs(addr_path, &n);
-
+/*
+ * The index of ELF built (timed), ELF freed, the index written to --blob-out;
+ * false (told) on failure.
+ */
+static bool build(struct args *a, void *elf, size_t elf_size, void **blob, size_t *blob_size,
+		  double *t_build)
+{
 	sym_build_options opts = {0};
 	opts.alt_resolver = alt_resolve;
-	opts.alt_ctx = &alt;
+	opts.alt_ctx = &a->alt;
 	sym_error err = {0};
-	void *blob = NULL;
-	size_t blob_size = 0;
-	double t0 = now();
-	if (sym_index_build(elf, elf_size, &opts, &blob, &blob_size, &err) != SYM_OK) {
+	double t0 = base_mono_s();
+	if (sym_index_build(elf, elf_size, &opts, blob, blob_size, &err) != SYM_OK) {
 		fprintf(stderr, "bench_lookup: index build: %s\n", err.msg);
-		return 1;
+		return false;
 	}
-	double t_build = now() - t0;
+	*t_build = base_mono_s() - t0;
 	free(elf);
-	if (blob_out) {
-		FILE *f = fopen(blob_out, "wb");
-		if (!f || fwrite(blob, 1, blob_size, f) != blob_size || fclose(f) != 0) {
-			fprintf(stderr, "bench_lookup: writing %s failed\n", blob_out);
-			return 1;
+	if (a->blob_out) {
+		FILE *f = fopen(a->blob_out, "wb");
+		if (!f || fwrite(*blob, 1, *blob_size, f) != *blob_size || fclose(f) != 0) {
+			fprintf(stderr, "bench_lookup: writing %s failed\n", a->blob_out);
+			return false;
 		}
 	}
+	return true;
+}
+
+struct figures {
+	uint64_t sink, found, total_frames;
+	double best; /* seconds of the fastest pass */
+};
+
+/* PASSES passes of lookups over the N addresses; counts from the first. */
+static struct figures measure(const sym_index *idx, const uint64_t *addrs, size_t n, int passes)
+{
+	sym_frame frames[64];
+	struct figures f = {.best = 1e30};
+	for (int p = 0; p < passes; p++) {
+		double t0 = base_mono_s();
+		for (size_t i = 0; i < n; i++) {
+			size_t k = sym_index_lookup(idx, addrs[i], frames, 64);
+			f.sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
+			if (p == 0) {
+				f.found += k > 0;
+				f.total_frames += k;
+			}
+		}
+		double t = base_mono_s() - t0;
+		if (t < f.best)
+			f.best = t;
+	}
+	return f;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {.passes = 5};
+	if (!parse_args(argc, argv, &a))
+		return 2;
+	size_t elf_size, n;
+	void *elf = read_file(a.elf_path, &elf_size);
+	uint64_t *addrs = read_addrs(a.addr_path, &n);
+	void *blob = NULL;
+	size_t blob_size = 0;
+	double t_build;
+	if (!build(&a, elf, elf_size, &blob, &blob_size, &t_build))
+		return 1;
 
 	sym_index *idx = NULL;
-	t0 = now();
+	sym_error err = {0};
+	double t0 = base_mono_s();
 	if (sym_index_load(blob, blob_size, &idx, &err) != SYM_OK) {
 		fprintf(stderr, "bench_lookup: index load: %s\n", err.msg);
 		return 1;
 	}
-	double t_load = now() - t0;
+	double t_load = base_mono_s() - t0;
 
-	sym_frame frames[64];
-	uint64_t sink = 0, found = 0, total_frames = 0;
-	double best = 1e30;
-	for (int p = 0; p < passes; p++) {
-		t0 = now();
-		for (size_t i = 0; i < n; i++) {
-			size_t k = sym_index_lookup(idx, addrs[i], frames, 64);
-			sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
-			if (p == 0) {
-				found += k > 0;
-				total_frames += k;
-			}
-		}
-		double t = now() - t0;
-		if (t < best)
-			best = t;
-	}
+	struct figures f = measure(idx, addrs, n, a.passes);
 	printf("addresses %zu\n", n);
-	printf("found %" PRIu64 "\n", found);
-	printf("frames_per_address %.3f\n", (double)total_frames / (double)n);
+	printf("found %" PRIu64 "\n", f.found);
+	printf("frames_per_address %.3f\n", (double)f.total_frames / (double)n);
 	printf("build_seconds %.3f\n", t_build);
 	printf("load_seconds %.6f\n", t_load);
 	printf("blob_bytes %zu\n", blob_size);
-	printf("lookup_seconds_best %.6f\n", best);
-	printf("lookups_per_second %.0f\n", (double)n / best);
-	printf("ns_per_lookup %.1f\n", best * 1e9 / (double)n);
-	printf("checksum %" PRIu64 "\n", sink);
+	printf("lookup_seconds_best %.6f\n", f.best);
+	printf("lookups_per_second %.0f\n", (double)n / f.best);
+	printf("ns_per_lookup %.1f\n", f.best * 1e9 / (double)n);
+	printf("checksum %" PRIu64 "\n", f.sink);
 	sym_index_destroy(idx);
 	free(blob);
 	free(addrs);
-	free((void *)alt.data);
+	free((void *)a.alt.data);
 	return 0;
 }

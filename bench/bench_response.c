@@ -20,19 +20,13 @@
 
 #include <event2/buffer.h>
 
+#include "base/base_clock.h"
 #include "bench/bench_io.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/rpc/svc_connect.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_index.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The response gzipped, as the RPC layer does for a response of 1 KiB or more. */
 static bool gzip_body(struct evbuffer **body)
@@ -57,74 +51,95 @@ static void free_blob(void *p)
 	free(p);
 }
 
-int main(int argc, char **argv)
+struct args {
+	const char *elf_path, *addr_path;
+	size_t batch;
+	int passes;
+	bool gzip;
+};
+
+/* The command line into a; false (told) on bad usage. */
+static bool parse_args(int argc, char **argv, struct args *a)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] "
 				"[--gzip]\n");
-		return 2;
+		return false;
 	}
-	size_t batch = 1000;
-	int passes = 5;
-	bool gzip = false;
+	a->elf_path = argv[1];
+	a->addr_path = argv[2];
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--gzip"))
-			gzip = true;
+			a->gzip = true;
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
-			batch = (size_t)strtoull(argv[++i], NULL, 10);
+			a->batch = (size_t)strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
-			passes = atoi(argv[++i]);
+			a->passes = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "bench_response: unknown argument %s\n", argv[i]);
-			return 2;
+			return false;
 		}
 	}
-	if (batch == 0)
-		batch = 1;
-	size_t elf_size, n;
-	void *elf = read_file(argv[1], &elf_size);
-	uint64_t *addrs = read_addrs(argv[2], &n);
+	if (a->batch == 0)
+		a->batch = 1;
+	return true;
+}
+
+/* The index of the ELF file, held in an index cache as the daemon holds it. */
+struct held {
+	sym_index *idx;
+	svc_index_cache *cache;
+	svc_index_entry *entry;
+	svc_response_pool *pool;
+};
+
+/* The index of ELF built, loaded and put in a cache, ELF freed; false (told) on failure. */
+static bool hold(void *elf, size_t elf_size, struct held *h)
+{
 	sym_build_options opts = {0};
 	sym_error err = {0};
 	void *blob = NULL;
 	size_t blob_size = 0;
-	sym_index *idx = NULL;
 	if (sym_index_build(elf, elf_size, &opts, &blob, &blob_size, &err) != SYM_OK ||
-	    sym_index_load(blob, blob_size, &idx, &err) != SYM_OK) {
+	    sym_index_load(blob, blob_size, &h->idx, &err) != SYM_OK) {
 		fprintf(stderr, "bench_response: index: %s\n", err.msg);
-		return 1;
+		return false;
 	}
 	free(elf);
-	svc_index_cache *cache = svc_index_cache_create(blob_size * 2);
+	h->cache = svc_index_cache_create(blob_size * 2);
 	sym_build_id id = {.len = 4, .bytes = {1, 2, 3, 4}};
-	svc_index_entry *e = svc_index_cache_put(cache, &id, blob, blob_size, free_blob, idx);
-	svc_response_pool *pool = svc_response_pool_create();
-	if (!cache || !e || !pool) {
+	h->entry = svc_index_cache_put(h->cache, &id, blob, blob_size, free_blob, h->idx);
+	h->pool = svc_response_pool_create();
+	if (!h->cache || !h->entry || !h->pool) {
 		fprintf(stderr, "bench_response: out of memory\n");
-		return 1;
+		return false;
 	}
+	return true;
+}
 
-	/* One request per batch, over the same Location array. */
+struct figures {
+	uint64_t frames, bytes, batches; /* of the first pass */
+	double best;                     /* seconds of the fastest pass */
+};
+
+/*
+ * svc_lookup_run over every batch of the N locations, one request per batch
+ * over the same Location array, a.passes times; false (told) on failure.
+ */
+static bool measure_run(const struct args *a, const struct held *h,
+			Symbolizer__V1__Location **locp, size_t n, struct figures *f)
+{
 	Symbolizer__V1__Mapping pm = SYMBOLIZER__V1__MAPPING__INIT;
 	Symbolizer__V1__Mapping *pmp = &pm;
-	Symbolizer__V1__Location *locs = calloc(n, sizeof(*locs));
-	Symbolizer__V1__Location **locp = calloc(n, sizeof(*locp));
-	for (size_t i = 0; i < n; i++) {
-		symbolizer__v1__location__init(&locs[i]);
-		locs[i].address = addrs[i];
-		locp[i] = &locs[i];
-	}
-	svc_lookup_mapping map = {.pb = &pm, .status = 1, .entry = e};
-
-	uint64_t frames = 0, bytes = 0, batches = 0;
-	double best = 1e30;
-	for (int p = 0; p < passes; p++) {
-		double t0 = now();
-		for (size_t off = 0; off < n; off += batch) {
+	svc_lookup_mapping map = {.pb = &pm, .status = 1, .entry = h->entry};
+	f->best = 1e30;
+	for (int p = 0; p < a->passes; p++) {
+		double t0 = base_mono_s();
+		for (size_t off = 0; off < n; off += a->batch) {
 			Symbolizer__V1__SymbolizeRequest req = SYMBOLIZER__V1__SYMBOLIZE_REQUEST__INIT;
 			req.n_mappings = 1;
 			req.mappings = &pmp;
-			req.n_locations = n - off < batch ? n - off : batch;
+			req.n_locations = n - off < a->batch ? n - off : a->batch;
 			req.locations = locp + off;
 			base_arena arena;
 			base_arena_init(&arena, 64u << 20);
@@ -132,51 +147,83 @@ int main(int argc, char **argv)
 			svc_lookup_result_init(&res);
 			struct evbuffer *body = evbuffer_new();
 			if (!body)
-				return 1;
-			svc_lookup_run(&req, &map, &arena, pool, body, &res);
-			if (res.err.code != SVC_OK || (gzip && !gzip_body(&body))) {
+				return false;
+			svc_lookup_run(&req, &map, &arena, h->pool, body, &res);
+			if (res.err.code != SVC_OK || (a->gzip && !gzip_body(&body))) {
 				fprintf(stderr, "bench_response: %s\n", res.err.msg);
-				return 1;
+				return false;
 			}
 			if (p == 0) {
-				frames += res.frames;
-				bytes += evbuffer_get_length(body);
-				batches++;
+				f->frames += res.frames;
+				f->bytes += evbuffer_get_length(body);
+				f->batches++;
 			}
 			evbuffer_free(body);
 			base_arena_deinit(&arena);
 		}
-		double t = now() - t0;
+		double t = base_mono_s() - t0;
+		if (t < f->best)
+			f->best = t;
+	}
+	return true;
+}
+
+/* The bare lookups of the same addresses, in the same process: the fastest pass. */
+static double measure_lookups(const sym_index *idx, const uint64_t *addrs, size_t n, int passes,
+			      uint64_t *sink)
+{
+	sym_frame fr[SVC_RESPONSE_MAX_LINES];
+	double best = 1e30;
+	for (int p = 0; p < passes; p++) {
+		double t0 = base_mono_s();
+		for (size_t i = 0; i < n; i++) {
+			size_t k = sym_index_lookup(idx, addrs[i], fr, SVC_RESPONSE_MAX_LINES);
+			*sink += k ? fr[0].line : 0;
+		}
+		double t = base_mono_s() - t0;
 		if (t < best)
 			best = t;
 	}
-	/* The bare lookups of the same addresses, in the same process. */
-	sym_frame fr[SVC_RESPONSE_MAX_LINES];
-	uint64_t sink = 0;
-	double best_lookup = 1e30;
-	for (int p = 0; p < passes; p++) {
-		double t0 = now();
-		for (size_t i = 0; i < n; i++) {
-			size_t k = sym_index_lookup(idx, addrs[i], fr, SVC_RESPONSE_MAX_LINES);
-			sink += k ? fr[0].line : 0;
-		}
-		double t = now() - t0;
-		if (t < best_lookup)
-			best_lookup = t;
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {.batch = 1000, .passes = 5};
+	if (!parse_args(argc, argv, &a))
+		return 2;
+	size_t elf_size, n;
+	void *elf = read_file(a.elf_path, &elf_size);
+	uint64_t *addrs = read_addrs(a.addr_path, &n);
+	struct held h = {0};
+	if (!hold(elf, elf_size, &h))
+		return 1;
+
+	Symbolizer__V1__Location *locs = calloc(n, sizeof(*locs));
+	Symbolizer__V1__Location **locp = calloc(n, sizeof(*locp));
+	for (size_t i = 0; i < n; i++) {
+		symbolizer__v1__location__init(&locs[i]);
+		locs[i].address = addrs[i];
+		locp[i] = &locs[i];
 	}
+	struct figures f = {0};
+	if (!measure_run(&a, &h, locp, n, &f))
+		return 1;
+	uint64_t sink = 0;
+	double best_lookup = measure_lookups(h.idx, addrs, n, a.passes, &sink);
 	printf("addresses %zu\n", n);
-	printf("batch %zu\n", batch);
-	printf("gzip %d\n", gzip);
-	printf("frames_per_address %.3f\n", (double)frames / (double)n);
-	printf("response_bytes_avg %.0f\n", (double)bytes / (double)batches);
-	printf("run_frames_per_second %.0f\n", (double)frames / best);
-	printf("run_ns_per_address %.1f\n", best * 1e9 / (double)n);
-	printf("lookup_frames_per_second %.0f\n", (double)frames / best_lookup);
+	printf("batch %zu\n", a.batch);
+	printf("gzip %d\n", a.gzip);
+	printf("frames_per_address %.3f\n", (double)f.frames / (double)n);
+	printf("response_bytes_avg %.0f\n", (double)f.bytes / (double)f.batches);
+	printf("run_frames_per_second %.0f\n", (double)f.frames / f.best);
+	printf("run_ns_per_address %.1f\n", f.best * 1e9 / (double)n);
+	printf("lookup_frames_per_second %.0f\n", (double)f.frames / best_lookup);
 	printf("lookup_ns_per_address %.1f\n", best_lookup * 1e9 / (double)n);
 	printf("checksum %" PRIu64 "\n", sink);
-	svc_index_entry_release(cache, e);
-	svc_index_cache_destroy(cache);
-	svc_response_pool_destroy(pool);
+	svc_index_entry_release(h.cache, h.entry);
+	svc_index_cache_destroy(h.cache);
+	svc_response_pool_destroy(h.pool);
 	free(locs);
 	free(locp);
 	free(addrs);

@@ -1,0 +1,64 @@
+/*
+ * bench_rpc_impl: what bench_rpc's files share (bench_rpc.c: flags, client
+ * threads, report; bench_rpc_http.c: the HTTP/1.1 keep-alive client;
+ * bench_rpc_wire.c: requests encoded, responses read). Not for use outside
+ * bench_rpc.
+ */
+#ifndef BENCH_RPC_IMPL_H
+#define BENCH_RPC_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_HEADER 16384
+#define MAX_BODY (512u << 20)
+
+/* Prints "bench_rpc: ..." to stderr and exits 1 (bench_rpc.c). */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* A request body, encoded before the clock starts. */
+struct body {
+	uint8_t *data;
+	size_t len;
+};
+
+/* One request of BATCH addresses from POOL starting at START (wrapping). */
+struct body encode(const char *build_id, const uint64_t *pool, size_t n_pool, size_t start,
+		   size_t batch, uint32_t max_wait_ms);
+
+struct outcome {
+	uint64_t frames;
+	uint64_t located; /* locations with at least one line */
+	int status;       /* of the first mapping */
+};
+
+/*
+ * What a response says: by the wire walk, or by protobuf-c when WITH_PBC (and
+ * by both, which must agree, when FIRST).
+ */
+struct outcome decode(const uint8_t *data, size_t len, size_t batch, bool first, bool with_pbc);
+
+struct conn {
+	int fd;
+	int port;
+	char hdr[MAX_HEADER + 1];
+	uint8_t *buf; /* bytes read past the header (body and beyond) */
+	size_t buf_cap;
+	size_t carry; /* bytes of the next response already read */
+	uint64_t reconnects;
+	bool accept_gzip; /* --gzip: requests carry Accept-Encoding: gzip */
+	bool gzipped;     /* the last response had Content-Encoding: gzip */
+};
+
+/* Connects to 127.0.0.1:c->port. */
+void conn_open(struct conn *c);
+
+/*
+ * One request B and its response, read into c->buf (inflated when gzipped);
+ * reconnects when the server closes the connection. Returns the HTTP status
+ * and sets *len to the body's length.
+ */
+int call(struct conn *c, const struct body *b, size_t *len);
+
+#endif
