@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * base_arena: per-call bump allocator with a cap (base_arena.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_arena: a bump allocator for the life of one unit of work (an RPC call
  * unpacks its request into it and builds its response in it), freed at once. It has a hard cap: past it an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * base_buf: capped growable byte buffer (base_buf.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_buf: a growable byte buffer with a hard cap, for bytes that arrive
  * from outside (HTTP bodies, upstream downloads) and for text we assemble

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_clock: the one clock of the project. Monotonic time for timeouts,
  * deadlines, latencies and TTLs kept in memory; wall-clock time only for what

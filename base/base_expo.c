@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * base_expo: Prometheus text exposition writer (base_expo.h).
  */

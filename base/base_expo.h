@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_expo: writes the Prometheus text exposition format (version 0.0.4)
  * into a base_buf. Each module renders the families it owns with these, and

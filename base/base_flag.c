@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * base_flag: table-driven flag parsing and --help (base_flag.h).
  */

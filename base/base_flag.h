@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_flag: command-line flags from tables. A program's flags are declared
  * once, as rows {name, value kind, field offset, help}, by the module that

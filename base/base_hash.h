@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_hash: FNV-1a over bytes, with a final fold of the high bits into the
  * low ones (tables take the low bits). One definition for the string interner,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_hash_map: the project's one hash map, typed by a macro (as drgn's
  * hash_table.h): open addressing with linear probing, backward-shift deletion

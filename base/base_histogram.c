@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * base_histogram: fixed-bucket histograms (base_histogram.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_histogram: a Prometheus histogram with fixed bucket bounds (seconds),
  * filled on one thread (the event loop) and written out by base_expo.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_log: logfmt lines on stderr (svc_log.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_log: structured log lines on stderr, one event per line in logfmt:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_vec: a growable array of fixed-size elements with a hard cap on its
  * element count, used for everything the index builder accumulates from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * base_version: the version strings (base_version.h), from the generated header.
  */

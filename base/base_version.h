@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base_version: the program's version (CMake's project(VERSION)) and the git
  * revision it was built from (`git describe --always --dirty`, "unknown" when

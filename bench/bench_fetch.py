@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_fetch: fetch N distinct build IDs from a local elfutils debuginfod.
 
     python3 bench/bench_fetch.py --symbolctl build/cmd/symbolctl/symbolctl \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_io: the input files of the benchmark programs: a whole file read into
  * memory, and the address lists (one hex address per line) that the bench

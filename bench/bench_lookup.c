@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_lookup: warm lookup rate of one index held in memory.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_response: the in-process cost of a Symbolize call's work, without the
  * network: svc_lookup_run (normalization, lookups, string and function

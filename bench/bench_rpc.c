@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_rpc: end-to-end load generator for symbolizerd's Symbolize RPC.
  *

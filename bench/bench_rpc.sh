@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench_rpc.sh: symbolizerd's Symbolize RPC end to end over loopback, on a warm
 # index, next to the in-process lookup rate of the same index.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_rpc_http: bench_rpc's HTTP/1.1 client: one blocking keep-alive
  * connection to 127.0.0.1, a Connect unary request written and its response

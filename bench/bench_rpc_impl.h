@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_rpc_impl: what bench_rpc's files share (bench_rpc.c: flags, client
  * threads, report; bench_rpc_http.c: the HTTP/1.1 keep-alive client;

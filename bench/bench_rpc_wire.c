@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * bench_rpc_wire: bench_rpc's messages: a SymbolizeRequest encoded with
  * protobuf-c, and a SymbolizeResponse read by a walk over its wire format or

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench_symbolize.sh: our symbolizer and its peers side by side, measured in the same run.
 #
 #   bench/bench_symbolize.sh [--build DIR] [--warm N] [--cold N]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # version.cmake: writes the generated header with the project's version and the
 # git revision of the source tree (`git describe --always --dirty`, "unknown"
 # outside git or without git). Run in script mode (cmake -P) by the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs everything the project needs to build, run and test, from Debian 12's
 # packages (run as root). Safe to run again: apt-get skips what is installed.
 set -euo pipefail

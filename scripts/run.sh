@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, builds, and runs symbolizerd on its embedded defaults:
 # 127.0.0.1:8080, store in ./symbolizer-data, debug info from /usr/lib/debug, then
 # $DEBUGINFOD_URLS or https://debuginfod.elfutils.org/. Arguments go to symbolizerd.

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Gives every tracked source file the project's license line, as a comment of the
 # file's kind, on its first line (after a #! line):
 #   .c .cpp .rs .mjs .proto       // SPDX-License-Identifier: Apache-2.0
 #   .h .hpp                       /* SPDX-License-Identifier: Apache-2.0 */
-#   shell, Python, CMake, dotfiles # SPDX-License-Identifier: Apache-2.0
+#   shell, Python, CMake, dotfiles, YAML, deploy/ files
+#                                 # SPDX-License-Identifier: Apache-2.0
+#   man pages (.1 to .8)          .\" SPDX-License-Identifier: Apache-2.0
 # Skipped: LICENSE, Markdown, JSON (no comments), the fuzzers' seed corpora (binary
 # data), generated code. Idempotent: a file with the line in its first three lines
 # is left alone.
@@ -24,10 +27,12 @@ esac
 line_for() {
 	case $1 in
 	LICENSE | *.md | *.json | tests/fuzz/corpus/* | *.pb-c.c | *.pb-c.h) echo - ;;
-	*.h | *.hpp) echo "/* $TAG */" ;;
+	*.h | *.hpp | *.h.in) echo "/* $TAG */" ;;
 	*.c | *.cpp | *.rs | *.mjs | *.js | *.proto) echo "// $TAG" ;;
 	*.sh | *.py | CMakeLists.txt | */CMakeLists.txt | *.cmake | *.supp | .gitignore | \
-		*/.gitignore | .clang-format | .editorconfig | .ci/*) echo "# $TAG" ;;
+		*/.gitignore | .clang-format | .editorconfig | .ci/* | *.yaml | *.yml | */.yamllint | \
+		*/Containerfile | *.dockerignore | *.env | *.service) echo "# $TAG" ;;
+	*.[1-8]) echo ".\\\" $TAG" ;;
 	esac
 }
 

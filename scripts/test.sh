@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, then builds five trees, every one with warnings as errors
 # (-DSYMBOLIZER_WERROR=ON), and runs ctest in each (labels: tests/CMakeLists.txt):
 #   build/                gcc Release (-O3)            every test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * src_check: the check every file goes through before it is trusted
  * (src_source.h): local finds, upstream downloads and uploads use this one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * src_local: a local debug directory in the .build-id layout, the first
  * source (src_source.h). Reads the candidate file whole and checks it with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * src_source: the source interface's calls through the operations table, and
  * the found file's release (src_source.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * src_source: where debug info comes from, behind one small interface.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stor_db: the RocksDB object store (see stor_db.h for the contract); this
  * file opens and closes it.

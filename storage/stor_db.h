@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stor_db: the object store of the service, embedded RocksDB under a data dir.
  *

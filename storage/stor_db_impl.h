@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stor_db_impl: what the store's files share inside storage/: the column
  * families, the store object, the helpers of stor_db.c and stor_read.c, and

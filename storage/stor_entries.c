@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stor_entries: the store's in-memory view (stor_db_impl.h): one stor_entry
  * per build ID that has a record or a pin, in a base_hash_map (keyed by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stor_meta: metadata records and the names of the store's enums (stor_meta.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stor_meta: the metadata record of a store entry as it sits in the "meta"
  * column family (a versioned little-endian encoding of stor_meta), and the

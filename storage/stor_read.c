@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stor_read: the store's reads (stor_db.h): metadata, files and indexes, each
  * read counting as an access; access times kept in memory and persisted at a

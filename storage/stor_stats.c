@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stor_stats: the store's counters (stor_get_stats, stor_db.h) and its
  * metric families for /metrics (stor_db_metrics_render), which the HTTP room

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stor_verify: reading the whole store (stor_db.h): stor_foreach over the
  * metadata records, and stor_verify, which checks the invariants between the

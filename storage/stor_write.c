@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * stor_write: the store's writes (stor_db.h): a file, a negative result, an
  * index, deletions. Each is one RocksDB write batch with its metadata record

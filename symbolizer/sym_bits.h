@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_bits: the bit-field rows of the index's packed tables (layout in
  * sym_index_format.h): reading a field with one unaligned little-endian 8-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_build_id: hex conversion and comparison of build IDs (see sym_build_id.h).
  */

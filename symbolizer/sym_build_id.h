@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_build_id: a GNU build ID as raw bytes, and its lowercase-hex form.
  *

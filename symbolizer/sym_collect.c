@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_collect: setup and teardown of a builder collection (see sym_collect.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_collect: what the index builder gathers from one source (a share of the
  * DWARF units, or the symbol tables) before everything is merged, flattened

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_demangle: the libiberty bridge (see sym_demangle.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_demangle: C++ and Rust (legacy and v0) demangling through libiberty's
  * cplus_demangle, the demangler binutils and gdb use. No hand-written parsing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_dwarf: the DWARF walk (see sym_dwarf.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_dwarf: collects scopes, function names and line rows from DWARF through
  * libdw, for the index builder.

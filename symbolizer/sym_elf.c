@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_elf: the probe of an ELF image in memory (see sym_elf.h).
  *

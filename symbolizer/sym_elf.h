@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_elf: facts about an ELF file held in memory, read with libelf.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_elf_util: libelf helpers shared inside symbolizer/ (not a public API).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_error: formatting and naming of symbolizer errors (see sym_error.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_flatten: the sweep that makes segments disjoint (see sym_flatten.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_flatten: turns possibly nested or overlapping address spans into
  * disjoint segments, each naming the span that wins there: the deepest, and of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_index: loading (validation) and lookups of index blobs (API in
  * sym_index.h, layout in sym_index_format.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_index: the compact, versioned lookup index of one ELF file.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_index_build: the builder's orchestration (API in sym_index.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_index_format: the on-disk layout of an index blob (version 3).
  *

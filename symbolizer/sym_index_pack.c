@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_index_pack: ranges, scopes, functions and strings -> blob (see
  * sym_index_pack.h). Each packed table is written in two passes over the same

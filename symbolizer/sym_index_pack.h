@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_index_pack: the last step of a build: lays out the blob
  * (sym_index_format.h) from the disjoint ranges the sweep produced and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_index_write: from collected spans to disjoint ranges, then to the blob
  * (sym_index_pack.c; see sym_index_write.h and sym_index_format.h).

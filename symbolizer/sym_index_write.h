@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_index_write: lays out the index blob from merged collections: flattens
  * DWARF scopes, symbol scopes and line rows into disjoint ranges, and writes

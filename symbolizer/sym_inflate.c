@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_inflate: decompression of debug sections under a cap (see sym_inflate.h).
  */

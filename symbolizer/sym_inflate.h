@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_inflate: turns an ELF image with compressed debug sections into one
  * without, before libdw sees it.

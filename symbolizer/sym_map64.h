@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_map64: the index builder's map from 64-bit keys to 32-bit values (a DIE
  * key to its function record, partial units already walked, a file string to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_prefer: symbol-table names for outermost DWARF frames (see sym_prefer.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_prefer: the symbol-table name of an outermost frame where it is a fuller
  * form of the DWARF one. A DWARF subprogram without a linkage name gets a

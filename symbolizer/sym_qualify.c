@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_qualify: qualified names from DIE parents (see sym_qualify.h).
  */

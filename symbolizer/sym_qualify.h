@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_qualify: qualified names of DWARF subprograms that have no linkage name
  * (members of classes in anonymous namespaces, of local classes, lambdas,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_strtab: string interning for the index builder (see sym_strtab.h).
  * FNV-1a hashing into an open-addressed table of offsets.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_strtab: a string interner that yields offsets into one byte table, the
  * string table of the index. Offset 0 is always "". The table has a hard cap

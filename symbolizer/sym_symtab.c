@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * sym_symtab: symbol-table scopes (see sym_symtab.h).
  *

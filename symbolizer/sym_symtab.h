@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_symtab: function symbols from .symtab and .dynsym as scopes, for code that
  * DWARF does not describe and for files with no DWARF at all.

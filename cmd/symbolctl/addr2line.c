@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * symbolctl addr2line: symbolizes addresses of a local ELF file through the
  * symbolizer library, in llvm-symbolizer's output format. Builds the index in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * commands.h: the subcommands of symbolctl. Each lives in its own file in this
  * folder and is listed in the table in main.c.

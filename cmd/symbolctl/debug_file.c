@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * debug_file: the separate debug file lookup of symbolctl addr2line (see
  * debug_file.h). Candidates are checked, never trusted by name: a build-id

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * debug_file: finds the separate debug file of a stripped ELF file as gdb,
  * llvm-symbolizer and eu-addr2line do, for symbolctl addr2line: by build ID

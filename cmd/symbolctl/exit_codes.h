@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exit_codes.h: the exit status of every symbolctl command, one scheme for all
  * of them (documented in each command's --help, the README and man/symbolctl.1).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * symbolctl fetch: fetches build IDs through the local debug dirs and upstream
  * debuginfod servers into a data dir (the store symbolizerd uses), with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fetch_server: symbolctl fetch --server (see fetch_server.h). A Symbolize
  * request whose mappings carry no locations is how a client warms the daemon:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fetch_server: `symbolctl fetch --server URL`, which asks a running
  * symbolizerd to fetch and index build IDs (warming its store, which the

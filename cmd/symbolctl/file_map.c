@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * file_map: whole-file mappings for symbolctl (see file_map.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * file_map: read-only whole-file mappings for symbolctl (the library does no I/O).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * llvm_format: llvm-symbolizer style output (see llvm_format.h).
  */

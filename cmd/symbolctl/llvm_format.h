@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * llvm_format: prints frames in llvm-symbolizer's default (LLVM) output style,
  * so symbolctl's answers diff cleanly against `llvm-symbolizer --obj=FILE`:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * symbolctl: the command-line companion of symbolizerd. main() only picks the
  * subcommand; each one parses its own flags (see commands.h).

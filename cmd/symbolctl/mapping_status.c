@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * mapping_status: MappingResult.Status values as symbolctl prints them (see
  * mapping_status.h); the order is the proto's.

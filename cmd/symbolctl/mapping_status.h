@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mapping_status: the names symbolctl prints for a MappingResult status of the
  * Symbolize RPC (ok, not_found, pending, error, no_symbols, invalid, too_large).

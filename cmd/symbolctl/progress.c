@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * progress: the progress line of symbolctl (see progress.h). The line is cut
  * to the terminal's width so that '\r' always goes back to its start.

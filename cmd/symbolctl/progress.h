@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * progress: the one-line progress display of symbolctl's long commands (fetch,
  * fetch --server): items done of a total, bytes, rate, elapsed time and ETA,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * symbolctl symbolize: a client of symbolizerd. Sends addresses of one build ID
  * to the daemon's Symbolize RPC and prints the answers in llvm-symbolizer's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * symbolctl version: prints symbolctl's version and git revision (also
  * `symbolctl --version`) and, with --server, the daemon's, from its GET

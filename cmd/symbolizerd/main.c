@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * symbolizerd: the symbolization daemon. Parses flags, wires the server
  * (service/svc_server) to an event loop, and handles signals: SIGTERM and

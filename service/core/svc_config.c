@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_config: defaults, flag parsing and fallbacks of the store and source
  * settings (see svc_config.h).

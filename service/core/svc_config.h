@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_config: the operator's settings for the store and the debuginfo sources,
  * and the command-line flags that set them. symbolizerd and `symbolctl fetch`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_error: the service's error codes and their table (svc_error.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_error: the service's one error vocabulary. Every failure of the
  * service's own (a request refused, a source that failed, shutting down)

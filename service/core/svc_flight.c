@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_flight: the single-flight table and waiter lists (svc_flight.h), on
  * base_hash_map keyed by build ID.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_flight: single flight by build ID. A table of the work in progress, at
  * most one flight per build ID, each with the waiters that want its result,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_pool: worker threads + a self-pipe back to the event loop (svc_pool.h).
  */

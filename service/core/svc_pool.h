@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_pool: worker threads of the service. Jobs that block or take long run
  * here: the fetcher's local file reads, ELF checks and store writes, index

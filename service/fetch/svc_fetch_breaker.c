@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_breaker: the circuit breaker of one upstream server
  * (svc_fetch_impl.h). Closed, requests flow; after `threshold` failures in a

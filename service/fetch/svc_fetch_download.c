@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_download: one request to an upstream debuginfod server and what
  * its answer means for the flight (svc_fetch_impl.h): 200 hands the body to a

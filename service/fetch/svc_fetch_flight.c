@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_flight: the flight table (svc_fetch_impl.h): one flight per build
  * ID being fetched, kept by the shared single-flight table (service/core/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_fetch_impl: what the files of service/fetch/ share; not for use outside
  * this room (its public header is svc_fetcher.h).

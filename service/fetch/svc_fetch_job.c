@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_job: the fetcher's work on worker threads (svc_fetch_impl.h):
  * find a build ID's file in the sources, in order, or check a downloaded body

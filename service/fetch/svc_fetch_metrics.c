@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_metrics: the fetcher's Prometheus families (svc_fetcher.h),
  * rendered by the room that owns the counters; the HTTP room joins them into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_queue: download slots (a global limit and one per server) and the
  * queue of flights waiting for one (svc_fetch_impl.h). The queue is FIFO and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_url: the URL of a debuginfod GET (svc_fetch_impl.h), built in an
  * allocation of its exact length: a long base URL is never cut, an absurd one

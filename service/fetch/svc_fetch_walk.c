@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_walk: the walk of one flight (svc_fetch_impl.h): the store check,
  * then the sources (a worker job), then the upstreams in order; the outcome

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetcher: the fetcher object (svc_fetcher.h): its creation from the
  * config (sources, upstreams, HTTP client, workers), the start of a fetch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fetch: finds the file of a build ID and puts it in the store, on an event loop.
  *

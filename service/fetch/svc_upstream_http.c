@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * upstream_http: libcurl multi + libevent (see upstream_http.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * upstream_http: HTTP GETs with libcurl's multi interface driven by a libevent
  * event_base (no thread per download; the service's only libcurl user).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_metrics: the HTTP room's counters and the /metrics assembler
  * (svc_metrics.h). Every family has HELP and TYPE lines; counters end in

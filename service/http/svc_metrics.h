@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_metrics: the HTTP room's counters (every reply by handler and status)
  * and /metrics, the Prometheus text exposition (version 0.0.4), assembled

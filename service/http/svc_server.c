@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_server: the daemon's HTTP server, routes and lifecycle (svc_server.h).
  */

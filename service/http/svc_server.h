@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_server: symbolizerd's network face. One libevent loop serves HTTP/1.1
  * (evhttp) and drives libcurl (the fetcher); index loads, builds and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_server_impl: the server's state, shared by the files of the HTTP room
  * (svc_server.c: routes and lifecycle; svc_metrics.c: /metrics).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_server_options: the daemon's own settings and their flags (the store and
  * source settings are svc_config's); see svc_server.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_index_cache: refcounted LRU of loaded indexes (svc_index_cache.h).
  * A base_hash_map by build ID (the entries in the cache) and a doubly linked

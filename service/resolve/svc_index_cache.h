@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_index_cache: the loaded indexes, in memory, by build ID, least recently
  * used first out, bounded by bytes (--index-cache-bytes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_resolve_build: a flight's BUILD step (svc_resolver_impl.h). On a
  * worker, the index is built from the file in the store (a dwz supplementary

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_resolve_fetch: a flight's FETCH step (svc_resolver_impl.h): the fetcher
  * brings the debug info (or the executable) into the store, then the flight

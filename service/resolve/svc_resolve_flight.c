@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_resolve_flight: a resolver flight's start and end (svc_resolver_impl.h).
  * At the end an index goes into the index cache, anything else is remembered

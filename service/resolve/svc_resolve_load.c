@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_resolve_load: a flight's LOAD step (svc_resolver_impl.h). On a worker,
  * the index stored for the build ID is read and loaded; a stored index of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_resolve_negative: the failures the resolver remembers (svc_resolver.h):
  * a flight's result other than OK is answered from memory until it expires

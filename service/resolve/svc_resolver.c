@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_resolver: single-flight resolution of build IDs to loaded indexes
  * (svc_resolver.h). This file: the resolver's life and its API. A call is

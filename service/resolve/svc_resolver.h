@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_resolver: from a build ID to a loaded index, through the tiers of
  * DESIGN.md: the in-memory index cache, the index in the store, the debug

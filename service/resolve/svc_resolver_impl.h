@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_resolver_impl: what the resolver's files share inside service/resolve/
  * (not for use outside it): the resolver object, a flight (one build ID on

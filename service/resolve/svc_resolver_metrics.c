@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_resolver_metrics: the resolver's metric families for /metrics
  * (svc_resolver.h): lookups by tier, flights in progress, index builds and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_client: Connect unary calls with libcurl (svc_client.h).
  */

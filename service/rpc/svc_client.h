@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_client: a client of symbolizerd's Connect RPCs (unary, binary protobuf
  * over HTTP/1.1, libcurl), for symbolctl. Sends one request message and

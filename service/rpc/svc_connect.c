@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_connect: Connect protocol helpers (svc_connect.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_connect: the pieces of the Connect protocol (unary, HTTP/1.1) that are
  * not about any one RPC: error codes and their HTTP statuses, the JSON error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_rpc: the Connect handler's route, request checks, method table and
  * metrics (svc_rpc.h); a call's life is in svc_rpc_call.c.

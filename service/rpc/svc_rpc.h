@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_rpc: the generic Connect unary handler (application/proto over
  * HTTP/1.1) and the table of methods it serves. The handler owns everything

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_rpc_call: one Connect call from its start (the body taken and
  * inflated) to its reply (the response encoded, or a Connect error), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_rpc_impl: the state of the Connect handler, shared by its two files
  * (svc_rpc.c: the route, the checks, the table, metrics; svc_rpc_call.c: a

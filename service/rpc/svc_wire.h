@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_wire: the protobuf wire format's primitives (varints, tags), shared by
  * the request decoder (svc_request.c) and the response writer

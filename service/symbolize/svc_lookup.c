@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_lookup: lookups and the response of a Symbolize call (svc_lookup.h).
  * The tables and the encoding of the response are svc_response's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_lookup: the second half of a Symbolize call, once every mapping is
  * resolved: normalizes each location's address, looks it up in its mapping's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_request: the SymbolizeRequest decoder (svc_request.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_request: decodes the body of a Symbolize call into a
  * Symbolizer__V1__SymbolizeRequest in the call's arena.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_response: the SymbolizeResponse builder and encoder (svc_response.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * svc_symbolize: the Symbolize method (svc_symbolize.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_symbolize: the Symbolize method of the RPC layer (svc_rpc.h), the
  * first of its table. The RPC layer hands it the request's bytes; it decodes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: an ELF image (with DWARF, compressed sections, symbols) ->
  * sym_index_build -> sym_index_load -> lookups. A built blob must always load.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: an index blob from an untrusted store -> sym_index_load ->
  * lookups at addresses taken from the input. Loading either refuses or yields

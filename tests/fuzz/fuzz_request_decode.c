@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_request_decode: differential fuzzing of svc_request_decode (the
  * daemon's SymbolizeRequest decoder, with its hand-written Location path)

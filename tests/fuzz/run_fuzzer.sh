@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one libFuzzer target for a bounded time: new inputs go to a scratch
 # corpus in the build tree, the committed seeds are read only.
 # Usage: run_fuzzer.sh FUZZER SEED_DIR WORK_DIR SECONDS

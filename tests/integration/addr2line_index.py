@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """addr2line_index.py: `--index-out` then `--index` gives identical output.
 
 For one ELF file (and its dwz --alt file, if any), draws addresses inside

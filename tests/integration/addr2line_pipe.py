@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """addr2line_pipe.py: `symbolctl addr2line` answers a pipe line by line.
 
 Starts `symbolctl addr2line -e FILE` with its stdin and stdout on pipes,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """compare_llvm.py: agreement of `symbolctl addr2line` with llvm-symbolizer.
 
 Draws N addresses at random inside the functions of an ELF file (FUNC

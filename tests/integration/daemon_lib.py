@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers of the daemon_* integration tests and of bench/: runs a real
 symbolizerd on a free loopback port and talks the Connect protocol to it.
 

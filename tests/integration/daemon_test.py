@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """symbolizerd end to end: the real daemon on a free loopback port, a fresh data
 dir, a real elfutils debuginfod (and the fault server) as upstreams.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The files of deploy/ checked offline with the best checkers Debian has, and
 against the real programs.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """install_test: `cmake --install` of the build tree into a throwaway DESTDIR,
 then the installed programs and pages as a user meets them:
 

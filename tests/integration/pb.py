@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pb: a minimal protobuf encoder/decoder for symbolizer.v1 messages, so the
 integration tests can build any request (malformed ones included) and read
 responses without a protobuf runtime. Field numbers follow

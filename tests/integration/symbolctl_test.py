@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """symbolctl for people: debug file lookup, the progress line, warming a daemon,
 exit codes.
 

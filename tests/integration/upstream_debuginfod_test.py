@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """symbolctl fetch against real elfutils debuginfod servers on 127.0.0.1.
 
     upstream_debuginfod_test.py --symbolctl PATH --fixtures DIR [CASE...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A debuginfod-shaped HTTP server that misbehaves on purpose, for the upstream tests.
 
     upstream_fault_server.py --port-file FILE --config CONFIG.json

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """symbolctl fetch against a misbehaving upstream (upstream_fault_server.py).
 
     upstream_faults_test.py --symbolctl PATH --fixtures DIR [CASE...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers of the upstream_* and store_* integration tests and of bench_fetch:
 real elfutils debuginfod servers and the fault server on 127.0.0.1, build IDs,
 and `symbolctl fetch` runs parsed into dicts.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """check_layout: the rooms' dependency rules of DESIGN.md, checked on every
 #include "..." of the tree, so a wrong-way include fails the tests rather than
 waiting for a reviewer (include directories are global, so the compiler and

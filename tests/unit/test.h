@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test.h: the unit-test registry and assertions shared by every tests/unit program.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // connect_client.mjs: symbolizerd called by a real Connect client.
 //
 // The client is @connectrpc/connect-node's Connect transport (HTTP/1.1,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # connect_client_test.sh: runs connect_client.mjs (symbolizerd called by a real
 # Connect client) in a work dir of the build tree: copies package.json and
 # package-lock.json there, `npm ci` (the pinned @connectrpc/connect-node and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * index_fixture: fixtures indexed in memory (index_fixture.h).
  */

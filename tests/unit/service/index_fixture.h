@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * index_fixture: a compiled fixture (tests/fixtures, TEST_FIXTURE_DIR)
  * indexed in memory, and its entry in an index cache, for the service tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * rpc_fixture: the test server of the generic Connect handler and its client
  * (rpc_fixture.h).

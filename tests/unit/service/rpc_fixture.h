@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rpc_fixture: the generic Connect handler (service/rpc/svc_rpc) serving a
  * table of test-only methods on a real evhttp server on 127.0.0.1 (port 0),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_fetch_local: the fetcher on a real event loop with local debug dirs as
  * the only source (no network): the .build-id layout, the build-ID check,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_fetch_parts: the pieces of service/fetch/ on their own and through the
  * fetcher: URLs built whole over a long base (and refused past the limit),

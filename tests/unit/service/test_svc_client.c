@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of symbolctl's Connect client (service/rpc/svc_client) against
  * the test server of rpc_fixture.h: URLs built whole, GETs, and the JSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_svc_config: the store/source flags, their value syntax, and the
  * upstream fallbacks (flag, then DEBUGINFOD_URLS, then the default server).

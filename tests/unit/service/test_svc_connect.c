@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the Connect protocol helpers (service/svc_connect): codes and
  * statuses, the JSON error body, Connect-Timeout-Ms, Accept-Encoding lists,

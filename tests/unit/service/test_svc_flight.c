@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_svc_flight: the single-flight table (svc_flight): one flight per build
  * ID through growth and removal, waiters served in the order they came, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of address normalization (svc_normalize_address, as pprof does it)
  * and of the index cache (svc_index_cache): references, bound, many entries,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_svc_resolver: the resolver on a real event loop, with a worker pool, a
  * store, and the fetcher with a local debug dir as its only source (no

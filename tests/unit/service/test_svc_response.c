@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the Symbolize response (svc_lookup_run with svc_response) and
  * of the request decoder (svc_request_decode), on indexes of the compiled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the generic Connect handler (service/rpc/svc_rpc): a table
  * of test-only methods (rpc_fixture.h), registered as the daemon registers

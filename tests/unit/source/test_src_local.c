@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_src_local: the source interface (src_source.h) through its first
  * implementation, a local debug directory in the .build-id layout: a hit for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_stor_crash: kill -9 a writer of the store at random moments, many times,
  * and check after each kill that every stored item is whole and readable, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * test_stor_db: the object store's contract — file + metadata together, index
  * accounting, negative entries, no downgrade of debuginfo, LRU eviction under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Hostile ELF and DWARF: garbage sections, headers pointing outside the file,
  * absurd counts, DIE reference and sibling loops. The build must end with an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the index: lookups on a compiled fixture (functions, lines,
  * inline chains), the saved blob round trip, and the loader's refusal of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the index format's structures (sym_index_format.h): each
  * packed table, the 16-bit starts and their buckets, the file table and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of compressed debug sections: zlib, zstd and .zdebug give the same
  * index as the uncompressed file; the cap holds; lying headers and corrupt

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of function names: assembler labels in C (the source name shown,
  * the label kept as linkage name), C++ names qualified from DIE parents, and

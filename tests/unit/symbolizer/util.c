@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * util: fixture and ELF helpers for the symbolizer unit tests (see util.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * util: helpers shared by the symbolizer unit tests (fixtures are read with
  * test.h's test_read_fixture): locating sections in an ELF image for surgical corruption.
