@@ -85,8 +85,16 @@ static bool parse_count(const char *val, long max, long *out)
 static bool set_value(const base_flag *f, void *settings, const char *val, char *err,
 		      size_t err_size)
 {
-	char *field = (char *)settings + f->offset;
 	long n;
+	if (f->kind == BASE_FLAG_CUSTOM) {
+		/* The whole settings (NULL for a group whose flags are all custom). */
+		char why[BASE_FLAG_ERR_MAX] = "";
+		if (f->parse(settings, val, why, sizeof(why)))
+			return true;
+		snprintf(err, err_size, "%s: %s", f->name, why);
+		return false;
+	}
+	char *field = (char *)settings + f->offset;
 	switch (f->kind) {
 	case BASE_FLAG_STRING:
 		*(const char **)field = val;
@@ -114,13 +122,8 @@ static bool set_value(const base_flag *f, void *settings, const char *val, char 
 		snprintf(err, err_size, "%s: '%.100s' is not a duration (e.g. 500ms, 30s, 10m)",
 			 f->name, val);
 		return false;
-	case BASE_FLAG_CUSTOM: {
-		char why[BASE_FLAG_ERR_MAX] = "";
-		if (f->parse(settings, val, why, sizeof(why)))
-			return true;
-		snprintf(err, err_size, "%s: %s", f->name, why);
-		return false;
-	}
+	case BASE_FLAG_CUSTOM:
+		break;  /* above */
 	}
 	return false;
 }
