@@ -17,8 +17,8 @@
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/mapping_status.h"
 #include "cmd/symbolctl/progress.h"
+#include "cmd/symbolctl/rpc_call.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
-#include "service/rpc/svc_client.h"
 
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
 #define CALL_WAIT_MAX_MS 2000
@@ -69,35 +69,21 @@ static int call(struct warm *w, size_t from, size_t n, uint32_t wait_ms, size_t 
 	req.n_mappings = n;
 	req.mappings = mp;
 	req.options = &op;
-	size_t size = symbolizer__v1__symbolize_request__get_packed_size(&req);
-	uint8_t *buf = malloc(size ? size : 1);
-	if (!buf)
-		return CTL_EXIT_IO;
-	symbolizer__v1__symbolize_request__pack(&req, buf);
-	svc_client_call c = {
-		.server = w->server,
-		.method = "symbolizer.v1.SymbolizerService/Symbolize",
-		.request = buf,
-		.request_size = size,
-		.timeout_ms = CALL_TIMEOUT_MS + wait_ms,
-	};
-	svc_client_result res;
-	svc_errc e = svc_client_unary(&c, &res);
-	free(buf);
-	if (e != SVC_OK) {
+	ProtobufCMessage *msg;
+	char why[CTL_RPC_WHY_MAX];
+	if (!ctl_rpc_call(w->server, "symbolizer.v1.SymbolizerService/Symbolize", &req.base,
+			  &symbolizer__v1__symbolize_response__descriptor, CALL_TIMEOUT_MS + wait_ms,
+			  &msg, why)) {
 		progress_clear(w->prog);
-		fprintf(stderr, "symbolctl fetch: %s: %s: %s\n", w->server, res.code, res.message);
+		fprintf(stderr, "symbolctl fetch: %s\n", why);
 		return CTL_EXIT_SERVER;
 	}
-	Symbolizer__V1__SymbolizeResponse *r =
-		symbolizer__v1__symbolize_response__unpack(NULL, res.body_size, res.body);
-	svc_client_result_deinit(&res);
-	if (!r || r->n_mappings != n) {
+	Symbolizer__V1__SymbolizeResponse *r = (Symbolizer__V1__SymbolizeResponse *)msg;
+	if (r->n_mappings != n) {
 		progress_clear(w->prog);
 		fprintf(stderr, "symbolctl fetch: %s: the response does not match the request\n",
 			w->server);
-		if (r)
-			symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
+		symbolizer__v1__symbolize_response__free_unpacked(r, NULL);
 		return CTL_EXIT_SERVER;
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -18,9 +18,9 @@
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/llvm_format.h"
+#include "cmd/symbolctl/rpc_call.h"
 #include "cmd/symbolctl/mapping_status.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
-#include "service/rpc/svc_client.h"
 #include "base/base_flag.h"
 
 #define BATCH_MAX 10000
@@ -78,7 +78,6 @@ static Symbolizer__V1__SymbolizeResponse *call_once(const struct opts *o, const 
 	Symbolizer__V1__Mapping *mp = &m;
 	Symbolizer__V1__Location *locs = calloc(n, sizeof(*locs));
 	Symbolizer__V1__Location **lp = calloc(n, sizeof(*lp));
-	uint8_t *buf = NULL;
 	Symbolizer__V1__SymbolizeResponse *resp = NULL;
 	if (!locs || !lp)
 		goto out;
@@ -99,34 +98,21 @@ static Symbolizer__V1__SymbolizeResponse *call_once(const struct opts *o, const 
 	req.n_locations = n;
 	req.locations = lp;
 	req.options = &op;
-	size_t size = symbolizer__v1__symbolize_request__get_packed_size(&req);
-	buf = malloc(size ? size : 1);
-	if (!buf)
-		goto out;
-	symbolizer__v1__symbolize_request__pack(&req, buf);
-	svc_client_call call = {
-		.server = o->server,
-		.method = "symbolizer.v1.SymbolizerService/Symbolize",
-		.request = buf,
-		.request_size = size,
-		.timeout_ms = o->timeout_ms,
-	};
-	svc_client_result res;
-	if (svc_client_unary(&call, &res) != SVC_OK) {
-		fprintf(stderr, "symbolctl symbolize: %s: %s\n", res.code, res.message);
+	ProtobufCMessage *msg;
+	char why[CTL_RPC_WHY_MAX];
+	if (!ctl_rpc_call(o->server, "symbolizer.v1.SymbolizerService/Symbolize", &req.base,
+			  &symbolizer__v1__symbolize_response__descriptor, o->timeout_ms, &msg,
+			  why)) {
+		fprintf(stderr, "symbolctl symbolize: %s\n", why);
 		goto out;
 	}
-	resp = symbolizer__v1__symbolize_response__unpack(NULL, res.body_size, res.body);
-	if (!resp)
-		fprintf(stderr, "symbolctl symbolize: the response is not a SymbolizeResponse\n");
-	else if (resp->n_locations != n || resp->n_mappings != 1) {
+	resp = (Symbolizer__V1__SymbolizeResponse *)msg;
+	if (resp->n_locations != n || resp->n_mappings != 1) {
 		fprintf(stderr, "symbolctl symbolize: the response does not match the request\n");
 		symbolizer__v1__symbolize_response__free_unpacked(resp, NULL);
 		resp = NULL;
 	}
-	svc_client_result_deinit(&res);
 out:
-	free(buf);
 	free(locs);
 	free(lp);
 	return resp;
