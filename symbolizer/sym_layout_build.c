@@ -201,10 +201,12 @@ sym_errc sym_layout_build(const void *elf_data, size_t elf_size, const sym_layou
 	GElf_Ehdr eh;
 	b.little_endian = !gelf_getehdr(main_f.elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2MSB;
 	b.alt = alt_f.dw;
-	if (!b.rc)
-		sym_layout_walk(&b, main_f.dw, "");
-	if (!b.rc && alt_f.dw)
-		sym_layout_walk(&b, alt_f.dw, info.alt_path);
+	for (int pass = 0; pass < 2; pass++) {
+		if (!b.rc)
+			sym_layout_walk(&b, main_f.dw, "", pass);
+		if (!b.rc && alt_f.dw)
+			sym_layout_walk(&b, alt_f.dw, info.alt_path, pass);
+	}
 	rc = b.rc ? b.rc : write_blob(&b, blob, blob_size, err);
 	builder_deinit(&b);
 	opened_close(&main_f);

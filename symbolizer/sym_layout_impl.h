@@ -74,8 +74,9 @@ uint32_t sym_layout_intern(sym_layout_builder *b, Dwarf_Die *die, const char *na
 /* Records typedef name -> the struct it names (deduplicated). */
 void sym_layout_add_alias(sym_layout_builder *b, const char *name, Dwarf_Die *target);
 
-/* Walks every unit of dw (scopes first, then types). */
-void sym_layout_walk(sym_layout_builder *b, Dwarf *dw, const char *default_cu);
+/* Walks every unit of dw: pass 0 records scopes, pass 1 interns types (run
+ * pass 0 over the main and the dwz file before pass 1 over either). */
+void sym_layout_walk(sym_layout_builder *b, Dwarf *dw, const char *default_cu, int pass);
 
 /* Sets b->rc/err once (the first fatal error wins). */
 void sym_layout_fail(sym_layout_builder *b, sym_errc code, const char *what);

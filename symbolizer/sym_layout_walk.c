@@ -143,9 +143,9 @@ static bool is_c(Dwarf_Die *cu)
 	       lang == DW_LANG_C11 || lang == 0x2c /* DW_LANG_C17 */;
 }
 
-void sym_layout_walk(sym_layout_builder *b, Dwarf *dw, const char *default_cu)
+void sym_layout_walk(sym_layout_builder *b, Dwarf *dw, const char *default_cu, int pass)
 {
-	for (int pass = 0; pass < 2 && !b->rc; pass++) {
+	{
 		Dwarf_CU *cu = NULL;
 		Dwarf_Die cudie, sub;
 		Dwarf_Half version;

@@ -72,7 +72,7 @@ static void plain_member(FILE *out, const sym_layout_member_info *m, uint64_t at
 	const char *args = NULL;
 	snprintf(type, sizeof(type), "%s", m->type_name);
 	char *fp = strstr(type, " (*)(");
-	if (fp) {
+	if (fp && type[strlen(type) - 1] == ')') {
 		args = m->type_name + (fp - type) + 4;
 		*fp = '\0';
 	}
