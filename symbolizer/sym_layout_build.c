@@ -141,7 +141,9 @@ static sym_errc write_blob(sym_layout_builder *b, void **blob, size_t *blob_size
 	for (size_t i = 0; i < nt; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, nt, sizeof(uint32_t), by_type_name, b);
-	qsort_r(b->aliases.data, b->aliases.len, sizeof(sym_layout_alias_rec), by_alias_name, b);
+	if (b->aliases.len)
+		qsort_r(b->aliases.data, b->aliases.len, sizeof(sym_layout_alias_rec),
+			by_alias_name, b);
 	sym_layout_header h = {.version = SYM_LAYOUT_VERSION, .n_types = (uint32_t)nt,
 			       .n_members = (uint32_t)b->members.len,
 			       .n_dims = (uint32_t)b->dims.len,

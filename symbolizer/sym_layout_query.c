@@ -11,6 +11,8 @@
 #include <string.h>
 
 #define PATH_MAX_DEPTH 64
+/* Members one path step may visit: bases of bases of a hostile blob branch. */
+#define SEARCH_BUDGET 16384
 
 /* First by_name slot whose name is >= name. */
 static uint32_t lower_bound(const sym_layout *l, const char *name)
@@ -98,21 +100,21 @@ size_t sym_layout_find(const sym_layout *l, const char *name, uint32_t *out, siz
 
 /* Looks for member comp among [first, first + count), through anonymous members. */
 static bool search(const sym_layout *l, uint32_t first, uint32_t count, const char *comp,
-		   size_t len, uint64_t base, int depth, sym_layout_field *out);
+		   size_t len, uint64_t base, int depth, sym_layout_field *out, uint32_t *budget);
 
 static bool search_type(const sym_layout *l, uint32_t t, const char *comp, size_t len,
-			uint64_t base, int depth, sym_layout_field *out)
+			uint64_t base, int depth, sym_layout_field *out, uint32_t *budget)
 {
 	const sym_layout_type_rec *r = &l->types[t];
-	return search(l, r->first_member, r->n_top, comp, len, base, depth + 1, out);
+	return search(l, r->first_member, r->n_top, comp, len, base, depth + 1, out, budget);
 }
 
 static bool search(const sym_layout *l, uint32_t first, uint32_t count, const char *comp,
-		   size_t len, uint64_t base, int depth, sym_layout_field *out)
+		   size_t len, uint64_t base, int depth, sym_layout_field *out, uint32_t *budget)
 {
 	if (depth > PATH_MAX_DEPTH)
 		return false;
-	for (uint32_t i = 0; i < count; i++) {
+	for (uint32_t i = 0; i < count && *budget; i++, (*budget)--) {
 		sym_layout_member_info m;
 		if (!sym_layout_member(l, first + i, &m))
 			return false;
@@ -125,11 +127,11 @@ static bool search(const sym_layout *l, uint32_t first, uint32_t count, const ch
 			return true;
 		}
 		if (m.kind == SYM_LAYOUT_FIELD && !*m.name && m.n &&
-		    search(l, m.first, m.n, comp, len, at, depth + 1, out))
+		    search(l, m.first, m.n, comp, len, at, depth + 1, out, budget))
 			return true;
 		if (m.kind == SYM_LAYOUT_BASE && !(m.flags & SYM_LAYOUT_F_VIRTUAL) &&
 		    m.type_ref != SYM_LAYOUT_NONE_REF &&
-		    search_type(l, m.type_ref, comp, len, at, depth, out))
+		    search_type(l, m.type_ref, comp, len, at, depth, out, budget))
 			return true;
 	}
 	return false;
@@ -149,7 +151,8 @@ sym_errc sym_layout_field_in(const sym_layout *l, uint32_t t, const char *path,
 		size_t len = dot ? (size_t)(dot - p) : strlen(p);
 		if (!len || depth > PATH_MAX_DEPTH)
 			return sym_error_set(err, SYM_E_INVALID, "bad field path \"%s\"", path);
-		if (!search(l, first, count, p, len, base, 0, out))
+		uint32_t budget = SEARCH_BUDGET;
+		if (!search(l, first, count, p, len, base, 0, out, &budget))
 			return sym_error_set(err, SYM_E_INVALID, "no member \"%.*s\" in \"%s\"",
 					     (int)len, p, path);
 		if (!dot)
