@@ -114,7 +114,10 @@ static bool search(const sym_layout *l, uint32_t first, uint32_t count, const ch
 {
 	if (depth > PATH_MAX_DEPTH)
 		return false;
-	for (uint32_t i = 0; i < count && *budget; i++, (*budget)--) {
+	for (uint32_t i = 0; i < count; i++) {
+		if (!*budget)
+			return false;
+		(*budget)--;
 		sym_layout_member_info m;
 		if (!sym_layout_member(l, first + i, &m))
 			return false;

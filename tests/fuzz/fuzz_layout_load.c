@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Children ranges may overlap in a hostile blob: the walk is budgeted. */
 static void walk(const sym_layout *l, uint32_t first, uint32_t n, int depth, unsigned *budget)
 {
-	for (uint32_t i = 0; i < n && depth < 80 && *budget; i++, (*budget)--) {
+	for (uint32_t i = 0; i < n && depth < 80 && *budget; i++) {
+		(*budget)--;
 		sym_layout_member_info m;
 		if (!sym_layout_member(l, first + i, &m))
 			abort(); /* a validated blob's member ids are all valid */
