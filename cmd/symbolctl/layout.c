@@ -12,12 +12,14 @@
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/file_map.h"
 #include "cmd/symbolctl/layout_print.h"
+#include "cmd/symbolctl/layout_remote.h"
 #include "symbolizer/sym_layout.h"
 
 #define MAX_LAYOUTS 64
 
 struct opts {
-	const char *exe, *alt, *blob_out;
+	const char *exe, *alt, *blob_out, *server, *build_id;
+	int wait_s;
 	const char **types, **fields;
 	int n_types, n_fields;
 	bool json, all, sizes;
@@ -28,6 +30,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: symbolctl layout -e FILE [--alt FILE] [--json] TYPE... [--field PATH]...\n"
 		"       symbolctl layout -e FILE [--alt FILE] --all [--json] | --sizes\n"
+		"       symbolctl layout --server URL --build-id HEX [--wait S] TYPE... [--field PATH]...\n"
+		"         (symbolizerd's GetTypeLayouts; printed as --json; asks again while\n"
+		"          PENDING, up to S seconds, default 60)\n"
 		"Prints struct/union layouts from FILE's DWARF as pahole does (or JSON).\n"
 		"  TYPE          'struct task_struct', 'task_struct', a typedef, 'ns::Box<int>'\n"
 		"  --field PATH  TYPE.member.member: offset, bit offset, size and type\n"
@@ -39,11 +44,14 @@ static void usage(FILE *out)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-	enum { O_ALT = 256, O_FIELD, O_JSON, O_ALL, O_SIZES, O_SAVE };
+	enum { O_ALT = 256, O_FIELD, O_JSON, O_ALL, O_SIZES, O_SAVE, O_SERVER, O_BUILD_ID, O_WAIT };
 	static const struct option longs[] = {
 		{"alt", required_argument, NULL, O_ALT}, {"field", required_argument, NULL, O_FIELD},
 		{"json", no_argument, NULL, O_JSON}, {"all", no_argument, NULL, O_ALL},
 		{"sizes", no_argument, NULL, O_SIZES}, {"save", required_argument, NULL, O_SAVE},
+		{"server", required_argument, NULL, O_SERVER},
+		{"build-id", required_argument, NULL, O_BUILD_ID},
+		{"wait", required_argument, NULL, O_WAIT},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	o->types = calloc((size_t)argc + 1, sizeof(char *));
 	o->fields = calloc((size_t)argc + 1, sizeof(char *));
@@ -59,12 +67,17 @@ static int parse(int argc, char **argv, struct opts *o)
 		case O_ALL: o->all = true; break;
 		case O_SIZES: o->sizes = true; break;
 		case O_SAVE: o->blob_out = optarg; break;
+		case O_SERVER: o->server = optarg; break;
+		case O_BUILD_ID: o->build_id = optarg; break;
+		case O_WAIT: o->wait_s = atoi(optarg); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
 	}
 	for (int i = optind; i < argc; i++)
 		o->types[o->n_types++] = argv[i];
+	if (o->server && o->build_id && (o->n_types || o->n_fields))
+		return 0;
 	if (!o->exe || (!o->n_types && !o->n_fields && !o->all && !o->sizes)) {
 		usage(stderr);
 		return 2;
@@ -229,8 +242,15 @@ static int save_blob(const char *path, const void *blob, size_t size)
 
 int cmd_layout(int argc, char **argv)
 {
-	struct opts o = {0};
+	struct opts o = {.wait_s = 60};
 	int rc = parse(argc, argv, &o);
+	if (!rc && o.server) {
+		rc = layout_remote(o.server, o.build_id, o.types, o.n_types, o.fields, o.n_fields,
+				   o.wait_s);
+		free(o.types);
+		free(o.fields);
+		return rc;
+	}
 	struct alt_ctx alt = {.exe = o.exe, .alt = o.alt};
 	file_map exe = {0};
 	void *blob = NULL;
