@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "base/base_log.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "service/core/svc_flight.h"
 #include "service/layout/svc_layout_encode.h"
@@ -184,31 +185,71 @@ static bool alt_from_store(void *ctx, const sym_build_id *id, const char *path,
 	return true;
 }
 
-/* On a worker: the stored file -> layout blob -> loaded index. */
-static void build_work(void *arg)
+/* A stored layout blob of this version, loaded into e (copied: the store's is pinned). */
+static bool from_store(svc_layout *ly, const sym_build_id *id, struct entry *e)
 {
-	struct flight *f = arg;
-	svc_layout *ly = f->ly;
+	stor_blob b;
+	if (stor_get_layout(ly->o.store, id->bytes, id->len, &b, NULL) != STOR_OK)
+		return false;
+	size_t size = b.size;
+	e->blob = malloc(size ? size : 1);
+	bool ok = e->blob != NULL;
+	if (ok)
+		memcpy(e->blob, b.data, size);
+	stor_blob_release(&b);
+	if (ok && sym_layout_load(e->blob, size, &e->l, NULL) == SYM_OK)
+		return true;   /* else another version, or corrupt: built again */
+	free(e->blob);
+	e->blob = NULL;
+	return false;
+}
+
+/* The stored file (and dwz file) -> layout blob, stored -> loaded into e. */
+static sym_errc build(svc_layout *ly, const sym_build_id *id, struct entry *e, sym_error *err)
+{
 	stor_blob file;
 	stor_error serr;
-	if (stor_get_file(ly->o.store, f->f.id.bytes, f->f.id.len, &file, NULL, &serr) != STOR_OK) {
-		f->status = STATUS(ERROR);
-		snprintf(f->error, sizeof(f->error), "%s", serr.msg);
-		return;
-	}
+	if (stor_get_file(ly->o.store, id->bytes, id->len, &file, NULL, &serr) != STOR_OK)
+		return sym_error_set(err, SYM_E_IO, "%s", serr.msg);
 	struct alt_ctx alt = {.store = ly->o.store};
 	sym_layout_options o = {.max_decompressed_bytes = ly->o.max_decompressed_bytes,
 				.alt_resolver = alt_from_store, .alt_ctx = &alt};
-	struct entry *e = calloc(1, sizeof(*e));
-	sym_error err = {0};
 	size_t size = 0;
-	sym_errc rc = e ? sym_layout_build(file.data, file.size, &o, &e->blob, &size, &err)
-			: SYM_E_NOMEM;
-	if (!rc)
-		rc = sym_layout_load(e->blob, size, &e->l, &err);
+	sym_errc rc = sym_layout_build(file.data, file.size, &o, &e->blob, &size, err);
 	stor_blob_release(&file);
 	if (alt.held)
 		stor_blob_release(&alt.blob);
+	if (!rc)
+		rc = sym_layout_load(e->blob, size, &e->l, err);
+	/* Not stored is no failure: the next start builds it again. */
+	stor_error perr;
+	if (!rc && stor_put_layout(ly->o.store, id->bytes, id->len, e->blob, size, &perr)) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(id, hex);
+		base_logf(BASE_LOG_WARN, "layout index not stored", "build_id=%s error=\"%s\"",
+			  hex, perr.msg);
+	}
+	return rc;
+}
+
+/* On a worker: the layout index from the store, or built (and stored). */
+static void build_work(void *arg)
+{
+	struct flight *f = arg;
+	struct entry *e = calloc(1, sizeof(*e));
+	sym_error err = {0};
+	sym_errc rc = SYM_E_NOMEM;
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	sym_build_id_to_hex(&f->f.id, hex);
+	if (e && from_store(f->ly, &f->f.id, e)) {
+		rc = SYM_OK;
+		base_logf(BASE_LOG_INFO, "layout index loaded", "build_id=%s", hex);
+	} else if (e) {
+		rc = build(f->ly, &f->f.id, e, &err);
+		base_logf(rc ? BASE_LOG_WARN : BASE_LOG_INFO, "layout index built",
+			  "build_id=%s types=%u error=\"%s\"", hex,
+			  e->l ? sym_layout_type_count(e->l) : 0, rc ? err.msg : "");
+	}
 	if (rc == SYM_OK || rc == SYM_E_NO_SYMBOLS) {
 		e->status = rc ? STATUS(NO_SYMBOLS) : STATUS(OK);
 		snprintf(e->error, sizeof(e->error), "%s", rc ? err.msg : "");

@@ -5,12 +5,13 @@
  * A call resolves the build ID as Symbolize does (svc_resolver: the file is
  * fetched into the store, or found there), then the layout index is built
  * once per build ID on a worker (not during symbol index builds) from the
- * stored file and its dwz file, and kept in memory; one build per build ID at
+ * stored file and its dwz file, and kept in memory (the last max_cached); one build per build ID at
  * a time (single flight, svc_flight.h), every call for it waits on that one.
  * A call waits as long as its wait budget (Options.max_wait_ms or the
  * default, within Connect-Timeout-Ms), then answers PENDING with a retry hint
- * while the work goes on. Not yet: the blob is not written to the store, so a
- * restart builds it again.
+ * while the work goes on. The blob is kept in the store next to the file
+ * (stor_put_layout), so a restart loads it instead of building; one of another
+ * version (SYM_LAYOUT_VERSION) or corrupt is built again.
  *
  * Loop thread only; builds run on the pool.
  */

@@ -85,6 +85,17 @@ def main():
             ok = rc == 1 and want in err
             bad += not ok
             print(f"{'ok  ' if ok else 'BAD '} build ID {bid}: {err.strip()}")
+        # A restart loads the stored layout blob instead of building it.
+        d.stop()
+        d = Daemon(a.symbolizerd, os.path.join(work, "data"), os.path.join(work, "d2.log"),
+                   debug_dirs=[dbg])
+        rc, again, _ = run([a.symbolctl, "layout", "--server", d.url, "--build-id",
+                            ids["layout_cxx"], "Multi"])
+        loaded = rc == 0 and 'msg="layout index loaded"' in d.log_text() and \
+            'msg="layout index built"' not in d.log_text()
+        bad += not loaded
+        print(f"{'ok  ' if loaded else 'BAD '} after a restart: loaded from the store"
+              + ("" if loaded else "\n" + d.log_text()))
         if has_py:
             sys.path.insert(0, HERE)
             import layout_gdb
