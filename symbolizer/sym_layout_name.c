@@ -189,6 +189,33 @@ void sym_layout_type_name(Dwarf_Die *type, char *buf, size_t cap)
 	name_of(type, &s, 0);
 }
 
+/*
+ * A bound as a signed value. Constant forms are unsigned in DWARF (libdw would
+ * sign-extend DW_FORM_data1 254 to -2): only sdata/implicit_const are signed,
+ * and an all-ones data4/data8 is gcc's -1.
+ */
+static bool bound_value(Dwarf_Attribute *a, int64_t *out)
+{
+	Dwarf_Word u;
+	Dwarf_Sword sv;
+	unsigned form = dwarf_whatform(a);
+	if (form == DW_FORM_sdata || form == DW_FORM_implicit_const) {
+		if (dwarf_formsdata(a, &sv) != 0)
+			return false;
+		*out = sv;
+		return true;
+	}
+	if (dwarf_formudata(a, &u) != 0)
+		return false;
+	if ((form == DW_FORM_data4 && u == 0xffffffffu) || u == UINT64_MAX)
+		*out = -1;
+	else if (u > (uint64_t)INT64_MAX)
+		return false;
+	else
+		*out = (int64_t)u;
+	return true;
+}
+
 /* Elements in one subrange; UINT64_MAX for a flexible array (no bound). */
 uint64_t sym_layout_subrange_count(Dwarf_Die *sr)
 {
@@ -196,14 +223,12 @@ uint64_t sym_layout_subrange_count(Dwarf_Die *sr)
 	Dwarf_Word v;
 	if (dwarf_attr_integrate(sr, DW_AT_count, &a))
 		return dwarf_formudata(&a, &v) == 0 ? v : UINT64_MAX;
-	if (!dwarf_attr_integrate(sr, DW_AT_upper_bound, &a))
+	int64_t up, lo = 0;
+	if (!dwarf_attr_integrate(sr, DW_AT_upper_bound, &a) || !bound_value(&a, &up))
 		return UINT64_MAX;
-	Dwarf_Sword up, lo = 0;
-	if (dwarf_formsdata(&a, &up) != 0)
-		return UINT64_MAX;
-	if (up == -1 || (dwarf_whatform(&a) == DW_FORM_data4 && up == 0xffffffff))
+	if (up == -1)
 		return 0;
-	if (dwarf_attr_integrate(sr, DW_AT_lower_bound, &a) && dwarf_formsdata(&a, &lo) != 0)
+	if (dwarf_attr_integrate(sr, DW_AT_lower_bound, &a) && !bound_value(&a, &lo))
 		return UINT64_MAX;
 	if (lo < 0 || up < lo)
 		return UINT64_MAX;

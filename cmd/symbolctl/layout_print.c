@@ -47,8 +47,13 @@ static void comment(FILE *out, const sym_layout_member_info *m, uint64_t at)
 		fprintf(out, " /* %5" PRIu64 " %5" PRIu64 " */\n", at, m->size);
 }
 
+/* Holes between the top-level members of a struct: count and bytes. */
+struct holes {
+	uint64_t n, bytes, sum;   /* sum: the members' bytes */
+};
+
 static void members(FILE *out, const sym_layout *l, uint32_t first, uint32_t n, uint64_t base,
-		    int level, bool is_struct, uint64_t *cacheline);
+		    int level, bool is_struct, uint64_t *cacheline, struct holes *h);
 
 static void anon_member(FILE *out, const sym_layout *l, const sym_layout_member_info *m,
 			uint64_t at, int level)
@@ -57,7 +62,7 @@ static void anon_member(FILE *out, const sym_layout *l, const sym_layout_member_
 	fprintf(out, "%s {\n", m->flags & SYM_LAYOUT_F_ANON_UNION ? "union" : "struct");
 	uint64_t no_lines = UINT64_MAX;
 	members(out, l, m->first, m->n, at, level + 1,
-		!(m->flags & SYM_LAYOUT_F_ANON_UNION), &no_lines);
+		!(m->flags & SYM_LAYOUT_F_ANON_UNION), &no_lines, NULL);
 	tabs(out, level);
 	char close[256];
 	snprintf(close, sizeof(close), *m->name ? "} %s;" : "};", m->name);
@@ -84,14 +89,17 @@ static void plain_member(FILE *out, const sym_layout_member_info *m, uint64_t at
 			 m->flags & SYM_LAYOUT_F_VIRTUAL ? "virtual " : "", type);
 		fprintf(out, "%-*s", COLS, base);
 	} else {
-		int width = 26 - 8 * (level - 1);
-		fprintf(out, "%-*s %-21s", width < 1 ? 1 : width, type, name);
+		int width = 26 - 8 * (level - 1), tl = (int)strlen(type);
+		width = width < 1 ? 1 : width;
+		/* a long type takes room from the name column, as pahole does */
+		int nw = tl > width ? 21 - (tl - width) : 21;
+		fprintf(out, "%-*s %-*s", width, type, nw < 0 ? 0 : nw, name);
 	}
 	comment(out, m, at);
 }
 
 static void members(FILE *out, const sym_layout *l, uint32_t first, uint32_t n, uint64_t base,
-		    int level, bool is_struct, uint64_t *cacheline)
+		    int level, bool is_struct, uint64_t *cacheline, struct holes *h)
 {
 	uint64_t end = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -99,9 +107,18 @@ static void members(FILE *out, const sym_layout *l, uint32_t first, uint32_t n, 
 		if (!sym_layout_member(l, first + i, &m))
 			return;
 		uint64_t at = base + m.offset;
-		if (is_struct && level == 1 && i && !m.bit_size && at > end && end)
-			fprintf(out, "\n\t/* XXX %" PRIu64 " byte%s hole, try to pack */\n\n",
+		if (is_struct && i && !m.bit_size && at > end && end) {
+			fputc('\n', out);
+			tabs(out, level);
+			fprintf(out, "/* XXX %" PRIu64 " byte%s hole, try to pack */\n\n",
 				at - end, at - end == 1 ? "" : "s");
+			if (h) {
+				h->n++;
+				h->bytes += at - end;
+			}
+		}
+		if (h && !m.bit_size && m.kind == SYM_LAYOUT_FIELD)
+			h->sum += m.size;
 		if (*cacheline != UINT64_MAX && at >= (*cacheline + 1) * 64) {
 			*cacheline = at / 64;
 			uint64_t b = *cacheline * 64;
@@ -144,7 +161,8 @@ void layout_print_pahole(FILE *out, const sym_layout *l, uint32_t t)
 	}
 	fprintf(out, td ? "\n" : " {\n");
 	uint64_t cl = 0, end = 0;
-	members(out, l, ti.first, ti.n, 0, 1, ti.kind != SYM_LAYOUT_UNION, &cl);
+	struct holes h = {0};
+	members(out, l, ti.first, ti.n, 0, 1, ti.kind != SYM_LAYOUT_UNION, &cl, &h);
 	for (uint32_t i = 0; i < ti.n; i++) {
 		sym_layout_member_info m;
 		if (sym_layout_member(l, ti.first + i, &m) && m.offset + m.size > end)
@@ -152,6 +170,9 @@ void layout_print_pahole(FILE *out, const sym_layout *l, uint32_t t)
 	}
 	fprintf(out, "\n\t/* size: %" PRIu64 ", cachelines: %" PRIu64 ", members: %u */\n",
 		ti.size, (ti.size + 63) / 64, ti.n);
+	if (h.n)
+		fprintf(out, "\t/* sum members: %" PRIu64 ", holes: %" PRIu64 ", sum holes: %" PRIu64
+			" */\n", h.sum, h.n, h.bytes);
 	if (ti.kind != SYM_LAYOUT_UNION && ti.size > end && ti.n)
 		fprintf(out, "\t/* padding: %" PRIu64 " */\n", ti.size - end);
 	if (ti.size % 64)

@@ -139,6 +139,7 @@ static void check_c(const char *fixture)
 	field(b.l, "holder_t.bits.d", 8, 40, 8);
 	field(b.l, "holder_t.al.i", 64, 0, 4);
 	field(b.l, "holder.grid", 136, 0, 24);
+	field(b.l, "holder.big", 160, 0, 200);
 	REQUIRE(sym_layout_type(b.l, one(b.l, "anon_typedef_t"), &ti));
 	CHECK(ti.flags & SYM_LAYOUT_F_TYPEDEF_NAME);
 	REQUIRE(member(b.l, one(b.l, "anon_typedef_t"), 1, &m));
