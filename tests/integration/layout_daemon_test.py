@@ -4,7 +4,8 @@
 has, and field paths), for the layout fixtures and the dwz pair (the dwz file
 read back from the store), and on libpython3.11d.so the eBPF profiler's Python
 offsets through the daemon equal gdb's ptype/o (layout_gdb.py --json-from).
-Bad and unknown build IDs answer INVALID and NOT_FOUND.
+Bad and unknown build IDs answer INVALID and NOT_FOUND; a restart loads the
+stored blob; sixteen concurrent calls for a new build ID cause one build.
 
 Usage: layout_daemon_test.py --symbolizerd BIN --symbolctl BIN --fixtures DIR
 """
@@ -97,6 +98,16 @@ def main():
         print(f"{'ok  ' if loaded else 'BAD '} after a restart: loaded from the store"
               + ("" if loaded else "\n" + d.log_text()))
         if has_py:
+            # Sixteen calls at once for a build ID never asked for: one build.
+            procs = [subprocess.Popen([a.symbolctl, "layout", "--server", d.url, "--build-id",
+                                       ids["libpython"], "--field", "PyObject.ob_type"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for _ in range(16)]
+            outs = [p.communicate()[0] for p in procs]
+            builds = d.log_text().count('msg="layout index built" build_id=' + ids["libpython"])
+            ok = all(p.returncode == 0 for p in procs) and len(set(outs)) == 1 and builds == 1
+            bad += not ok
+            print(f"{'ok  ' if ok else 'BAD '} 16 concurrent calls: {builds} build(s)")
             sys.path.insert(0, HERE)
             import layout_gdb
             q = layout_gdb.SIZES + sum([["--field", p] for p in layout_gdb.FIELDS], [])
