@@ -13,6 +13,8 @@ PKGS=(
   # test and benchmark peers and fixtures
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine
+  # type layouts (issue 14): pahole, and libpython3.11d.so with its DWARF
+  dwarves python3.11-dbg
   # real C++ debug files for compare_llvm.py: libstdc++ (debug build) and ld.gold
   # (LTO, dwz, statically linked libstdc++)
   libstdc++6-12-dbg binutils-x86-64-linux-gnu-dbg

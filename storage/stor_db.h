@@ -87,6 +87,7 @@ typedef struct stor_meta {
 	stor_kind kind;
 	uint64_t size;            /* bytes of the file held (0 when none) */
 	uint64_t index_size;      /* bytes of the index blob (0 when none) */
+	uint64_t layout_size;     /* bytes of the type-layout blob (0 when none) */
 	int64_t fetch_time;       /* when the file (or the negative result) was stored */
 	int64_t last_access;      /* last read (persisted at a coarse granularity) */
 	int64_t neg_expiry;       /* until then, do not ask the sources again */
@@ -168,6 +169,13 @@ stor_errc stor_get_index(stor_db *db, const uint8_t *id, size_t id_len, stor_blo
 			 stor_error *err);
 
 /* Deletes everything stored for a build ID (no error when nothing was). */
+/* The type-layout blob of a PRESENT entry (its own column family), like the index;
+ * replaced with the file, kept when the index is deleted. */
+stor_errc stor_put_layout(stor_db *db, const uint8_t *id, size_t id_len, const void *data,
+			  size_t size, stor_error *err);
+stor_errc stor_get_layout(stor_db *db, const uint8_t *id, size_t id_len, stor_blob *out,
+			  stor_error *err);
+
 stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t id_len, stor_error *err);
 
 /* Deletes only the index (e.g. one of an older version), keeping the file. */

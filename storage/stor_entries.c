@@ -96,7 +96,7 @@ void stor_entry_set(stor_db *db, stor_entry *e, const stor_meta *m, size_t meta_
 	e->stored = true;
 	e->present = m->state == STOR_STATE_PRESENT;
 	e->has_index = m->index_size > 0;
-	e->bytes = m->size + m->index_size + meta_len;
+	e->bytes = m->size + m->index_size + m->layout_size + meta_len;
 	e->last_access = m->last_access;
 	e->persisted_access = m->last_access;
 	db->bytes += e->bytes;

@@ -5,7 +5,8 @@
  * Record layout (little-endian): magic "SM", version, state, kind, alt_len,
  * 2 bytes padding, then u64 size, index_size, fetch_time, last_access,
  * neg_expiry (48 bytes), then alt_id[alt_len], then source and last_error,
- * each as a u16 length and its bytes.
+ * each as a u16 length and its bytes, then (only when there is one) the u64
+ * size of the type-layout blob: a record without it reads as 0.
  */
 #include "storage/stor_meta.h"
 
@@ -124,7 +125,12 @@ size_t stor_meta_encode(const stor_meta *m, uint8_t *buf)
 	memcpy(buf + off, m->alt_id, alt_len);
 	off += alt_len;
 	off = put_str(buf, off, m->source, STOR_SOURCE_MAX);
-	return put_str(buf, off, m->last_error, STOR_ERROR_MAX);
+	off = put_str(buf, off, m->last_error, STOR_ERROR_MAX);
+	if (m->layout_size) {
+		put_u64(buf + off, m->layout_size);
+		off += 8;
+	}
+	return off;
 }
 
 stor_errc stor_meta_decode(const uint8_t *p, size_t n, stor_meta *m, stor_error *err)
@@ -152,7 +158,13 @@ stor_errc stor_meta_decode(const uint8_t *p, size_t n, stor_meta *m, stor_error 
 	off += m->alt_len;
 	if (!get_str(p, n, &off, m->source, STOR_SOURCE_MAX))
 		return stor_set_err(err, STOR_E_CORRUPT, "store: metadata source truncated");
-	if (!get_str(p, n, &off, m->last_error, STOR_ERROR_MAX) || off != n)
+	if (!get_str(p, n, &off, m->last_error, STOR_ERROR_MAX))
 		return stor_set_err(err, STOR_E_CORRUPT, "store: metadata error text truncated");
+	if (n - off == 8) {
+		m->layout_size = get_u64(p + off);
+		off += 8;
+	}
+	if (off != n)
+		return stor_set_err(err, STOR_E_CORRUPT, "store: metadata has trailing bytes");
 	return STOR_OK;
 }

@@ -15,7 +15,7 @@
 
 #define STOR_META_FIXED 48   /* bytes before the variable part */
 /* Largest encoded record: fixed part, alt ID, two length-prefixed strings. */
-#define STOR_META_MAX (STOR_META_FIXED + STOR_ID_MAX + 2 + STOR_SOURCE_MAX + 2 + STOR_ERROR_MAX)
+#define STOR_META_MAX (STOR_META_FIXED + STOR_ID_MAX + 2 + STOR_SOURCE_MAX + 2 + STOR_ERROR_MAX + 8)
 
 /* Sets *err (when not NULL) and returns code. */
 stor_errc stor_set_err(stor_error *err, stor_errc code, const char *fmt, ...)

@@ -155,6 +155,19 @@ stor_errc stor_get_index(stor_db *db, const uint8_t *id, size_t len, stor_blob *
 	return rc;
 }
 
+stor_errc stor_get_layout(stor_db *db, const uint8_t *id, size_t len, stor_blob *out,
+			  stor_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	stor_errc rc = stor_check_id(id, len, err);
+	if (rc != STOR_OK)
+		return rc;
+	rc = get_pinned(db, db->ropts, CF_LAYOUT, id, len, out, "layout", err);
+	if (rc == STOR_OK)
+		touch(db, id, len);
+	return rc;
+}
+
 stor_errc stor_flush_access(stor_db *db, stor_error *err)
 {
 	pthread_mutex_lock(&db->mu);

@@ -51,6 +51,12 @@ static void key_hex(const char *k, size_t len, char *out)
 	out[2 * n] = '\0';
 }
 
+/* The size metadata m gives the value of column family cf. */
+static uint64_t cf_size(const stor_meta *m, int cf)
+{
+	return cf == CF_DEBUGINFO ? m->size : cf == CF_INDEX ? m->index_size : m->layout_size;
+}
+
 /* Every key of column family cf must have a meta record whose size field agrees. */
 static stor_errc verify_cf(stor_db *db, const rocksdb_readoptions_t *ro, int cf, stor_error *err)
 {
@@ -72,10 +78,9 @@ static stor_errc verify_cf(stor_db *db, const rocksdb_readoptions_t *ro, int cf,
 		} else if (m.state != STOR_STATE_PRESENT) {
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s %s held for a %s entry",
 				     stor_cf_names[cf], hex, stor_state_name(m.state));
-		} else if (vlen != (cf == CF_DEBUGINFO ? m.size : m.index_size)) {
+		} else if (vlen != cf_size(&m, cf)) {
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s %s is %zu bytes, metadata says %llu",
-				     stor_cf_names[cf], hex, vlen,
-				     (unsigned long long)(cf == CF_DEBUGINFO ? m.size : m.index_size));
+				     stor_cf_names[cf], hex, vlen, (unsigned long long)cf_size(&m, cf));
 		}
 	}
 	return stor_iter_end(it, rc, err, "verifying");
@@ -90,6 +95,8 @@ stor_errc stor_verify(stor_db *db, stor_error *err)
 	stor_errc rc = verify_cf(db, ro, CF_DEBUGINFO, err);
 	if (rc == STOR_OK)
 		rc = verify_cf(db, ro, CF_INDEX, err);
+	if (rc == STOR_OK)
+		rc = verify_cf(db, ro, CF_LAYOUT, err);
 	/* And the other way: metadata promising a file or index must have it. */
 	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(db->db, ro, db->cf[CF_META]);
 	char hex[2 * STOR_ID_MAX + 1];
@@ -105,8 +112,10 @@ stor_errc stor_verify(stor_db *db, stor_error *err)
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: metadata of %s unreadable", hex);
 			break;
 		}
-		for (int cf = CF_DEBUGINFO; cf <= CF_INDEX && rc == STOR_OK; cf++) {
-			bool want = cf == CF_DEBUGINFO ? m.state == STOR_STATE_PRESENT : m.index_size > 0;
+		for (int cf = CF_DEBUGINFO; cf < CF_COUNT && rc == STOR_OK; cf++) {
+			if (cf == CF_META)
+				continue;
+			bool want = cf == CF_DEBUGINFO ? m.state == STOR_STATE_PRESENT : cf_size(&m, cf) > 0;
 			char *rerr = NULL;
 			size_t n = 0;
 			char *val = rocksdb_get_cf(db->db, ro, db->cf[cf], k, klen, &n, &rerr);

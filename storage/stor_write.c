@@ -26,7 +26,7 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 			const stor_meta *m, size_t meta_len, bool sync, bool unlocked,
 			stor_error *err)
 {
-	uint64_t incoming = m->size + m->index_size + meta_len;
+	uint64_t incoming = m->size + m->index_size + m->layout_size + meta_len;
 	uint64_t outgoing = e->stored ? e->bytes : 0;
 	base_vec victims;
 	stor_plan_eviction(db, batch, incoming, outgoing, e, &victims);
@@ -111,6 +111,7 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	m.state = STOR_STATE_PRESENT;
 	m.size = size;
 	m.index_size = 0;
+	m.layout_size = 0;
 	m.fetch_time = m.last_access = db->now_ms();
 
 	stor_entry *e = begin(db, id, len, true);
@@ -126,6 +127,7 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	rocksdb_writebatch_put_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len, data, size);
 	rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
+	rocksdb_writebatch_delete_cf(b, db->cf[CF_LAYOUT], (const char *)id, len);
 	return done(db, e, commit_meta(db, b, e, id, len, &m, true, err));
 }
 
@@ -162,18 +164,20 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 	if (!keep_file) {
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len);
 		rocksdb_writebatch_delete_cf(b, db->cf[CF_INDEX], (const char *)id, len);
+		rocksdb_writebatch_delete_cf(b, db->cf[CF_LAYOUT], (const char *)id, len);
 	}
 	return done(db, e, commit_meta(db, b, e, id, len, &m, false, err));
 }
 
-stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void *data,
-			 size_t size, stor_error *err)
+/* Stores a derived blob (the index, or the type layouts) of a PRESENT entry. */
+static stor_errc put_derived(stor_db *db, const uint8_t *id, size_t len, int cf,
+			     const void *data, size_t size, stor_error *err)
 {
 	stor_errc rc = stor_check_id(id, len, err);
 	if (rc != STOR_OK)
 		return rc;
 	if (!size || !data)
-		return stor_set_err(err, STOR_E_INVALID, "store: empty index");
+		return stor_set_err(err, STOR_E_INVALID, "store: empty %s", stor_cf_names[cf]);
 	stor_entry *e = begin(db, id, len, false);
 	if (!e)
 		return stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index");
@@ -185,13 +189,28 @@ stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void 
 					   : rc);
 	if (db->max_bytes && size + m.size > db->max_bytes)
 		return done(db, e, stor_set_err(err, STOR_E_TOO_LARGE,
-						"store: index of %zu bytes exceeds the store bound",
-						size));
-	m.index_size = size;
+						"store: %s of %zu bytes exceeds the store bound",
+						stor_cf_names[cf], size));
+	if (cf == CF_LAYOUT)
+		m.layout_size = size;
+	else
+		m.index_size = size;
 	keep_access(e, &m);
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
-	rocksdb_writebatch_put_cf(b, db->cf[CF_INDEX], (const char *)id, len, data, size);
+	rocksdb_writebatch_put_cf(b, db->cf[cf], (const char *)id, len, data, size);
 	return done(db, e, commit_meta(db, b, e, id, len, &m, true, err));
+}
+
+stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void *data,
+			 size_t size, stor_error *err)
+{
+	return put_derived(db, id, len, CF_INDEX, data, size, err);
+}
+
+stor_errc stor_put_layout(stor_db *db, const uint8_t *id, size_t len, const void *data,
+			  size_t size, stor_error *err)
+{
+	return put_derived(db, id, len, CF_LAYOUT, data, size, err);
 }
 
 stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_error *err)

@@ -287,9 +287,17 @@ static bool start_rpc(svc_server *s)
 	};
 	if (!(s->symbolize = svc_symbolize_create(&yo)))
 		return false;
+	svc_layout_options lo = {
+		.base = s->base, .resolver = s->resolver, .store = s->store, .pool = s->pool,
+		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
+		.max_queries = 4096, .max_cached = 16,
+	};
+	if (!(s->layout = svc_layout_create(&lo)))
+		return false;
 	/* A method: its file, and one line here. */
 	const svc_rpc_method methods[] = {
 		{"Symbolize", svc_symbolize_handle, s->symbolize},
+		{"GetTypeLayouts", svc_layout_handle, s->layout},
 	};
 	svc_rpc_options ro = {
 		.service = "symbolizer.v1.SymbolizerService",
@@ -433,11 +441,13 @@ void svc_server_destroy(svc_server *s)
 		svc_resolver_stop(s->resolver);
 	/* Order: the pool and the fetcher end the flights they hold (svc_resolver.h);
 	 * the pool's unfinished lookups answer through the RPC handler. */
+	svc_layout_stop(s->layout);
 	svc_pool_destroy(s->pool);
 	s->pool = NULL;
 	svc_fetcher_destroy(s->fetcher);
 	s->fetcher = NULL;
 	svc_resolver_destroy(s->resolver);
+	svc_layout_destroy(s->layout);
 	if (s->http)
 		evhttp_free(s->http);
 	svc_index_cache_destroy(s->cache);

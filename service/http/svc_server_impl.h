@@ -16,6 +16,7 @@
 #include "service/resolve/svc_resolver.h"
 #include "service/rpc/svc_rpc.h"
 #include "service/symbolize/svc_response.h"
+#include "service/layout/svc_layout.h"
 #include "service/symbolize/svc_symbolize.h"
 #include "service/http/svc_server.h"
 #include "storage/stor_db.h"
@@ -38,6 +39,7 @@ struct svc_server {
 	svc_index_cache *cache;
 	svc_resolver *resolver;
 	svc_symbolize *symbolize;    /* the Symbolize method */
+	svc_layout *layout;          /* the GetTypeLayouts method */
 	svc_rpc *rpc;                /* the Connect handler and its methods */
 	svc_metrics metrics;
 	unsigned replies_writing;    /* replies handed to evhttp, not yet written */

@@ -24,7 +24,9 @@ ALLOWED = {
     "service/rpc": {"service/core", "symbolizer", "base"},
     "service/symbolize": {"service/rpc", "service/resolve", "service/core", "proto",
                           "symbolizer", "base"},
-    "service/http": {"service/symbolize", "service/rpc", "service/resolve", "service/fetch",
+    "service/layout": {"service/rpc", "service/resolve", "service/core", "proto", "storage",
+                       "symbolizer", "base"},
+    "service/http": {"service/symbolize", "service/layout", "service/rpc", "service/resolve", "service/fetch",
                      "service/core", "storage", "symbolizer", "base"},
 }
 ROOMS = sorted(ALLOWED, key=len, reverse=True)

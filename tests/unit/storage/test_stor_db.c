@@ -3,7 +3,7 @@
  * test_stor_db: the object store's contract — file + metadata together, index
  * accounting, negative entries, no downgrade of debuginfo, LRU eviction under
  * the size bound honoring pins, persistence across reopen, the in-memory
- * table past many entries, the store's /metrics families.
+ * table past many entries, the store's /metrics families, the type-layout blob.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -495,6 +495,60 @@ TEST(many_entries_reopen_and_metrics)
 	CHECK(strstr(text, "# TYPE symbolizer_store_evictions_total counter\n"
 			   "symbolizer_store_evictions_total 0\n") != NULL);
 	base_buf_deinit(&b);
+	stor_close(db);
+	rm_rf(dir);
+	free(dir);
+}
+
+/* The type-layout blob: its own column family, accounted in the metadata, kept
+ * across a reopen and when the index goes, replaced with the file, verified. */
+TEST(layout_blob)
+{
+	char *dir = temp_dir();
+	REQUIRE(dir);
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	uint8_t id[20];
+	make_id(id, 7);
+	stor_error err = {0};
+	stor_blob b;
+	CHECK(stor_put_layout(db, id, 20, "L", 1, &err) == STOR_E_NOT_FOUND);
+	REQUIRE(put(db, 7, STOR_KIND_DEBUGINFO, 1000) == STOR_OK);
+	CHECK(stor_get_layout(db, id, 20, &b, &err) == STOR_E_NOT_FOUND);
+	CHECK(stor_put_index(db, id, 20, "INDEX", 5, &err) == STOR_OK);
+	CHECK(stor_put_layout(db, id, 20, "LAYOUT!", 7, &err) == STOR_OK);
+	stor_meta m;
+	REQUIRE(stor_get_meta(db, id, 20, &m, &err) == STOR_OK);
+	CHECK_EQ_U(m.layout_size, 7);
+	CHECK_EQ_U(m.index_size, 5);
+	stor_stats st;
+	stor_get_stats(db, &st);
+	CHECK(st.bytes > 1000 + 5 + 7);
+	CHECK(stor_verify(db, &err) == STOR_OK);
+	stor_close(db);
+	db = open_db(dir, 0);
+	REQUIRE(db);
+	stor_stats st2;
+	stor_get_stats(db, &st2);
+	CHECK_EQ_U(st2.bytes, st.bytes);
+	REQUIRE(stor_get_layout(db, id, 20, &b, &err) == STOR_OK);
+	CHECK(b.size == 7 && memcmp(b.data, "LAYOUT!", 7) == 0);
+	stor_blob_release(&b);
+	CHECK(stor_delete_index(db, id, 20, &err) == STOR_OK);
+	CHECK(stor_get_layout(db, id, 20, &b, &err) == STOR_OK);
+	stor_blob_release(&b);
+	CHECK(stor_verify(db, &err) == STOR_OK);
+	/* A new file drops the layouts built from the old one. */
+	REQUIRE(put(db, 7, STOR_KIND_DEBUGINFO, 900) == STOR_OK);
+	CHECK(stor_get_layout(db, id, 20, &b, &err) == STOR_E_NOT_FOUND);
+	REQUIRE(stor_get_meta(db, id, 20, &m, &err) == STOR_OK);
+	CHECK_EQ_U(m.layout_size, 0);
+	CHECK(stor_verify(db, &err) == STOR_OK);
+	/* Deleted with the entry. */
+	CHECK(stor_put_layout(db, id, 20, "L2", 2, &err) == STOR_OK);
+	CHECK(stor_delete(db, id, 20, &err) == STOR_OK);
+	CHECK(stor_get_layout(db, id, 20, &b, &err) == STOR_E_NOT_FOUND);
+	CHECK(stor_verify(db, &err) == STOR_OK);
 	stor_close(db);
 	rm_rf(dir);
 	free(dir);
