@@ -47,7 +47,11 @@ static void scope_pass(sym_layout_builder *b, Dwarf_Die *parent, const char *pre
 		if (!n && agg)
 			continue;
 		char sub[LAYOUT_NAME_MAX];
-		snprintf(sub, sizeof(sub), "%s%s::", prefix, n ? n : "(anonymous namespace)");
+		int len = snprintf(sub, sizeof(sub), "%s%s::", prefix,
+				   n ? n : "(anonymous namespace)");
+		/* A scope named past LAYOUT_NAME_MAX: its types keep no cut-off prefix. */
+		if (len < 0 || (size_t)len >= sizeof(sub))
+			continue;
 		scope_pass(b, &c, sub, depth + 1);
 	} while (dwarf_siblingof(&c, &c) == 0 && !b->rc);
 }
