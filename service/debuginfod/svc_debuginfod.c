@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_debuginfod: the debuginfod routes (svc_debuginfod.h): parsing and
+ * validation of the path, the fetch, the reply and its headers, the counters.
+ */
+#include "service/debuginfod/svc_debuginfod.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "base/base_expo.h"
+#include "service/debuginfod/svc_debuginfod_impl.h"
+#include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_inflate.h"
+
+enum { K_DEBUGINFO, K_EXECUTABLE, K_SECTION, K_INVALID, K_COUNT };
+static const char *const kind_names[K_COUNT] = {"debuginfo", "executable", "section", "invalid"};
+enum { MAX_CODES = 8 };
+
+struct svc_debuginfod {
+	svc_debuginfod_options o;
+	struct {
+		int code;
+		uint64_t n;
+	} counts[K_COUNT][MAX_CODES];
+	uint64_t bytes;
+};
+
+typedef struct dreq {
+	svc_debuginfod *d;
+	struct evhttp_request *req;
+	int kind;
+	bool head;
+	uint64_t max_size;   /* X-DEBUGINFOD-MAXSIZE; UINT64_MAX: none */
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	char section[SVC_DEBUGINFOD_SECTION_MAX + 1];
+} dreq;
+
+svc_debuginfod *svc_debuginfod_create(const svc_debuginfod_options *o)
+{
+	svc_debuginfod *d = calloc(1, sizeof(*d));
+	if (d)
+		d->o = *o;
+	return d;
+}
+
+void svc_debuginfod_destroy(svc_debuginfod *d)
+{
+	free(d);
+}
+
+static void count(svc_debuginfod *d, int kind, int code)
+{
+	for (int i = 0; i < MAX_CODES; i++) {
+		if (d->counts[kind][i].code == code || d->counts[kind][i].code == 0) {
+			d->counts[kind][i].code = code;
+			d->counts[kind][i].n++;
+			return;
+		}
+	}
+}
+
+void svc_debuginfod_render_metrics(const svc_debuginfod *d, base_buf *out)
+{
+	char labels[96];
+	base_expo_family(out, "symbolizer_debuginfod_requests_total", "counter",
+			 "debuginfod requests (/buildid/...) by kind and status code.");
+	for (int k = 0; k < K_COUNT; k++) {
+		for (int i = 0; i < MAX_CODES && d->counts[k][i].code; i++) {
+			snprintf(labels, sizeof(labels), "kind=\"%s\",code=\"%d\"", kind_names[k],
+				 d->counts[k][i].code);
+			base_expo_u64(out, "symbolizer_debuginfod_requests_total", labels,
+				      d->counts[k][i].n);
+		}
+	}
+	base_expo_family(out, "symbolizer_debuginfod_bytes_total", "counter",
+			 "Body bytes of debuginfod answers.");
+	base_expo_u64(out, "symbolizer_debuginfod_bytes_total", "", d->bytes);
+}
+
+/* ---- replies ---- */
+
+static void reply(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+		  struct evbuffer *body)
+{
+	count(d, kind, status);
+	d->o.reply(d->o.arg, req, status, body);
+}
+
+static void reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+			const char *text)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	if (status == 503)
+		evhttp_add_header(h, "Retry-After", "5");
+	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD)
+		evbuffer_add_printf(b, "%s\n", text);
+	reply(d, req, kind, status, b);
+	evbuffer_free(b);
+}
+
+static void release_blob(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	stor_blob *blob = arg;
+	stor_blob_release(blob);
+	free(blob);
+}
+
+static void free_image(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	free(arg);
+}
+
+/* The headers elfutils' debuginfod sends with a file. */
+static void file_headers(struct evhttp_request *req, const dreq *r, uint64_t size,
+			 int64_t fetch_ms)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	char v[160];
+	snprintf(v, sizeof(v), "%" PRIu64, size);
+	evhttp_add_header(h, "Content-Length", v);
+	evhttp_add_header(h, "X-DEBUGINFOD-SIZE", v);
+	if (r->kind == K_SECTION)
+		snprintf(v, sizeof(v), "%s-%s", r->hex, r->section);
+	else
+		snprintf(v, sizeof(v), "%s%s", r->hex, r->kind == K_DEBUGINFO ? ".debug" : "");
+	evhttp_add_header(h, "X-DEBUGINFOD-FILE", v);
+	time_t t = (time_t)(fetch_ms / 1000);
+	struct tm tm;
+	if (gmtime_r(&t, &tm) && strftime(v, sizeof(v), "%a, %d %b %Y %H:%M:%S GMT", &tm))
+		evhttp_add_header(h, "Last-Modified", v);
+	evhttp_add_header(h, "Content-Type", "application/octet-stream");
+}
+
+/* Section NAME of the file: inflated when compressed. On success *body holds
+ * the bytes (by reference to the inflated image when there is one). */
+static int section_body(dreq *r, const stor_blob *blob, struct evbuffer *body, size_t *size)
+{
+	void *image = NULL;
+	size_t image_size = 0;
+	sym_error err;
+	if (sym_inflate_image(blob->data, blob->size, r->d->o.max_section_bytes, &image,
+			      &image_size, &err) != SYM_OK)
+		return 404;
+	const void *base = image ? image : blob->data;
+	size_t base_size = image ? image_size : blob->size;
+	const void *sec;
+	if (!svc_debuginfod_find_section(base, base_size, r->section, &sec, size)) {
+		free(image);
+		return 404;
+	}
+	if (*size > r->max_size) {
+		free(image);
+		return 406;
+	}
+	if (r->head) {
+		free(image);
+		return 200;
+	}
+	if (image) {
+		/* the image stays until evhttp has written the section */
+		if (evbuffer_add_reference(body, sec, *size, free_image, image) != 0) {
+			free(image);
+			return 500;
+		}
+		return 200;
+	}
+	return evbuffer_add(body, sec, *size) == 0 ? 200 : 500;
+}
+
+/* A whole file: the store's pinned value, lent to evhttp until written. */
+static int file_body(dreq *r, stor_blob *blob, struct evbuffer *body)
+{
+	if (blob->size > r->max_size)
+		return 406;
+	if (r->head)
+		return 200;
+	stor_blob *keep = malloc(sizeof(*keep));
+	if (!keep)
+		return 500;
+	*keep = *blob;
+	if (evbuffer_add_reference(body, keep->data, keep->size, release_blob, keep) != 0) {
+		free(keep);
+		return 500;
+	}
+	blob->handle_ = NULL;  /* now owned by the evbuffer */
+	return 200;
+}
+
+/* An executable: what the store holds when it is one, or an unstripped file
+ * (a debug file with code bytes is the executable too). Never for /debuginfo. */
+static bool kind_fits(const dreq *r, const stor_blob *blob, const stor_meta *meta)
+{
+	if (r->kind == K_DEBUGINFO)
+		return meta->kind == STOR_KIND_DEBUGINFO;
+	if (r->kind == K_SECTION || meta->kind == STOR_KIND_EXECUTABLE)
+		return true;
+	sym_elf_info info;
+	sym_error err;
+	return sym_elf_probe(blob->data, blob->size, &info, &err) == SYM_OK && info.has_text;
+}
+
+static void serve(dreq *r)
+{
+	svc_debuginfod *d = r->d;
+	sym_build_id id;
+	stor_blob blob = {0};
+	stor_meta meta;
+	stor_error serr;
+	sym_build_id_from_hex(r->hex, strlen(r->hex), &id);
+	if (stor_get_file(d->o.store, id.bytes, id.len, &blob, &meta, &serr) != STOR_OK)
+		return reply_error(d, r->req, r->kind, 404, "not found");
+	struct evbuffer *body = evbuffer_new();
+	size_t size = blob.size;
+	int status = 404;
+	if (body && kind_fits(r, &blob, &meta))
+		status = r->kind == K_SECTION ? section_body(r, &blob, body, &size)
+					      : file_body(r, &blob, body);
+	else if (!body)
+		status = 500;
+	stor_blob_release(&blob);
+	if (status != 200) {
+		evbuffer_free(body);
+		return reply_error(d, r->req, r->kind, status,
+				   status == 406 ? "larger than X-DEBUGINFOD-MAXSIZE" : "not found");
+	}
+	file_headers(r->req, r, size, meta.fetch_time);
+	if (!r->head)
+		d->bytes += size;
+	reply(d, r->req, r->kind, 200, body);
+	evbuffer_free(body);
+}
+
+static void fetched(const svc_fetch_result *res, void *arg)
+{
+	dreq *r = arg;
+	switch (res->status) {
+	case SVC_FETCH_OK:
+		serve(r);
+		break;
+	case SVC_FETCH_ERROR:
+		reply_error(r->d, r->req, r->kind, 503, "upstream trouble; try again");
+		break;
+	default:
+		reply_error(r->d, r->req, r->kind, 404, "not found");
+		break;
+	}
+	free(r);
+}
+
+/* ---- the path ---- */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes src into out; false on a bad escape, a NUL or overflow. */
+static bool decode(const char *src, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *p = src; *p; p++) {
+		int c = (unsigned char)*p;
+		if (c == '%') {
+			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+			if (lo < 0)
+				return false;
+			c = hi * 16 + lo;
+			p += 2;
+		}
+		if (c == 0 || n + 1 >= cap)
+			return false;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return true;
+}
+
+static bool valid_hex(const char *s, size_t len)
+{
+	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static bool valid_section(const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len > SVC_DEBUGINFOD_SECTION_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '/')
+			return false;
+	return true;
+}
+
+/* "ID/debuginfo", "ID/executable", "ID/section/NAME" (decoded) into r. */
+static bool parse(const char *rest, dreq *r)
+{
+	const char *slash = strchr(rest, '/');
+	if (!slash || !valid_hex(rest, (size_t)(slash - rest)))
+		return false;
+	memcpy(r->hex, rest, (size_t)(slash - rest));
+	r->hex[slash - rest] = '\0';
+	const char *what = slash + 1;
+	if (strcmp(what, "debuginfo") == 0)
+		r->kind = K_DEBUGINFO;
+	else if (strcmp(what, "executable") == 0)
+		r->kind = K_EXECUTABLE;
+	else if (strncmp(what, "section/", 8) == 0 && valid_section(what + 8)) {
+		r->kind = K_SECTION;
+		strcpy(r->section, what + 8);
+	} else
+		return false;
+	return true;
+}
+
+static uint64_t header_u64(struct evhttp_request *req, const char *name, uint64_t dflt)
+{
+	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), name);
+	if (!v || *v < '0' || *v > '9')
+		return dflt;
+	return strtoull(v, NULL, 10);
+}
+
+bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const char *path)
+{
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	if (strncmp(path, "/buildid/", 9) != 0 ||
+	    (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD))
+		return false;
+	char decoded[512];
+	dreq *r = calloc(1, sizeof(*r));
+	if (!r) {
+		evhttp_send_error(req, 500, NULL);
+		return true;
+	}
+	*r = (dreq){.d = d, .req = req, .head = cmd == EVHTTP_REQ_HEAD};
+	if (!decode(path + 9, decoded, sizeof(decoded)) || !parse(decoded, r)) {
+		free(r);
+		reply_error(d, req, K_INVALID, 400, "bad build ID or path");
+		return true;
+	}
+	r->max_size = header_u64(req, "X-DEBUGINFOD-MAXSIZE", UINT64_MAX);
+	if (r->max_size == 0)
+		r->max_size = UINT64_MAX;
+	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
+	svc_fetcher *f = far && d->o.local_fetcher ? d->o.local_fetcher : d->o.fetcher;
+	sym_build_id id;
+	sym_build_id_from_hex(r->hex, strlen(r->hex), &id);
+	svc_fetch_kind fk = r->kind == K_DEBUGINFO ? SVC_FETCH_DEBUGINFO : SVC_FETCH_SYMBOLS;
+	svc_errc e = svc_fetch_start(f, &id, fk, fetched, r);
+	if (e != SVC_OK) {
+		int kind = r->kind;
+		free(r);
+		reply_error(d, req, kind, 503, "cannot fetch now");
+	}
+	return true;
+}
