@@ -16,6 +16,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "base/base_expo.h"
+#include "service/core/svc_pool.h"
 #include "service/debuginfod/svc_debuginfod_impl.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_inflate.h"
@@ -41,6 +42,14 @@ typedef struct dreq {
 	uint64_t max_size;   /* X-DEBUGINFOD-MAXSIZE; UINT64_MAX: none */
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	char section[SVC_DEBUGINFOD_SECTION_MAX + 1];
+	sym_build_id id;
+	/* filled on a worker (load), sent on the loop (loaded) */
+	int status;
+	stor_blob blob;      /* the file, pinned by RocksDB */
+	stor_meta meta;
+	void *image;         /* section requests: the inflated image, or NULL */
+	const void *sec;     /* section requests: the bytes, in blob or image */
+	size_t size;         /* bytes of the answer */
 } dreq;
 
 svc_debuginfod *svc_debuginfod_create(const svc_debuginfod_options *o)
@@ -129,7 +138,7 @@ static void file_headers(struct evhttp_request *req, const dreq *r, uint64_t siz
 			 int64_t fetch_ms)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-	char v[160];
+	char v[320];
 	snprintf(v, sizeof(v), "%" PRIu64, size);
 	evhttp_add_header(h, "Content-Length", v);
 	evhttp_add_header(h, "X-DEBUGINFOD-SIZE", v);
@@ -145,47 +154,37 @@ static void file_headers(struct evhttp_request *req, const dreq *r, uint64_t siz
 	evhttp_add_header(h, "Content-Type", "application/octet-stream");
 }
 
-/* Section NAME of the file: inflated when compressed. On success *body holds
- * the bytes (by reference to the inflated image when there is one). */
-static int section_body(dreq *r, const stor_blob *blob, struct evbuffer *body, size_t *size)
+/* Section NAME of the file, inflated when compressed (on a worker). */
+static int section_find(dreq *r)
 {
-	void *image = NULL;
-	size_t image_size = 0;
 	sym_error err;
-	if (sym_inflate_image(blob->data, blob->size, r->d->o.max_section_bytes, &image,
-			      &image_size, &err) != SYM_OK)
+	if (sym_inflate_image(r->blob.data, r->blob.size, r->d->o.max_section_bytes, &r->image,
+			      &r->size, &err) != SYM_OK)
 		return 404;
-	const void *base = image ? image : blob->data;
-	size_t base_size = image ? image_size : blob->size;
-	const void *sec;
-	if (!svc_debuginfod_find_section(base, base_size, r->section, &sec, size)) {
-		free(image);
+	const void *base = r->image ? r->image : r->blob.data;
+	size_t base_size = r->image ? r->size : r->blob.size;
+	if (!svc_debuginfod_find_section(base, base_size, r->section, &r->sec, &r->size))
 		return 404;
-	}
-	if (*size > r->max_size) {
-		free(image);
-		return 406;
-	}
-	if (r->head) {
-		free(image);
+	return r->size > r->max_size ? 406 : 200;
+}
+
+/* The section's bytes, by reference to the inflated image when there is one
+ * (freed once written), else copied out of the stored file. */
+static int section_body(dreq *r, struct evbuffer *body)
+{
+	if (r->head)
 		return 200;
-	}
-	if (image) {
-		/* the image stays until evhttp has written the section */
-		if (evbuffer_add_reference(body, sec, *size, free_image, image) != 0) {
-			free(image);
-			return 500;
-		}
-		return 200;
-	}
-	return evbuffer_add(body, sec, *size) == 0 ? 200 : 500;
+	if (!r->image)
+		return evbuffer_add(body, r->sec, r->size) == 0 ? 200 : 500;
+	if (evbuffer_add_reference(body, r->sec, r->size, free_image, r->image) != 0)
+		return 500;
+	r->image = NULL;  /* now owned by the evbuffer */
+	return 200;
 }
 
 /* A whole file: the store's pinned value, lent to evhttp until written. */
 static int file_body(dreq *r, stor_blob *blob, struct evbuffer *body)
 {
-	if (blob->size > r->max_size)
-		return 406;
 	if (r->head)
 		return 200;
 	stor_blob *keep = malloc(sizeof(*keep));
@@ -213,35 +212,55 @@ static bool kind_fits(const dreq *r, const stor_blob *blob, const stor_meta *met
 	return sym_elf_probe(blob->data, blob->size, &info, &err) == SYM_OK && info.has_text;
 }
 
-static void serve(dreq *r)
+static void dreq_free(dreq *r)
 {
-	svc_debuginfod *d = r->d;
-	sym_build_id id;
-	stor_blob blob = {0};
-	stor_meta meta;
+	stor_blob_release(&r->blob);
+	free(r->image);
+	stor_unpin(r->d->o.store, r->id.bytes, r->id.len);
+	free(r);
+}
+
+/* On a worker: the store read (a RocksDB blob read and its zstd
+ * decompression), the ELF checks and the section's inflation. */
+static void load(void *job)
+{
+	dreq *r = job;
 	stor_error serr;
-	sym_build_id_from_hex(r->hex, strlen(r->hex), &id);
-	if (stor_get_file(d->o.store, id.bytes, id.len, &blob, &meta, &serr) != STOR_OK)
-		return reply_error(d, r->req, r->kind, 404, "not found");
+	r->status = 404;
+	if (stor_get_file(r->d->o.store, r->id.bytes, r->id.len, &r->blob, &r->meta, &serr) !=
+		    STOR_OK ||
+	    !kind_fits(r, &r->blob, &r->meta))
+		return;
+	r->size = r->blob.size;
+	if (r->kind == K_SECTION)
+		r->status = section_find(r);
+	else
+		r->status = r->size > r->max_size ? 406 : 200;
+}
+
+/* On the loop: the reply. */
+static void loaded(void *job, bool cancelled)
+{
+	dreq *r = job;
+	svc_debuginfod *d = r->d;
 	struct evbuffer *body = evbuffer_new();
-	size_t size = blob.size;
-	int status = 404;
-	if (body && kind_fits(r, &blob, &meta))
-		status = r->kind == K_SECTION ? section_body(r, &blob, body, &size)
-					      : file_body(r, &blob, body);
-	else if (!body)
-		status = 500;
-	stor_blob_release(&blob);
+	int status = cancelled ? 503 : !body ? 500 : r->status;
+	if (status == 200)
+		status = r->kind == K_SECTION ? section_body(r, body) : file_body(r, &r->blob, body);
 	if (status != 200) {
-		evbuffer_free(body);
-		return reply_error(d, r->req, r->kind, status,
-				   status == 406 ? "larger than X-DEBUGINFOD-MAXSIZE" : "not found");
+		if (body)
+			evbuffer_free(body);
+		reply_error(d, r->req, r->kind, status,
+			    status == 406 ? "larger than X-DEBUGINFOD-MAXSIZE"
+			    : status == 503 ? "shutting down" : "not found");
+		return dreq_free(r);
 	}
-	file_headers(r->req, r, size, meta.fetch_time);
+	file_headers(r->req, r, r->size, r->meta.fetch_time);
 	if (!r->head)
-		d->bytes += size;
+		d->bytes += r->size;
 	reply(d, r->req, r->kind, 200, body);
 	evbuffer_free(body);
+	dreq_free(r);
 }
 
 static void fetched(const svc_fetch_result *res, void *arg)
@@ -249,7 +268,12 @@ static void fetched(const svc_fetch_result *res, void *arg)
 	dreq *r = arg;
 	switch (res->status) {
 	case SVC_FETCH_OK:
-		serve(r);
+		/* kept from eviction until the reply is handed to evhttp */
+		stor_pin(r->d->o.store, r->id.bytes, r->id.len);
+		if (svc_pool_submit(r->d->o.pool, r, load, loaded))
+			return;
+		stor_unpin(r->d->o.store, r->id.bytes, r->id.len);
+		reply_error(r->d, r->req, r->kind, 503, "busy; try again");
 		break;
 	case SVC_FETCH_ERROR:
 		reply_error(r->d, r->req, r->kind, 503, "upstream trouble; try again");
@@ -368,10 +392,9 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 		r->max_size = UINT64_MAX;
 	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
 	svc_fetcher *f = far && d->o.local_fetcher ? d->o.local_fetcher : d->o.fetcher;
-	sym_build_id id;
-	sym_build_id_from_hex(r->hex, strlen(r->hex), &id);
+	sym_build_id_from_hex(r->hex, strlen(r->hex), &r->id);
 	svc_fetch_kind fk = r->kind == K_DEBUGINFO ? SVC_FETCH_DEBUGINFO : SVC_FETCH_SYMBOLS;
-	svc_errc e = svc_fetch_start(f, &id, fk, fetched, r);
+	svc_errc e = svc_fetch_start(f, &r->id, fk, fetched, r);
 	if (e != SVC_OK) {
 		int kind = r->kind;
 		free(r);

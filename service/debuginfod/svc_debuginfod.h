@@ -5,7 +5,7 @@
  * GET and HEAD of /buildid/ID/debuginfo, /buildid/ID/executable and
  * /buildid/ID/section/NAME, answered from the store, else through the fetcher
  * (local debug dirs, then upstreams; single flight, negative cache) without
- * blocking the loop. Headers as elfutils' debuginfod sends them; a request's
+ * blocking the loop (store reads and section inflation run on the pool). Headers as elfutils' debuginfod sends them; a request's
  * X-DEBUGINFOD-MAXSIZE is honoured (406). The path is percent-decoded before it
  * is validated: build IDs are lowercase hex of 2..128 digits, section names
  * printable, without '/', at most SVC_DEBUGINFOD_SECTION_MAX bytes (else 400).
@@ -41,6 +41,7 @@ typedef struct svc_debuginfod_options {
 	stor_db *store;
 	svc_fetcher *fetcher;        /* every source */
 	svc_fetcher *local_fetcher;  /* no upstreams: for requests past max_hops */
+	struct svc_pool *pool;       /* store reads and section inflation run here */
 	uint32_t max_hops;
 	uint64_t max_section_bytes;  /* cap of a decompressed image (section requests) */
 	svc_debuginfod_reply_fn reply;

@@ -325,6 +325,7 @@ static bool start_rpc(svc_server *s)
 	s->rpc = svc_rpc_create(&ro, methods, sizeof(methods) / sizeof(methods[0]));
 	svc_debuginfod_options dopt = {
 		.store = s->store, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
+		.pool = s->pool,
 		.max_hops = s->o.max_hops, .max_section_bytes = s->config.max_debuginfo_size,
 		.reply = debuginfod_reply, .arg = s,
 	};
