@@ -16,6 +16,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "base/base_expo.h"
+#include "service/core/svc_build_id.h"
 #include "service/core/svc_pool.h"
 #include "service/debuginfod/svc_debuginfod_impl.h"
 #include "symbolizer/sym_elf.h"
@@ -319,16 +320,6 @@ static bool decode(const char *src, char *out, size_t cap)
 	return true;
 }
 
-static bool valid_hex(const char *s, size_t len)
-{
-	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
 static bool valid_section(const char *s)
 {
 	size_t len = strlen(s);
@@ -344,7 +335,7 @@ static bool valid_section(const char *s)
 static bool parse(const char *rest, dreq *r)
 {
 	const char *slash = strchr(rest, '/');
-	if (!slash || !valid_hex(rest, (size_t)(slash - rest)))
+	if (!slash || !svc_build_id_parse(rest, (size_t)(slash - rest), &r->id))
 		return false;
 	memcpy(r->hex, rest, (size_t)(slash - rest));
 	r->hex[slash - rest] = '\0';
@@ -392,7 +383,6 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 		r->max_size = UINT64_MAX;
 	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
 	svc_fetcher *f = far && d->o.local_fetcher ? d->o.local_fetcher : d->o.fetcher;
-	sym_build_id_from_hex(r->hex, strlen(r->hex), &r->id);
 	svc_fetch_kind fk = r->kind == K_DEBUGINFO ? SVC_FETCH_DEBUGINFO : SVC_FETCH_SYMBOLS;
 	svc_errc e = svc_fetch_start(f, &r->id, fk, fetched, r);
 	if (e != SVC_OK) {
