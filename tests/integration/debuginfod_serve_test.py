@@ -177,6 +177,39 @@ def case_upstream():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def case_upstream_down():
+    """An upstream that refuses connections: 503 with a short Retry-After."""
+    work = tempdir("dbgd-down-")
+    d = daemon(work, "d", upstreams=["http://127.0.0.1:%d" % free_port()],
+               extra=["--upstream-retries", "1", "--upstream-retry-backoff", "10ms"])
+    try:
+        status, h, _ = request(d, "/buildid/%s/debuginfo" % ("44" * 20))
+        check(status == 503, "upstream down: %d" % status)
+        check(h.get("retry-after", "").isdigit() and int(h["retry-after"]) <= 60,
+              "Retry-After: %r" % h.get("retry-after"))
+    finally:
+        d.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def case_concurrent():
+    """Eight clients at once fetching one file get all its bytes."""
+    import concurrent.futures
+    work = tempdir("dbgd-conc-")
+    dbg = os.path.join(work, "dbg")
+    bid = put(dbg, fx("c_O2_dw5"))
+    want = sha(open(fx("c_O2_dw5"), "rb").read())
+    d = daemon(work, "d", debug_dirs=[dbg])
+    try:
+        with concurrent.futures.ThreadPoolExecutor(8) as ex:
+            got = list(ex.map(lambda _: request(d, "/buildid/%s/debuginfo" % bid), range(32)))
+        for status, _, body in got:
+            check(status == 200 and sha(body) == want, "concurrent: %d" % status)
+    finally:
+        d.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def case_federation():
     work = tempdir("dbgd-fed-")
     dbg = os.path.join(work, "dbg-b")
@@ -211,6 +244,7 @@ def main():
     ap.add_argument("cases", nargs="*")
     ARGS = ap.parse_args()
     return run_cases([("serve", case_serve), ("upstream", case_upstream),
+                      ("upstream_down", case_upstream_down), ("concurrent", case_concurrent),
                       ("federation", case_federation)], ARGS.cases)
 
 
