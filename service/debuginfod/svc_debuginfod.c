@@ -33,6 +33,7 @@ struct svc_debuginfod {
 		uint64_t n;
 	} counts[K_COUNT][MAX_CODES];
 	uint64_t bytes;
+	svc_dbg_body *bodies;  /* files being sent */
 };
 
 typedef struct dreq {
@@ -46,7 +47,11 @@ typedef struct dreq {
 	sym_build_id id;
 	/* filled on a worker (load), sent on the loop (loaded) */
 	int status;
-	stor_blob blob;      /* the file, pinned by RocksDB */
+	svc_dbg_body *shared; /* the file as another reply sends it now (a reference) */
+	bool stale;          /* ... but the store holds another file now */
+	bool loader;         /* this request reads shared for the others */
+	struct dreq *next_waiter;
+	stor_blob blob;      /* the file, pinned by RocksDB (or a view of shared's) */
 	stor_meta meta;
 	void *image;         /* section requests: the inflated image, or NULL */
 	const void *sec;     /* section requests: the bytes, in blob or image */
@@ -120,14 +125,6 @@ static void reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind,
 	evbuffer_free(b);
 }
 
-static void release_blob(const void *data, size_t len, void *arg)
-{
-	(void)data, (void)len;
-	stor_blob *blob = arg;
-	stor_blob_release(blob);
-	free(blob);
-}
-
 static void free_image(const void *data, size_t len, void *arg)
 {
 	(void)data, (void)len;
@@ -183,20 +180,20 @@ static int section_body(dreq *r, struct evbuffer *body)
 	return 200;
 }
 
-/* A whole file: the store's pinned value, lent to evhttp until written. */
-static int file_body(dreq *r, stor_blob *blob, struct evbuffer *body)
+/* A whole file, by reference to one buffer shared by every reply sending
+ * it at once; released after the last one is written. */
+static int file_body(dreq *r, struct evbuffer *body)
 {
 	if (r->head)
 		return 200;
-	stor_blob *keep = malloc(sizeof(*keep));
-	if (!keep)
+	svc_dbg_body *b = r->shared;
+	if (!b && !(b = svc_dbg_body_add(&r->d->bodies, &r->id, &r->blob, &r->meta)))
 		return 500;
-	*keep = *blob;
-	if (evbuffer_add_reference(body, keep->data, keep->size, release_blob, keep) != 0) {
-		free(keep);
+	r->shared = NULL;  /* the reference goes to the evbuffer */
+	if (evbuffer_add_reference(body, b->blob.data, b->blob.size, svc_dbg_body_written, b) != 0) {
+		svc_dbg_body_put(b);
 		return 500;
 	}
-	blob->handle_ = NULL;  /* now owned by the evbuffer */
 	return 200;
 }
 
@@ -216,6 +213,7 @@ static bool kind_fits(const dreq *r, const stor_blob *blob, const stor_meta *met
 static void dreq_free(dreq *r)
 {
 	stor_blob_release(&r->blob);
+	svc_dbg_body_put(r->shared);
 	free(r->image);
 	stor_unpin(r->d->o.store, r->id.bytes, r->id.len);
 	free(r);
@@ -228,9 +226,23 @@ static void load(void *job)
 	dreq *r = job;
 	stor_error serr;
 	r->status = 404;
-	if (stor_get_file(r->d->o.store, r->id.bytes, r->id.len, &r->blob, &r->meta, &serr) !=
-		    STOR_OK ||
-	    !kind_fits(r, &r->blob, &r->meta))
+	if (r->shared && !r->loader) {
+		/* the same file as the one in flight? (a fetch may have replaced it) */
+		stor_meta now;
+		r->stale = stor_get_meta(r->d->o.store, r->id.bytes, r->id.len, &now, &serr) !=
+				   STOR_OK ||
+			   now.fetch_time != r->shared->meta.fetch_time ||
+			   now.size != r->shared->meta.size || now.kind != r->shared->meta.kind;
+	}
+	if (r->shared && !r->loader && !r->stale) {
+		r->blob = r->shared->blob;
+		r->blob.handle_ = NULL;  /* a view: released with the body */
+		r->meta = r->shared->meta;
+	} else if (stor_get_file(r->d->o.store, r->id.bytes, r->id.len, &r->blob, &r->meta,
+				 &serr) != STOR_OK) {
+		return;
+	}
+	if (!kind_fits(r, &r->blob, &r->meta))
 		return;
 	r->size = r->blob.size;
 	if (r->kind == K_SECTION)
@@ -239,15 +251,50 @@ static void load(void *job)
 		r->status = r->size > r->max_size ? 406 : 200;
 }
 
+static void start_load(dreq *r);
+
+/* On the loop, for the request that read a shared body: the file goes to the
+ * body (r keeps a view) and the requests waiting for it go on. */
+static void hand_over(dreq *r)
+{
+	svc_dbg_body *b = r->shared;
+	r->loader = false;
+	b->loading = false;
+	if (r->blob.handle_) {
+		b->blob = r->blob;
+		b->meta = r->meta;
+		r->blob.handle_ = NULL;
+	} else {
+		svc_dbg_body_unlink(b);  /* nothing read: the waiters read for themselves */
+	}
+	dreq *w = b->waiters;
+	b->waiters = NULL;
+	while (w) {
+		dreq *next = w->next_waiter;
+		if (!b->blob.data) {
+			svc_dbg_body_put(w->shared);
+			w->shared = NULL;
+		}
+		start_load(w);
+		w = next;
+	}
+}
+
 /* On the loop: the reply. */
 static void loaded(void *job, bool cancelled)
 {
 	dreq *r = job;
 	svc_debuginfod *d = r->d;
+	if (r->loader)
+		hand_over(r);
+	if (r->stale) {
+		svc_dbg_body_put(r->shared);
+		r->shared = NULL;
+	}
 	struct evbuffer *body = evbuffer_new();
 	int status = cancelled ? 503 : !body ? 500 : r->status;
 	if (status == 200)
-		status = r->kind == K_SECTION ? section_body(r, body) : file_body(r, &r->blob, body);
+		status = r->kind == K_SECTION ? section_body(r, body) : file_body(r, body);
 	if (status != 200) {
 		if (body)
 			evbuffer_free(body);
@@ -264,6 +311,16 @@ static void loaded(void *job, bool cancelled)
 	dreq_free(r);
 }
 
+static void start_load(dreq *r)
+{
+	if (svc_pool_submit(r->d->o.pool, r, load, loaded))
+		return;
+	if (r->loader)
+		hand_over(r);
+	reply_error(r->d, r->req, r->kind, 503, "busy; try again");
+	dreq_free(r);
+}
+
 static void fetched(const svc_fetch_result *res, void *arg)
 {
 	dreq *r = arg;
@@ -271,11 +328,15 @@ static void fetched(const svc_fetch_result *res, void *arg)
 	case SVC_FETCH_OK:
 		/* kept from eviction until the reply is handed to evhttp */
 		stor_pin(r->d->o.store, r->id.bytes, r->id.len);
-		if (svc_pool_submit(r->d->o.pool, r, load, loaded))
+		r->shared = svc_dbg_body_find(&r->d->bodies, &r->id);
+		if (r->shared && r->shared->loading) {
+			r->next_waiter = r->shared->waiters;  /* hand_over starts it */
+			r->shared->waiters = r;
 			return;
-		stor_unpin(r->d->o.store, r->id.bytes, r->id.len);
-		reply_error(r->d, r->req, r->kind, 503, "busy; try again");
-		break;
+		}
+		if (!r->shared && (r->shared = svc_dbg_body_start(&r->d->bodies, &r->id)))
+			r->loader = true;
+		return start_load(r);
 	case SVC_FETCH_ERROR:
 		reply_error(r->d, r->req, r->kind, 503, "upstream trouble; try again");
 		break;

@@ -5,7 +5,8 @@
  * GET and HEAD of /buildid/ID/debuginfo, /buildid/ID/executable and
  * /buildid/ID/section/NAME, answered from the store, else through the fetcher
  * (local debug dirs, then upstreams; single flight, negative cache) without
- * blocking the loop (store reads and section inflation run on the pool). Headers as elfutils' debuginfod sends them; a request's
+ * blocking the loop: store reads and section inflation run on the pool.
+ * Headers as elfutils' debuginfod sends them; a request's
  * X-DEBUGINFOD-MAXSIZE is honoured (406). The path is percent-decoded before it
  * is validated: build IDs are lowercase hex of 2..128 digits, section names
  * printable, without '/', at most SVC_DEBUGINFOD_SECTION_MAX bytes (else 400).
@@ -14,8 +15,10 @@
  * answered through local_fetcher (store and local dirs, no upstream); every
  * upstream request of the fetcher carries X-Symbolizer-Hops: 1.
  *
- * Bodies: the store's pinned value (one buffer per request, the file's size)
- * is handed to evhttp by reference and released once written.
+ * Bodies: the store's pinned value (its decompressed blob: one buffer of the
+ * file's size) is handed to evhttp by reference, shared by every reply that
+ * sends the same build ID at the same time, and released after the last one
+ * is written (svc_debuginfod_body.c).
  *
  * On the event_base's thread only.
  */

@@ -8,9 +8,37 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "storage/stor_db.h"
+#include "symbolizer/sym_build_id.h"
+
 /* Section bytes of an ELF image (svc_debuginfod_section.c): *out points into
  * data; false when absent, SHT_NOBITS, still compressed, or malformed. */
 bool svc_debuginfod_find_section(const void *data, size_t size, const char *name,
 				 const void **out, size_t *out_size);
+
+/* A stored file being sent (svc_debuginfod_body.c), shared by the requests
+ * sending it at once; freed with the last reference. Loop thread only. */
+typedef struct svc_dbg_body {
+	struct svc_dbg_body *next, **list;
+	sym_build_id id;
+	stor_blob blob;
+	stor_meta meta;
+	unsigned refs;
+	bool loading;      /* its first request is reading it; others wait */
+	void *waiters;     /* those requests (svc_debuginfod.c's list) */
+} svc_dbg_body;
+
+/* The body in flight for id with one more reference, or NULL. */
+svc_dbg_body *svc_dbg_body_find(svc_dbg_body **list, const sym_build_id *id);
+/* A new body holding *blob (taken: blob->handle_ becomes NULL), one reference. */
+svc_dbg_body *svc_dbg_body_add(svc_dbg_body **list, const sym_build_id *id, stor_blob *blob,
+			       const stor_meta *meta);
+/* A body being read by the caller (loading, no blob yet), one reference. */
+svc_dbg_body *svc_dbg_body_start(svc_dbg_body **list, const sym_build_id *id);
+/* Takes the body out of the list (its read failed); references stay valid. */
+void svc_dbg_body_unlink(svc_dbg_body *b);
+void svc_dbg_body_put(svc_dbg_body *b);  /* NULL: no-op */
+/* evbuffer cleanup callback: drops the reference arg. */
+void svc_dbg_body_written(const void *data, size_t len, void *arg);
 
 #endif
