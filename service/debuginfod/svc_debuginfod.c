@@ -19,6 +19,7 @@
 #include "service/core/svc_build_id.h"
 #include "service/core/svc_pool.h"
 #include "service/debuginfod/svc_debuginfod_impl.h"
+#include "source/src_source.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_inflate.h"
 
@@ -34,6 +35,8 @@ struct svc_debuginfod {
 	} counts[K_COUNT][MAX_CODES];
 	uint64_t bytes;
 	svc_dbg_body *bodies;  /* files being sent */
+	src_source **sources;  /* the local debug dirs, for executables */
+	size_t n_sources;
 };
 
 typedef struct dreq {
@@ -56,18 +59,36 @@ typedef struct dreq {
 	void *image;         /* section requests: the inflated image, or NULL */
 	const void *sec;     /* section requests: the bytes, in blob or image */
 	size_t size;         /* bytes of the answer */
+	void *exe;           /* an executable read from a local dir, or NULL */
 } dreq;
 
 svc_debuginfod *svc_debuginfod_create(const svc_debuginfod_options *o)
 {
 	svc_debuginfod *d = calloc(1, sizeof(*d));
-	if (d)
-		d->o = *o;
+	if (!d)
+		return NULL;
+	d->o = *o;
+	d->sources = calloc(o->n_debug_dirs + 1, sizeof(*d->sources));
+	if (!d->sources)
+		goto fail;
+	for (; d->n_sources < o->n_debug_dirs; d->n_sources++) {
+		sym_error err;
+		if (!(d->sources[d->n_sources] = src_local_create(o->debug_dirs[d->n_sources], &err)))
+			goto fail;
+	}
 	return d;
+fail:
+	svc_debuginfod_destroy(d);
+	return NULL;
 }
 
 void svc_debuginfod_destroy(svc_debuginfod *d)
 {
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n_sources; i++)
+		src_destroy(d->sources[i]);
+	free(d->sources);
 	free(d);
 }
 
@@ -186,6 +207,12 @@ static int file_body(dreq *r, struct evbuffer *body)
 {
 	if (r->head)
 		return 200;
+	if (r->exe) {
+		if (evbuffer_add_reference(body, r->exe, r->size, free_image, r->exe) != 0)
+			return 500;
+		r->exe = NULL;  /* freed once written */
+		return 200;
+	}
 	svc_dbg_body *b = r->shared;
 	if (!b && !(b = svc_dbg_body_add(&r->d->bodies, &r->id, &r->blob, &r->meta)))
 		return 500;
@@ -215,8 +242,29 @@ static void dreq_free(dreq *r)
 	stor_blob_release(&r->blob);
 	svc_dbg_body_put(r->shared);
 	free(r->image);
+	free(r->exe);
 	stor_unpin(r->d->o.store, r->id.bytes, r->id.len);
 	free(r);
+}
+
+/* /executable when the store holds only a debug file: the local dirs'
+ * executable (with code bytes), read for this request (on a worker). */
+static bool local_executable(dreq *r)
+{
+	for (size_t i = 0; i < r->d->n_sources; i++) {
+		src_file f;
+		sym_error err;
+		if (src_find(r->d->sources[i], &r->id, SRC_KIND_EXECUTABLE, r->max_size, &f, &err) !=
+		    SRC_FOUND)
+			continue;
+		if (f.info.has_text) {
+			r->exe = f.data;
+			r->size = f.size;
+			return true;
+		}
+		src_file_release(&f);
+	}
+	return false;
 }
 
 /* On a worker: the store read (a RocksDB blob read and its zstd
@@ -242,9 +290,9 @@ static void load(void *job)
 				 &serr) != STOR_OK) {
 		return;
 	}
-	if (!kind_fits(r, &r->blob, &r->meta))
-		return;
 	r->size = r->blob.size;
+	if (!kind_fits(r, &r->blob, &r->meta) && !(r->kind == K_EXECUTABLE && local_executable(r)))
+		return;
 	if (r->kind == K_SECTION)
 		r->status = section_find(r);
 	else

@@ -45,6 +45,10 @@ typedef struct svc_debuginfod_options {
 	svc_fetcher *fetcher;        /* every source */
 	svc_fetcher *local_fetcher;  /* no upstreams: for requests past max_hops */
 	struct svc_pool *pool;       /* store reads and section inflation run here */
+	/* Asked for /executable when the store holds a debug file without code
+	 * (it keeps one file per build ID); the executable is read, not stored. */
+	char *const *debug_dirs;
+	size_t n_debug_dirs;
 	uint32_t max_hops;
 	uint64_t max_section_bytes;  /* cap of a decompressed image (section requests) */
 	svc_debuginfod_reply_fn reply;
@@ -53,6 +57,7 @@ typedef struct svc_debuginfod_options {
 
 typedef struct svc_debuginfod svc_debuginfod;
 
+/* NULL when out of memory or a debug dir's source cannot be made. */
 svc_debuginfod *svc_debuginfod_create(const svc_debuginfod_options *o);
 void svc_debuginfod_destroy(svc_debuginfod *d);  /* NULL: no-op */
 

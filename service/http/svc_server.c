@@ -326,6 +326,7 @@ static bool start_rpc(svc_server *s)
 	svc_debuginfod_options dopt = {
 		.store = s->store, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
 		.pool = s->pool,
+		.debug_dirs = s->config.debug_dirs, .n_debug_dirs = s->config.n_debug_dirs,
 		.max_hops = s->o.max_hops, .max_section_bytes = s->config.max_debuginfo_size,
 		.reply = debuginfod_reply, .arg = s,
 	};

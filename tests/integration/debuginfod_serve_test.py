@@ -81,6 +81,10 @@ def case_serve():
     work = tempdir("dbgd-serve-")
     dbg = os.path.join(work, "dbg")
     stripped = put(dbg, fx("c_stripped.debug"))
+    put(dbg, fx("c_stripped"), exe=True)
+    keep = os.path.join(work, "c_O0_dw5.debug")  # a debug file alone
+    subprocess.run(["objcopy", "--only-keep-debug", fx("c_O0_dw5"), keep], check=True)
+    put(dbg, keep)
     full = put(dbg, fx("c_O2_dw5"))
     zlib = put(dbg, fx("c_O2_zlib"))
     d = daemon(work, "d", debug_dirs=[dbg])
@@ -95,9 +99,13 @@ def case_serve():
         got = find(d, work, "section", stripped, ".debug_line")
         check(got == dump_section(fx("c_stripped.debug"), ".debug_line", work),
               ".debug_line bytes differ")
+        # the store holds the debug file; the executable comes from the local dir
+        check(sha(find(d, work, "executable", stripped)) ==
+              sha(open(fx("c_stripped"), "rb").read()), "stripped executable bytes differ")
         # a debug file without code is no executable
-        status, _, _ = request(d, "/buildid/%s/executable" % stripped)
-        check(status == 404, "executable of a debug-only file: %d" % status)
+        only = build_id(fx("c_O0_dw5"))
+        status, _, _ = request(d, "/buildid/%s/executable" % only)
+        check(status == 404, "no executable anywhere: %d" % status)
         # HEAD: headers only
         status, h, body = request(d, "/buildid/%s/debuginfo" % stripped, "HEAD")
         size = os.path.getsize(fx("c_stripped.debug"))
