@@ -16,14 +16,12 @@
 #include <event2/keyvalq_struct.h>
 
 #include "base/base_expo.h"
-#include "service/core/svc_build_id.h"
 #include "service/core/svc_pool.h"
 #include "service/debuginfod/svc_debuginfod_impl.h"
 #include "source/src_source.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_inflate.h"
 
-enum { K_DEBUGINFO, K_EXECUTABLE, K_SECTION, K_INVALID, K_COUNT };
 static const char *const kind_names[K_COUNT] = {"debuginfo", "executable", "section", "invalid"};
 enum { MAX_CODES = 8 };
 
@@ -395,72 +393,6 @@ static void fetched(const svc_fetch_result *res, void *arg)
 	free(r);
 }
 
-/* ---- the path ---- */
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes src into out; false on a bad escape, a NUL or overflow. */
-static bool decode(const char *src, char *out, size_t cap)
-{
-	size_t n = 0;
-	for (const char *p = src; *p; p++) {
-		int c = (unsigned char)*p;
-		if (c == '%') {
-			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
-			if (lo < 0)
-				return false;
-			c = hi * 16 + lo;
-			p += 2;
-		}
-		if (c == 0 || n + 1 >= cap)
-			return false;
-		out[n++] = (char)c;
-	}
-	out[n] = '\0';
-	return true;
-}
-
-static bool valid_section(const char *s)
-{
-	size_t len = strlen(s);
-	if (len == 0 || len > SVC_DEBUGINFOD_SECTION_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (s[i] <= ' ' || s[i] > '~' || s[i] == '/')
-			return false;
-	return true;
-}
-
-/* "ID/debuginfo", "ID/executable", "ID/section/NAME" (decoded) into r. */
-static bool parse(const char *rest, dreq *r)
-{
-	const char *slash = strchr(rest, '/');
-	if (!slash || !svc_build_id_parse(rest, (size_t)(slash - rest), &r->id))
-		return false;
-	memcpy(r->hex, rest, (size_t)(slash - rest));
-	r->hex[slash - rest] = '\0';
-	const char *what = slash + 1;
-	if (strcmp(what, "debuginfo") == 0)
-		r->kind = K_DEBUGINFO;
-	else if (strcmp(what, "executable") == 0)
-		r->kind = K_EXECUTABLE;
-	else if (strncmp(what, "section/", 8) == 0 && valid_section(what + 8)) {
-		r->kind = K_SECTION;
-		strcpy(r->section, what + 8);
-	} else
-		return false;
-	return true;
-}
-
 static uint64_t header_u64(struct evhttp_request *req, const char *name, uint64_t dflt)
 {
 	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), name);
@@ -475,14 +407,13 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 	if (strncmp(path, "/buildid/", 9) != 0 ||
 	    (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD))
 		return false;
-	char decoded[512];
 	dreq *r = calloc(1, sizeof(*r));
 	if (!r) {
 		evhttp_send_error(req, 500, NULL);
 		return true;
 	}
 	*r = (dreq){.d = d, .req = req, .head = cmd == EVHTTP_REQ_HEAD};
-	if (!decode(path + 9, decoded, sizeof(decoded)) || !parse(decoded, r)) {
+	if (!svc_debuginfod_parse_path(path + 9, r->hex, &r->id, &r->kind, r->section)) {
 		free(r);
 		reply_error(d, req, K_INVALID, 400, "bad build ID or path");
 		return true;
