@@ -354,6 +354,12 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	r->url = strdup(url);
 	r->easy = curl_easy_init();
 	r->headers = curl_slist_append(NULL, maxsize);
+	/* Federation loops (issue 13): a daemon asked with hops >= its --max-hops
+	 * asks no upstream, so replicas listing each other stop after one hop. */
+	struct curl_slist *hops =
+		r->headers ? curl_slist_append(r->headers, "X-Symbolizer-Hops: 1") : NULL;
+	if (hops)
+		r->headers = hops;
 	r->watchdog = event_new(h->base, -1, EV_PERSIST, watchdog_cb, r);
 	if (!r->url || !r->easy || !r->headers || !r->watchdog) {
 		req_free(r);

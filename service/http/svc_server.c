@@ -109,7 +109,7 @@ static void handle_request(struct evhttp_request *req, void *arg)
 	}
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	bool get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
-	if (svc_rpc_handle(s->rpc, req, path))
+	if (svc_rpc_handle(s->rpc, req, path) || svc_debuginfod_handle(s->debuginfod, req, path))
 		return;
 	if (get && strcmp(path, "/healthz") == 0) {
 		handle_healthz(s, req);
@@ -234,6 +234,14 @@ static bool start_resolution(svc_server *s, svc_error *err)
 	};
 	if (!(s->fetcher = svc_fetcher_create(&fo, err)))
 		return false;
+	/* Requests past --max-hops: the same sources without upstreams, and no
+	 * negative result remembered (the full search may still find it). */
+	svc_config local = s->config;
+	local.n_upstreams = 0;
+	local.negative_cache_ttl_ms = local.error_cache_ttl_ms = 0;
+	fo.config = &local;
+	if (!(s->local_fetcher = svc_fetcher_create(&fo, err)))
+		return false;
 	int workers = s->o.workers > 0 ? (int)s->o.workers : online_cpus();
 	s->o.workers = (uint32_t)workers;
 	if (!(s->pool = svc_pool_create(s->base, workers)) ||
@@ -269,6 +277,12 @@ static void rpc_call_ended(void *arg)
 	svc_server *s = arg;
 	if (s->stopping && s->stop_check)
 		event_active(s->stop_check, EV_TIMEOUT, 0);
+}
+
+static void debuginfod_reply(void *arg, struct evhttp_request *req, int status,
+			     struct evbuffer *body)
+{
+	server_reply(arg, req, "debuginfod", status, body);
 }
 
 /* The RPC methods of symbolizer.v1.SymbolizerService, and their handler. */
@@ -309,7 +323,15 @@ static bool start_rpc(svc_server *s)
 		.arg = s,
 	};
 	s->rpc = svc_rpc_create(&ro, methods, sizeof(methods) / sizeof(methods[0]));
-	return s->rpc != NULL;
+	svc_debuginfod_options dopt = {
+		.store = s->store, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
+		.pool = s->pool,
+		.debug_dirs = s->config.debug_dirs, .n_debug_dirs = s->config.n_debug_dirs,
+		.max_hops = s->o.max_hops, .max_section_bytes = s->config.max_debuginfo_size,
+		.reply = debuginfod_reply, .arg = s,
+	};
+	s->debuginfod = svc_debuginfod_create(&dopt);
+	return s->rpc != NULL && s->debuginfod != NULL;
 }
 
 /* "host:port" of the bound socket, for logs and tests with port 0. */
@@ -446,6 +468,8 @@ void svc_server_destroy(svc_server *s)
 	s->pool = NULL;
 	svc_fetcher_destroy(s->fetcher);
 	s->fetcher = NULL;
+	svc_fetcher_destroy(s->local_fetcher);
+	s->local_fetcher = NULL;
 	svc_resolver_destroy(s->resolver);
 	svc_layout_destroy(s->layout);
 	if (s->http)
@@ -456,6 +480,7 @@ void svc_server_destroy(svc_server *s)
 		event_free(s->stop_check);
 	svc_rpc_destroy(s->rpc);
 	svc_symbolize_destroy(s->symbolize);
+	svc_debuginfod_destroy(s->debuginfod);
 	stor_close(s->store);
 	svc_config_deinit(&s->config);
 	free(s);

@@ -42,6 +42,7 @@ typedef struct svc_server_options {
 	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
 	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
+	uint32_t max_hops;           /* debuginfod requests with this many X-Symbolizer-Hops: no upstreams */
 	const svc_config *config;    /* store and sources; copied where needed */
 } svc_server_options;
 
@@ -53,7 +54,7 @@ void svc_server_options_init(svc_server_options *o);
  * table bound to o: --listen ADDR --workers N --index-cache-bytes SIZE
  * --max-request-bytes SIZE --max-mappings N --max-locations N
  * --default-wait DUR --max-wait DUR --max-inflight-calls N
- * --worker-lookup-min N --gzip-min-bytes SIZE
+ * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
  */
 base_flag_group svc_server_flags(svc_server_options *o);
 

@@ -17,6 +17,7 @@
 #include "service/rpc/svc_rpc.h"
 #include "service/symbolize/svc_response.h"
 #include "service/layout/svc_layout.h"
+#include "service/debuginfod/svc_debuginfod.h"
 #include "service/symbolize/svc_symbolize.h"
 #include "service/http/svc_server.h"
 #include "storage/stor_db.h"
@@ -34,6 +35,7 @@ struct svc_server {
 	char address[128];
 	stor_db *store;
 	svc_fetcher *fetcher;
+	svc_fetcher *local_fetcher;  /* no upstreams: debuginfod requests past --max-hops */
 	svc_pool *pool;
 	svc_response_pool *responses;  /* response tables lent to calls */
 	svc_index_cache *cache;
@@ -41,6 +43,7 @@ struct svc_server {
 	svc_symbolize *symbolize;    /* the Symbolize method */
 	svc_layout *layout;          /* the GetTypeLayouts method */
 	svc_rpc *rpc;                /* the Connect handler and its methods */
+	svc_debuginfod *debuginfod;  /* GET/HEAD /buildid/... */
 	svc_metrics metrics;
 	unsigned replies_writing;    /* replies handed to evhttp, not yet written */
 	bool stopping;

@@ -22,6 +22,7 @@ void svc_server_options_init(svc_server_options *o)
 	o->max_inflight_calls = 1024;
 	o->worker_lookup_min = 256;
 	o->gzip_min_bytes = 1024;
+	o->max_hops = 1;
 }
 
 #define F(name, meta, kind, field, max, help) \
@@ -50,6 +51,9 @@ static const base_flag flags[] = {
 	  "smallest response gzipped for clients that accept gzip (1K);\n"
 	  "gzip costs several times the CPU of the lookups:\n"
 	  "raise it (e.g. 1G) on a fast network"),
+	F("--max-hops", "N", BASE_FLAG_U32, max_hops, 1000,
+	  "debuginfod requests forwarded this many times (X-Symbolizer-Hops)\n"
+	  "are answered from the store and local dirs only (1)"),
 };
 #undef F
 

@@ -26,7 +26,9 @@ ALLOWED = {
                           "symbolizer", "base"},
     "service/layout": {"service/rpc", "service/resolve", "service/core", "proto", "storage",
                        "symbolizer", "base"},
-    "service/http": {"service/symbolize", "service/layout", "service/rpc", "service/resolve", "service/fetch",
+    "service/debuginfod": {"service/fetch", "service/core", "source", "storage", "symbolizer",
+                           "base"},
+    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/rpc", "service/resolve", "service/fetch",
                      "service/core", "storage", "symbolizer", "base"},
 }
 ROOMS = sorted(ALLOWED, key=len, reverse=True)

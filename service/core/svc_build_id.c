@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_build_id: the edge check of a build ID (svc_build_id.h).
+ */
+#include "service/core/svc_build_id.h"
+
+bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out)
+{
+	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+			return false;
+	return sym_build_id_from_hex(hex, len, out);
+}

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_debuginfod: the debuginfod routes (svc_debuginfod.h): parsing and
+ * validation of the path, the fetch, the reply and its headers, the counters.
+ */
+#include "service/debuginfod/svc_debuginfod.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "base/base_expo.h"
+#include "service/core/svc_pool.h"
+#include "service/debuginfod/svc_debuginfod_impl.h"
+#include "source/src_source.h"
+#include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_inflate.h"
+
+static const char *const kind_names[K_COUNT] = {"debuginfo", "executable", "section", "invalid"};
+enum { MAX_CODES = 8 };
+
+struct svc_debuginfod {
+	svc_debuginfod_options o;
+	struct {
+		int code;
+		uint64_t n;
+	} counts[K_COUNT][MAX_CODES];
+	uint64_t bytes;
+	svc_dbg_body *bodies;  /* files being sent */
+	src_source **sources;  /* the local debug dirs, for executables */
+	size_t n_sources;
+};
+
+typedef struct dreq {
+	svc_debuginfod *d;
+	struct evhttp_request *req;
+	int kind;
+	bool head;
+	uint64_t max_size;   /* X-DEBUGINFOD-MAXSIZE; UINT64_MAX: none */
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	char section[SVC_DEBUGINFOD_SECTION_MAX + 1];
+	sym_build_id id;
+	/* filled on a worker (load), sent on the loop (loaded) */
+	int status;
+	svc_dbg_body *shared; /* the file as another reply sends it now (a reference) */
+	bool stale;          /* ... but the store holds another file now */
+	bool loader;         /* this request reads shared for the others */
+	struct dreq *next_waiter;
+	stor_blob blob;      /* the file, pinned by RocksDB (or a view of shared's) */
+	stor_meta meta;
+	void *image;         /* section requests: the inflated image, or NULL */
+	const void *sec;     /* section requests: the bytes, in blob or image */
+	size_t size;         /* bytes of the answer */
+	void *exe;           /* an executable read from a local dir, or NULL */
+} dreq;
+
+svc_debuginfod *svc_debuginfod_create(const svc_debuginfod_options *o)
+{
+	svc_debuginfod *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->o = *o;
+	d->sources = calloc(o->n_debug_dirs + 1, sizeof(*d->sources));
+	if (!d->sources)
+		goto fail;
+	for (; d->n_sources < o->n_debug_dirs; d->n_sources++) {
+		sym_error err;
+		if (!(d->sources[d->n_sources] = src_local_create(o->debug_dirs[d->n_sources], &err)))
+			goto fail;
+	}
+	return d;
+fail:
+	svc_debuginfod_destroy(d);
+	return NULL;
+}
+
+void svc_debuginfod_destroy(svc_debuginfod *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n_sources; i++)
+		src_destroy(d->sources[i]);
+	free(d->sources);
+	free(d);
+}
+
+static void count(svc_debuginfod *d, int kind, int code)
+{
+	for (int i = 0; i < MAX_CODES; i++) {
+		if (d->counts[kind][i].code == code || d->counts[kind][i].code == 0) {
+			d->counts[kind][i].code = code;
+			d->counts[kind][i].n++;
+			return;
+		}
+	}
+}
+
+void svc_debuginfod_render_metrics(const svc_debuginfod *d, base_buf *out)
+{
+	char labels[96];
+	base_expo_family(out, "symbolizer_debuginfod_requests_total", "counter",
+			 "debuginfod requests (/buildid/...) by kind and status code.");
+	for (int k = 0; k < K_COUNT; k++) {
+		for (int i = 0; i < MAX_CODES && d->counts[k][i].code; i++) {
+			snprintf(labels, sizeof(labels), "kind=\"%s\",code=\"%d\"", kind_names[k],
+				 d->counts[k][i].code);
+			base_expo_u64(out, "symbolizer_debuginfod_requests_total", labels,
+				      d->counts[k][i].n);
+		}
+	}
+	base_expo_family(out, "symbolizer_debuginfod_bytes_total", "counter",
+			 "Body bytes of debuginfod answers.");
+	base_expo_u64(out, "symbolizer_debuginfod_bytes_total", "", d->bytes);
+}
+
+/* ---- replies ---- */
+
+static void reply(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+		  struct evbuffer *body)
+{
+	count(d, kind, status);
+	d->o.reply(d->o.arg, req, status, body);
+}
+
+static void reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+			const char *text)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	if (status == 503)
+		evhttp_add_header(h, "Retry-After", "5");
+	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD)
+		evbuffer_add_printf(b, "%s\n", text);
+	reply(d, req, kind, status, b);
+	evbuffer_free(b);
+}
+
+static void free_image(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	free(arg);
+}
+
+/* The headers elfutils' debuginfod sends with a file. */
+static void file_headers(struct evhttp_request *req, const dreq *r, uint64_t size,
+			 int64_t fetch_ms)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	char v[320];
+	snprintf(v, sizeof(v), "%" PRIu64, size);
+	evhttp_add_header(h, "Content-Length", v);
+	evhttp_add_header(h, "X-DEBUGINFOD-SIZE", v);
+	if (r->kind == K_SECTION)
+		snprintf(v, sizeof(v), "%s-%s", r->hex, r->section);
+	else
+		snprintf(v, sizeof(v), "%s%s", r->hex, r->kind == K_DEBUGINFO ? ".debug" : "");
+	evhttp_add_header(h, "X-DEBUGINFOD-FILE", v);
+	time_t t = (time_t)(fetch_ms / 1000);
+	struct tm tm;
+	if (gmtime_r(&t, &tm) && strftime(v, sizeof(v), "%a, %d %b %Y %H:%M:%S GMT", &tm))
+		evhttp_add_header(h, "Last-Modified", v);
+	evhttp_add_header(h, "Content-Type", "application/octet-stream");
+}
+
+/* Section NAME of the file, inflated when compressed (on a worker). */
+static int section_find(dreq *r)
+{
+	sym_error err;
+	if (sym_inflate_image(r->blob.data, r->blob.size, r->d->o.max_section_bytes, &r->image,
+			      &r->size, &err) != SYM_OK)
+		return 404;
+	const void *base = r->image ? r->image : r->blob.data;
+	size_t base_size = r->image ? r->size : r->blob.size;
+	if (!svc_debuginfod_find_section(base, base_size, r->section, &r->sec, &r->size))
+		return 404;
+	return r->size > r->max_size ? 406 : 200;
+}
+
+/* The section's bytes, by reference to the inflated image when there is one
+ * (freed once written), else copied out of the stored file. */
+static int section_body(dreq *r, struct evbuffer *body)
+{
+	if (r->head)
+		return 200;
+	if (!r->image)
+		return evbuffer_add(body, r->sec, r->size) == 0 ? 200 : 500;
+	if (evbuffer_add_reference(body, r->sec, r->size, free_image, r->image) != 0)
+		return 500;
+	r->image = NULL;  /* now owned by the evbuffer */
+	return 200;
+}
+
+/* A whole file, by reference to one buffer shared by every reply sending
+ * it at once; released after the last one is written. */
+static int file_body(dreq *r, struct evbuffer *body)
+{
+	if (r->head)
+		return 200;
+	if (r->exe) {
+		if (evbuffer_add_reference(body, r->exe, r->size, free_image, r->exe) != 0)
+			return 500;
+		r->exe = NULL;  /* freed once written */
+		return 200;
+	}
+	svc_dbg_body *b = r->shared;
+	if (!b && !(b = svc_dbg_body_add(&r->d->bodies, &r->id, &r->blob, &r->meta)))
+		return 500;
+	r->shared = NULL;  /* the reference goes to the evbuffer */
+	if (evbuffer_add_reference(body, b->blob.data, b->blob.size, svc_dbg_body_written, b) != 0) {
+		svc_dbg_body_put(b);
+		return 500;
+	}
+	return 200;
+}
+
+/* An executable: what the store holds when it is one, or an unstripped file
+ * (a debug file with code bytes is the executable too). Never for /debuginfo. */
+static bool kind_fits(const dreq *r, const stor_blob *blob, const stor_meta *meta)
+{
+	if (r->kind == K_DEBUGINFO)
+		return meta->kind == STOR_KIND_DEBUGINFO;
+	if (r->kind == K_SECTION || meta->kind == STOR_KIND_EXECUTABLE)
+		return true;
+	sym_elf_info info;
+	sym_error err;
+	return sym_elf_probe(blob->data, blob->size, &info, &err) == SYM_OK && info.has_text;
+}
+
+static void dreq_free(dreq *r)
+{
+	stor_blob_release(&r->blob);
+	svc_dbg_body_put(r->shared);
+	free(r->image);
+	free(r->exe);
+	stor_unpin(r->d->o.store, r->id.bytes, r->id.len);
+	free(r);
+}
+
+/* /executable when the store holds only a debug file: the local dirs'
+ * executable (with code bytes), read for this request (on a worker). */
+static bool local_executable(dreq *r)
+{
+	for (size_t i = 0; i < r->d->n_sources; i++) {
+		src_file f;
+		sym_error err;
+		if (src_find(r->d->sources[i], &r->id, SRC_KIND_EXECUTABLE, r->max_size, &f, &err) !=
+		    SRC_FOUND)
+			continue;
+		if (f.info.has_text) {
+			r->exe = f.data;
+			r->size = f.size;
+			return true;
+		}
+		src_file_release(&f);
+	}
+	return false;
+}
+
+/* On a worker: the store read (a RocksDB blob read and its zstd
+ * decompression), the ELF checks and the section's inflation. */
+static void load(void *job)
+{
+	dreq *r = job;
+	stor_error serr;
+	r->status = 404;
+	if (r->shared && !r->loader) {
+		/* the same file as the one in flight? (a fetch may have replaced it) */
+		stor_meta now;
+		r->stale = stor_get_meta(r->d->o.store, r->id.bytes, r->id.len, &now, &serr) !=
+				   STOR_OK ||
+			   now.fetch_time != r->shared->meta.fetch_time ||
+			   now.size != r->shared->meta.size || now.kind != r->shared->meta.kind;
+	}
+	if (r->shared && !r->loader && !r->stale) {
+		r->blob = r->shared->blob;
+		r->blob.handle_ = NULL;  /* a view: released with the body */
+		r->meta = r->shared->meta;
+	} else if (stor_get_file(r->d->o.store, r->id.bytes, r->id.len, &r->blob, &r->meta,
+				 &serr) != STOR_OK) {
+		return;
+	}
+	r->size = r->blob.size;
+	if (!kind_fits(r, &r->blob, &r->meta) && !(r->kind == K_EXECUTABLE && local_executable(r)))
+		return;
+	if (r->kind == K_SECTION)
+		r->status = section_find(r);
+	else
+		r->status = r->size > r->max_size ? 406 : 200;
+}
+
+static void start_load(dreq *r);
+
+/* On the loop, for the request that read a shared body: the file goes to the
+ * body (r keeps a view) and the requests waiting for it go on. */
+static void hand_over(dreq *r)
+{
+	svc_dbg_body *b = r->shared;
+	r->loader = false;
+	b->loading = false;
+	if (r->blob.handle_) {
+		b->blob = r->blob;
+		b->meta = r->meta;
+		r->blob.handle_ = NULL;
+	} else {
+		svc_dbg_body_unlink(b);  /* nothing read: the waiters read for themselves */
+	}
+	dreq *w = b->waiters;
+	b->waiters = NULL;
+	while (w) {
+		dreq *next = w->next_waiter;
+		if (!b->blob.data) {
+			svc_dbg_body_put(w->shared);
+			w->shared = NULL;
+		}
+		start_load(w);
+		w = next;
+	}
+}
+
+/* On the loop: the reply. */
+static void loaded(void *job, bool cancelled)
+{
+	dreq *r = job;
+	svc_debuginfod *d = r->d;
+	if (r->loader)
+		hand_over(r);
+	if (r->stale) {
+		svc_dbg_body_put(r->shared);
+		r->shared = NULL;
+	}
+	struct evbuffer *body = evbuffer_new();
+	int status = cancelled ? 503 : !body ? 500 : r->status;
+	if (status == 200)
+		status = r->kind == K_SECTION ? section_body(r, body) : file_body(r, body);
+	if (status != 200) {
+		if (body)
+			evbuffer_free(body);
+		reply_error(d, r->req, r->kind, status,
+			    status == 406 ? "larger than X-DEBUGINFOD-MAXSIZE"
+			    : status == 503 ? "shutting down" : "not found");
+		return dreq_free(r);
+	}
+	file_headers(r->req, r, r->size, r->meta.fetch_time);
+	if (!r->head)
+		d->bytes += r->size;
+	reply(d, r->req, r->kind, 200, body);
+	evbuffer_free(body);
+	dreq_free(r);
+}
+
+static void start_load(dreq *r)
+{
+	if (svc_pool_submit(r->d->o.pool, r, load, loaded))
+		return;
+	if (r->loader)
+		hand_over(r);
+	reply_error(r->d, r->req, r->kind, 503, "busy; try again");
+	dreq_free(r);
+}
+
+static void fetched(const svc_fetch_result *res, void *arg)
+{
+	dreq *r = arg;
+	switch (res->status) {
+	case SVC_FETCH_OK:
+		/* kept from eviction until the reply is handed to evhttp */
+		stor_pin(r->d->o.store, r->id.bytes, r->id.len);
+		r->shared = svc_dbg_body_find(&r->d->bodies, &r->id);
+		if (r->shared && r->shared->loading) {
+			r->next_waiter = r->shared->waiters;  /* hand_over starts it */
+			r->shared->waiters = r;
+			return;
+		}
+		if (!r->shared && (r->shared = svc_dbg_body_start(&r->d->bodies, &r->id)))
+			r->loader = true;
+		return start_load(r);
+	case SVC_FETCH_ERROR:
+		reply_error(r->d, r->req, r->kind, 503, "upstream trouble; try again");
+		break;
+	default:
+		reply_error(r->d, r->req, r->kind, 404, "not found");
+		break;
+	}
+	free(r);
+}
+
+static uint64_t header_u64(struct evhttp_request *req, const char *name, uint64_t dflt)
+{
+	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), name);
+	if (!v || *v < '0' || *v > '9')
+		return dflt;
+	return strtoull(v, NULL, 10);
+}
+
+bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const char *path)
+{
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	if (strncmp(path, "/buildid/", 9) != 0 ||
+	    (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD))
+		return false;
+	dreq *r = calloc(1, sizeof(*r));
+	if (!r) {
+		evhttp_send_error(req, 500, NULL);
+		return true;
+	}
+	*r = (dreq){.d = d, .req = req, .head = cmd == EVHTTP_REQ_HEAD};
+	if (!svc_debuginfod_parse_path(path + 9, r->hex, &r->id, &r->kind, r->section)) {
+		free(r);
+		reply_error(d, req, K_INVALID, 400, "bad build ID or path");
+		return true;
+	}
+	r->max_size = header_u64(req, "X-DEBUGINFOD-MAXSIZE", UINT64_MAX);
+	if (r->max_size == 0)
+		r->max_size = UINT64_MAX;
+	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
+	svc_fetcher *f = far && d->o.local_fetcher ? d->o.local_fetcher : d->o.fetcher;
+	svc_fetch_kind fk = r->kind == K_DEBUGINFO ? SVC_FETCH_DEBUGINFO : SVC_FETCH_SYMBOLS;
+	svc_errc e = svc_fetch_start(f, &r->id, fk, fetched, r);
+	if (e != SVC_OK) {
+		int kind = r->kind;
+		free(r);
+		reply_error(d, req, kind, 503, "cannot fetch now");
+	}
+	return true;
+}

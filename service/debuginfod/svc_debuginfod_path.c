@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_debuginfod_path: the path of a debuginfod request, percent-decoded first
+ * (so %2e%2e and %00 are judged as what they mean), then validated: a build ID
+ * of lowercase hex (svc_build_id), a known kind, a printable section name
+ * without '/' (svc_debuginfod_impl.h).
+ */
+#include "service/debuginfod/svc_debuginfod_impl.h"
+
+#include <string.h>
+
+#include "service/core/svc_build_id.h"
+#include "service/debuginfod/svc_debuginfod.h"
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes src into out; false on a bad escape, a NUL or overflow. */
+static bool decode(const char *src, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (const char *p = src; *p; p++) {
+		int c = (unsigned char)*p;
+		if (c == '%') {
+			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+			if (lo < 0)
+				return false;
+			c = hi * 16 + lo;
+			p += 2;
+		}
+		if (c == 0 || n + 1 >= cap)
+			return false;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return true;
+}
+
+static bool valid_section(const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len > SVC_DEBUGINFOD_SECTION_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '/')
+			return false;
+	return true;
+}
+
+static bool parse(const char *rest, char *hex, sym_build_id *id, int *kind, char *section)
+{
+	const char *slash = strchr(rest, '/');
+	if (!slash || !svc_build_id_parse(rest, (size_t)(slash - rest), id))
+		return false;
+	memcpy(hex, rest, (size_t)(slash - rest));
+	hex[slash - rest] = '\0';
+	const char *what = slash + 1;
+	if (strcmp(what, "debuginfo") == 0)
+		*kind = K_DEBUGINFO;
+	else if (strcmp(what, "executable") == 0)
+		*kind = K_EXECUTABLE;
+	else if (strncmp(what, "section/", 8) == 0 && valid_section(what + 8)) {
+		*kind = K_SECTION;
+		strcpy(section, what + 8);
+	} else
+		return false;
+	return true;
+}
+
+bool svc_debuginfod_parse_path(const char *encoded, char *hex, sym_build_id *id, int *kind,
+			       char *section)
+{
+	char decoded[512];
+	return decode(encoded, decoded, sizeof(decoded)) &&
+	       parse(decoded, hex, id, kind, section);
+}
