@@ -4,6 +4,8 @@
  */
 #include "service/core/svc_build_id.h"
 
+#include <string.h>
+
 bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out)
 {
 	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2)
@@ -12,4 +14,14 @@ bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out)
 		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
 			return false;
 	return sym_build_id_from_hex(hex, len, out);
+}
+
+const char *svc_build_id_check(const char *hex, sym_build_id *out)
+{
+	size_t n = strlen(hex);
+	if (n == 0)
+		return "build_id is empty";
+	if (!svc_build_id_parse(hex, n, out))
+		return "build_id must be lowercase hex of even length, 2 to 128 digits";
+	return NULL;
 }

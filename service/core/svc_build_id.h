@@ -14,4 +14,8 @@
 /* Parses hex[0..len) into *out; false unless it is lowercase hex, even, 2..128. */
 bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out);
 
+/* The same for a request's build_id field: NULL when *out is set, else what is
+ * wrong with it, for the caller's error (an INVALID mapping, a 400). */
+const char *svc_build_id_check(const char *hex, sym_build_id *out);
+
 #endif

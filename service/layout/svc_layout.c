@@ -14,6 +14,7 @@
 
 #include "base/base_log.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/core/svc_build_id.h"
 #include "service/core/svc_flight.h"
 #include "service/layout/svc_layout_encode.h"
 #include "symbolizer/sym_layout.h"
@@ -329,17 +330,6 @@ static void start(struct flight *f)
 
 /* ---- the method ---- */
 
-static const char *check_build_id(const char *hex, sym_build_id *id)
-{
-	size_t n = strlen(hex);
-	if (n == 0 || n % 2 || n > 2 * SYM_BUILD_ID_MAX)
-		return "build_id must be lowercase hex of even length, 2 to 128 digits";
-	for (size_t i = 0; i < n; i++)
-		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
-			return "build_id must be lowercase hex of even length, 2 to 128 digits";
-	return sym_build_id_from_hex(hex, n, id) ? NULL : "build_id is not valid hex";
-}
-
 static int64_t wait_budget_ms(struct call *c)
 {
 	const svc_layout_options *o = &c->ly->o;
@@ -405,7 +395,7 @@ void svc_layout_handle(void *ctx, svc_rpc_call *rpc)
 	}
 	svc_rpc_call_on_stop(rpc, stop_hook, c);
 	sym_build_id id;
-	const char *bad = check_build_id(c->msg->build_id, &id);
+	const char *bad = svc_build_id_check(c->msg->build_id, &id);
 	struct entry **e = bad ? NULL : svc_layout_map_get(&ly->cache, &id);
 	if (bad)
 		answer(c, NULL, STATUS(INVALID), bad, 0);

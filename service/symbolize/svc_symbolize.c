@@ -12,6 +12,7 @@
  * compresses it (svc_rpc_call_encode) and answers. Big batches do the lookups
  * and the packing on a worker thread.
  */
+#include "service/core/svc_build_id.h"
 #include "service/symbolize/svc_symbolize.h"
 
 #include <inttypes.h>
@@ -242,22 +243,6 @@ static void stop_hook(void *arg)
 		stop_waiting(c);  /* may free c */
 }
 
-/* Lowercase hex, even length, 1..64 bytes (DESIGN.md). */
-static const char *check_build_id(const char *hex, sym_build_id *id)
-{
-	size_t n = strlen(hex);
-	if (n == 0)
-		return "build_id is empty";
-	if (n % 2 || n > 2 * SYM_BUILD_ID_MAX)
-		return "build_id must be lowercase hex of even length, 2 to 128 digits";
-	for (size_t i = 0; i < n; i++)
-		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
-			return "build_id must be lowercase hex of even length, 2 to 128 digits";
-	if (!sym_build_id_from_hex(hex, n, id))
-		return "build_id is not valid hex";
-	return NULL;
-}
-
 static void resolve_all(struct call *c)
 {
 	svc_resolver *resolver = c->sy->o.resolver;
@@ -266,7 +251,7 @@ static void resolve_all(struct call *c)
 		const Symbolizer__V1__Mapping *pm = c->msg->mappings[i];
 		svc_lookup_mapping *m = &c->maps[i];
 		m->pb = pm;
-		const char *bad = check_build_id(pm->build_id, &m->id);
+		const char *bad = svc_build_id_check(pm->build_id, &m->id);
 		if (!bad && (unsigned)pm->address_kind > SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET)
 			bad = "address_kind is not one of ELF, RUNTIME, FILE_OFFSET";
 		if (!bad && pm->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME &&
