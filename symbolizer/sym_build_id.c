@@ -19,7 +19,7 @@ void sym_build_id_to_hex(const sym_build_id *id, char *out)
 	out[2 * n] = '\0';
 }
 
-static int hex_value(char c)
+int sym_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -35,7 +35,7 @@ bool sym_build_id_from_hex(const char *hex, size_t len, sym_build_id *out)
 	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2 != 0)
 		return false;
 	for (size_t i = 0; i < len / 2; i++) {
-		int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+		int hi = sym_hex_digit(hex[2 * i]), lo = sym_hex_digit(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return false;
 		out->bytes[i] = (uint8_t)(hi << 4 | lo);

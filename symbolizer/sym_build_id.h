@@ -31,4 +31,7 @@ bool sym_build_id_equal(const sym_build_id *a, const sym_build_id *b);
 /* A hash of the bytes (FNV-1a, mixed), for hash tables keyed by build ID. */
 uint64_t sym_build_id_hash(const sym_build_id *id);
 
+/* The value of one hex digit (either case), -1 for any other character. */
+int sym_hex_digit(char c);
+
 #endif

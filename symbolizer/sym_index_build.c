@@ -6,6 +6,7 @@
  * file from the caller's resolver) -> walk DWARF units on worker threads, each
  * with its own Dwarf handle -> add symbol-table scopes -> merge -> write.
  */
+#include "symbolizer/sym_alt.h"
 #include "symbolizer/sym_index.h"
 #include "symbolizer/sym_dwarf.h"
 #include "symbolizer/sym_elf_util.h"
@@ -151,27 +152,18 @@ static unsigned thread_count(const sym_build_options *o, size_t dwarf_size)
 static sym_errc resolve_alt(const sym_elf_info *info, const sym_build_options *o, uint64_t cap,
 			    struct image *alt, sym_error *err)
 {
-	char hex[SYM_BUILD_ID_HEX_MAX];
-	sym_build_id_to_hex(&info->alt_build_id, hex);
-	const void *data = NULL;
-	size_t size = 0;
-	if (!o || !o->alt_resolver ||
-	    !o->alt_resolver(o->alt_ctx, &info->alt_build_id, info->alt_path, &data, &size))
-		return sym_error_set(err, SYM_E_MISSING_ALT,
-				     "dwz supplementary file %s (build ID %s) not available",
-				     info->alt_path, hex);
-	sym_elf_info ai;
-	sym_errc rc = sym_elf_probe(data, size, &ai, err);
-	if (rc) {
-		sym_error_prefix(err, "dwz supplementary file %s", hex);
-		return rc;
-	}
-	if (!sym_build_id_equal(&ai.build_id, &info->alt_build_id))
-		return sym_error_set(err, SYM_E_MISSING_ALT,
-				     "dwz supplementary file: build ID differs from %s", hex);
-	rc = image_init(alt, data, size, cap, err);
+	const void *data;
+	size_t size;
+	sym_errc rc = sym_alt_find(info, o ? o->alt_resolver : NULL, o ? o->alt_ctx : NULL, &data,
+				   &size, err);
 	if (rc)
+		return rc;
+	rc = image_init(alt, data, size, cap, err);
+	if (rc) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(&info->alt_build_id, hex);
 		sym_error_prefix(err, "dwz supplementary file %s", hex);
+	}
 	return rc;
 }
 

@@ -8,6 +8,7 @@
  * walk the main file's units, then the dwz file's -> sort names -> write.
  * One thread: a Dwarf * stays where it was opened.
  */
+#include "symbolizer/sym_alt.h"
 #include "symbolizer/sym_layout_impl.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_elf_util.h"
@@ -59,24 +60,18 @@ static sym_errc opened_open(struct opened *o, const void *data, size_t size, uin
 static sym_errc open_alt(const sym_elf_info *info, const sym_layout_options *o, uint64_t cap,
 			 struct opened *alt, sym_error *err)
 {
-	char hex[SYM_BUILD_ID_HEX_MAX];
-	sym_build_id_to_hex(&info->alt_build_id, hex);
-	const void *data = NULL;
-	size_t size = 0;
-	if (!o || !o->alt_resolver ||
-	    !o->alt_resolver(o->alt_ctx, &info->alt_build_id, info->alt_path, &data, &size))
-		return sym_error_set(err, SYM_E_MISSING_ALT,
-				     "dwz supplementary file %s (build ID %s) not available",
-				     info->alt_path, hex);
-	sym_elf_info ai;
-	sym_errc rc = sym_elf_probe(data, size, &ai, err);
-	if (!rc && !sym_build_id_equal(&ai.build_id, &info->alt_build_id))
-		rc = sym_error_set(err, SYM_E_MISSING_ALT,
-				   "dwz supplementary file: build ID differs from %s", hex);
-	if (!rc)
-		rc = opened_open(alt, data, size, cap, err);
+	const void *data;
+	size_t size;
+	sym_errc rc = sym_alt_find(info, o ? o->alt_resolver : NULL, o ? o->alt_ctx : NULL, &data,
+				   &size, err);
 	if (rc)
+		return rc;
+	rc = opened_open(alt, data, size, cap, err);
+	if (rc) {
+		char hex[SYM_BUILD_ID_HEX_MAX];
+		sym_build_id_to_hex(&info->alt_build_id, hex);
 		sym_error_prefix(err, "dwz supplementary file %s", hex);
+	}
 	return rc;
 }
 

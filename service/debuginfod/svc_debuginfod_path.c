@@ -11,17 +11,7 @@
 
 #include "service/core/svc_build_id.h"
 #include "service/debuginfod/svc_debuginfod.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "symbolizer/sym_build_id.h"
 
 /* Percent-decodes src into out; false on a bad escape, a NUL or overflow. */
 static bool decode(const char *src, char *out, size_t cap)
@@ -30,7 +20,7 @@ static bool decode(const char *src, char *out, size_t cap)
 	for (const char *p = src; *p; p++) {
 		int c = (unsigned char)*p;
 		if (c == '%') {
-			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+			int hi = sym_hex_digit(p[1]), lo = hi < 0 ? -1 : sym_hex_digit(p[2]);
 			if (lo < 0)
 				return false;
 			c = hi * 16 + lo;
