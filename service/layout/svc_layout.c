@@ -332,18 +332,9 @@ static void start(struct flight *f)
 
 static int64_t wait_budget_ms(struct call *c)
 {
-	const svc_layout_options *o = &c->ly->o;
-	int64_t timeout_ms = svc_rpc_call_timeout_ms(c->rpc);
-	int64_t wait = o->default_wait_ms;
 	const Symbolizer__V1__Options *opt = c->msg->options;
-	if (opt && opt->max_wait_ms)
-		wait = opt->max_wait_ms < o->max_wait_ms ? opt->max_wait_ms : o->max_wait_ms;
-	if (timeout_ms >= 0) {
-		int64_t reserve = timeout_ms / 5 < 200 ? timeout_ms / 5 : 200;
-		if (timeout_ms - reserve < wait)
-			wait = timeout_ms - reserve;
-	}
-	return wait < 0 ? 0 : wait;
+	return svc_rpc_call_wait_budget_ms(c->rpc, opt ? opt->max_wait_ms : 0,
+					   c->ly->o.default_wait_ms, c->ly->o.max_wait_ms);
 }
 
 /* Waits on the build ID's flight (started when none runs). */

@@ -90,6 +90,14 @@ void svc_rpc_call_drop_body(svc_rpc_call *c);
 /* Connect-Timeout-Ms (-1: none) and the deadline it sets (monotonic ms, 0: none). */
 int64_t svc_rpc_call_timeout_ms(const svc_rpc_call *c);
 int64_t svc_rpc_call_deadline_ms(const svc_rpc_call *c);
+/*
+ * How long a method may wait for work (fetches, builds) before it answers with
+ * what it has (PENDING): asked_ms when the request sets it (0: default_ms),
+ * at most max_ms, and never past the deadline less a fifth of it (at most
+ * 200 ms), kept for the answer itself. Never negative.
+ */
+int64_t svc_rpc_call_wait_budget_ms(const svc_rpc_call *c, int64_t asked_ms,
+				    int64_t default_ms, int64_t max_ms);
 
 /*
  * Runs fn(arg) on svc_rpc_shutdown while the call is in flight (it should

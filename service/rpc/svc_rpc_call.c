@@ -116,6 +116,18 @@ int64_t svc_rpc_call_deadline_ms(const svc_rpc_call *c)
 	return c->deadline_ms;
 }
 
+int64_t svc_rpc_call_wait_budget_ms(const svc_rpc_call *c, int64_t asked_ms,
+				    int64_t default_ms, int64_t max_ms)
+{
+	int64_t wait = asked_ms ? (asked_ms < max_ms ? asked_ms : max_ms) : default_ms;
+	if (c->timeout_ms >= 0) {
+		int64_t reserve = c->timeout_ms / 5 < 200 ? c->timeout_ms / 5 : 200;
+		if (c->timeout_ms - reserve < wait)
+			wait = c->timeout_ms - reserve;
+	}
+	return wait < 0 ? 0 : wait;
+}
+
 void svc_rpc_call_on_stop(svc_rpc_call *c, void (*fn)(void *arg), void *arg)
 {
 	c->on_stop = fn;

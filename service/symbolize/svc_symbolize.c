@@ -280,19 +280,9 @@ static void resolve_all(struct call *c)
 
 static int64_t wait_budget_ms(struct call *c)
 {
-	svc_symbolize *sy = c->sy;
-	int64_t timeout_ms = svc_rpc_call_timeout_ms(c->rpc);
-	int64_t wait = sy->o.default_wait_ms;
 	const Symbolizer__V1__Options *opt = c->msg->options;
-	if (opt && opt->max_wait_ms)
-		wait = opt->max_wait_ms < sy->o.max_wait_ms ? opt->max_wait_ms : sy->o.max_wait_ms;
-	if (timeout_ms >= 0) {
-		/* Keep a fifth of the deadline (at most 200 ms) for the lookups. */
-		int64_t reserve = timeout_ms / 5 < 200 ? timeout_ms / 5 : 200;
-		if (timeout_ms - reserve < wait)
-			wait = timeout_ms - reserve;
-	}
-	return wait < 0 ? 0 : wait;
+	return svc_rpc_call_wait_budget_ms(c->rpc, opt ? opt->max_wait_ms : 0,
+					   c->sy->o.default_wait_ms, c->sy->o.max_wait_ms);
 }
 
 static bool over_limits(struct call *c, size_t n_mappings, size_t n_locations)
