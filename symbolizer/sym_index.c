@@ -28,6 +28,7 @@ struct sym_index {
 	const uint16_t *starts;
 	struct ptab ranges, scopes, funcs, files, buckets;
 	const char *strs;
+	const struct sym_ix_section *sections;
 	uint64_t base;
 	uint32_t n_buckets, shift;
 };
@@ -95,7 +96,9 @@ static sym_errc check_header(const uint8_t *blob, size_t size, sym_index *x, sym
 	    !table_ok(blob, size, &h->files, SYM_IX_FILE_FIELDS, &x->files) ||
 	    !table_ok(blob, size, &h->buckets, SYM_IX_B_FIELDS, &x->buckets) ||
 	    !extent_ok(h->off_starts, h->ranges.count, sizeof(uint16_t), size) ||
-	    !extent_ok(h->off_strtab, h->strtab_size, 1, size))
+	    !extent_ok(h->off_strtab, h->strtab_size, 1, size) ||
+	    h->n_sections > SYM_IX_MAX_SECTIONS ||
+	    !extent_ok(h->off_sections, h->n_sections, sizeof(struct sym_ix_section), size))
 		return bad(err, "array extends past the end of the blob");
 	if (h->strtab_size == 0 || h->buckets.count < 2 || h->bucket_shift > SYM_IX_MAX_SHIFT ||
 	    h->files.count == 0)
@@ -107,6 +110,10 @@ static sym_errc check_header(const uint8_t *blob, size_t size, sym_index *x, sym
 	x->strs = (const char *)blob + h->off_strtab;
 	if (x->strs[0] != '\0' || x->strs[h->strtab_size - 1] != '\0')
 		return bad(err, "string table not NUL-terminated");
+	x->sections = (const struct sym_ix_section *)(blob + h->off_sections);
+	for (uint32_t i = 0; i < h->n_sections; i++)
+		if (x->sections[i].name >= h->strtab_size)
+			return bad(err, "section name out of bounds");
 	x->starts = (const uint16_t *)(blob + h->off_starts);
 	x->h = h;
 	x->base = h->base;
@@ -195,6 +202,23 @@ void sym_index_get_info(const sym_index *idx, sym_index_info *out)
 		const struct sym_ix_load *l = &h->loads[i];
 		out->loads[i] = (sym_elf_load){l->vaddr, l->offset, l->filesz, l->memsz, l->flags};
 	}
+	out->elf_type = h->elf_type;
+	out->n_sections = h->n_sections;
+	out->kernel_stext = h->kernel_stext;
+	out->kernel_text = h->kernel_text;
+}
+
+bool sym_index_section(const sym_index *idx, const char *name, uint64_t *addr, uint64_t *size)
+{
+	for (uint32_t i = 0; i < idx->h->n_sections; i++) {
+		const struct sym_ix_section *s = &idx->sections[i];
+		if (!strcmp(idx->strs + s->name, name)) {
+			*addr = s->addr;
+			*size = s->size;
+			return true;
+		}
+	}
+	return false;
 }
 
 static inline const char *file_name(const sym_index *x, uint32_t file)

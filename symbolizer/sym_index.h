@@ -67,9 +67,20 @@ typedef struct sym_index_info {
 	uint32_t n_functions;
 	uint32_t n_loads;
 	sym_elf_load loads[SYM_ELF_MAX_LOADS];  /* PT_LOAD segments of the file */
+	uint16_t elf_type;       /* ET_REL (a kernel module, a .o), ET_EXEC, ET_DYN */
+	uint32_t n_sections;     /* allocated sections known by name */
+	uint64_t kernel_stext;   /* value of _stext in .symtab, 0 when none (a kernel image) */
+	uint64_t kernel_text;    /* value of _text, 0 when none */
 } sym_index_info;
 
 void sym_index_get_info(const sym_index *idx, sym_index_info *out);
+
+/*
+ * The address and size of the allocated section called name (the first of
+ * that name): its sh_addr, or for an ET_REL file the address the index laid it
+ * out at. An offset o within it is the address *addr + o. False when none.
+ */
+bool sym_index_section(const sym_index *idx, const char *name, uint64_t *addr, uint64_t *size);
 
 /* One frame of a symbolized address. Strings live in the blob; never NULL. */
 typedef struct sym_frame {

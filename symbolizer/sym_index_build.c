@@ -2,7 +2,8 @@
 /*
  * sym_index_build: the builder's orchestration (API in sym_index.h).
  *
- * probe -> inflate compressed sections -> open with libelf/libdw (and the dwz
+ * probe -> inflate compressed sections, lay out and relocate an ET_REL file
+ * (sym_reloc) -> open with libelf/libdw (and the dwz
  * file from the caller's resolver) -> walk DWARF units on worker threads, each
  * with its own Dwarf handle -> add symbol-table scopes -> merge -> write.
  */
@@ -10,7 +11,7 @@
 #include "symbolizer/sym_index.h"
 #include "symbolizer/sym_dwarf.h"
 #include "symbolizer/sym_elf_util.h"
-#include "symbolizer/sym_inflate.h"
+#include "symbolizer/sym_reloc.h"
 #include "symbolizer/sym_prefer.h"
 #include "symbolizer/sym_index_write.h"
 #include "symbolizer/sym_symtab.h"
@@ -43,7 +44,7 @@ static sym_errc image_init(struct image *im, const void *data, size_t size, uint
 			   sym_error *err)
 {
 	memset(im, 0, sizeof(*im));
-	sym_errc rc = sym_inflate_image(data, size, cap, &im->owned, &im->size, err);
+	sym_errc rc = sym_reloc_prepare(data, size, cap, &im->owned, &im->size, err);
 	if (rc)
 		return rc;
 	if (!im->owned) {
@@ -227,6 +228,24 @@ static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const
 	return rc;
 }
 
+/* The allocated sections with contents or a size, names interned in strs. */
+static sym_errc collect_sections(Elf *elf, sym_strtab *strs, base_vec *out, sym_error *err)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL && out->len < SYM_IX_MAX_SECTIONS) {
+		GElf_Shdr sh;
+		const char *name = sym_elf_section_name(elf, scn, &sh);
+		if (!name || !*name || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size)
+			continue;
+		struct sym_ix_section *s = base_vec_push(out);
+		uint32_t off = sym_strtab_add_cstr(strs, name);
+		if (!s || off == SYM_STR_NONE)
+			return sym_error_set(err, SYM_E_NOMEM, "out of memory reading sections");
+		*s = (struct sym_ix_section){.addr = sh.sh_addr, .size = sh.sh_size, .name = off};
+	}
+	return SYM_OK;
+}
+
 /* Adds the symbol tables' functions and writes the blob. */
 static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *all,
 			     sym_collect *syms, bool from_dwarf, void **blob, size_t *blob_size,
@@ -235,9 +254,17 @@ static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *al
 	sym_errc rc = sym_symtab_collect(elf, syms, err);
 	if (rc)
 		return rc;
-	base_vec symbol_spans;
+	base_vec symbol_spans, sections;
 	base_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
-	if (sym_collect_merge(all, syms, &symbol_spans)) {
+	base_vec_init(&sections, sizeof(struct sym_ix_section), SYM_IX_MAX_SECTIONS);
+	/* A kernel image: where _stext and _text are, for a KASLR slide (pprof's GetBase). */
+	static const char *const kernel_syms[2] = {"_stext", "_text"};
+	uint64_t kernel[2] = {0, 0};
+	if (info->type == ET_EXEC)
+		sym_symtab_find(elf, kernel_syms, kernel, 2);
+	if ((rc = collect_sections(elf, &all->strs, &sections, err))) {
+		/* err says why */
+	} else if (sym_collect_merge(all, syms, &symbol_spans)) {
 		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging symbols");
 	} else if ((rc = sym_prefer_symbol_names(all, &symbol_spans, err))) {
 		/* err says why */
@@ -246,9 +273,12 @@ static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *al
 				   "no DWARF code ranges, line rows or function symbols");
 	} else {
 		sym_index_input in = {.c = all, .symbol_spans = &symbol_spans, .elf = info,
-				      .from_dwarf = from_dwarf};
+				      .from_dwarf = from_dwarf, .sections = sections.data,
+				      .n_sections = (uint32_t)sections.len, .elf_type = info->type,
+				      .kernel_stext = kernel[0], .kernel_text = kernel[1]};
 		rc = sym_index_write(&in, blob, blob_size, err);
 	}
+	base_vec_deinit(&sections);
 	base_vec_deinit(&symbol_spans);
 	return rc;
 }

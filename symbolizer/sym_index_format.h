@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sym_index_format: the on-disk layout of an index blob (version 3).
+ * sym_index_format: the on-disk layout of an index blob (version 4).
  *
+ * Version 4 adds the section table (every allocated section's name, address
+ * and size: an ET_REL file's sections as sym_reloc laid them out, so an offset
+ * within a named section becomes an address), the ELF type, and the kernel's
+ * _stext and _text addresses (KASLR); a relocatable file's ranges are now
+ * those of the relocated DWARF. Older blobs are rejected by version and rebuilt.
  * Version 3 has version 2's layout; its content differs (C++ names qualified
  * from DWARF parents or the .symtab, C's assembler labels as linkage names
  * only, line rows only inside their unit's ranges), so a stored version 2
@@ -23,6 +28,8 @@
  *                             one 64 KiB page: entry k is the first of them, and
  *                             a range's full start is the high bits of its
  *                             bucket's base with its own low 16 bits
+ *   struct sym_ix_section sections[n_sections]  allocated sections, in
+ *                             section-header order (names in strtab)
  *   char   strtab[strtab_size] NUL-terminated strings; offset 0 is ""
  *
  * A packed table is an array of fixed-width rows of bit fields: a row is the
@@ -43,16 +50,23 @@
 #include <stdint.h>
 
 #define SYM_IX_MAGIC "SYMIDX\x1a\n"
-#define SYM_IX_VERSION 3
+#define SYM_IX_VERSION 4
 #define SYM_IX_NONE UINT32_MAX
 #define SYM_IX_MAX_LOADS 16
 #define SYM_IX_MAX_FIELDS 5
 #define SYM_IX_MAX_SHIFT 16
 #define SYM_IX_PAD 8      /* zero bytes after each packed table */
+#define SYM_IX_MAX_SECTIONS 65536
 
 struct sym_ix_load {
 	uint64_t vaddr, offset, filesz, memsz;
 	uint32_t flags, reserved;
+};
+
+struct sym_ix_section {
+	uint64_t addr, size;
+	uint32_t name;     /* string offset */
+	uint32_t reserved;
 };
 
 /* One packed table: where it starts, its row count, its field widths. */
@@ -92,6 +106,11 @@ struct sym_ix_header {
 	struct sym_ix_table funcs;     /* SYM_IX_F_* */
 	struct sym_ix_table files;     /* SYM_IX_FILE_* */
 	struct sym_ix_table buckets;   /* SYM_IX_B_*; count is n_buckets + 1 */
+	uint16_t elf_type;             /* e_type: ET_REL, ET_EXEC, ET_DYN */
+	uint16_t reserved2;
+	uint32_t n_sections;
+	uint64_t off_sections;
+	uint64_t kernel_stext, kernel_text;  /* the symbols' values; 0 when absent */
 };
 
 /*

@@ -212,6 +212,10 @@ static void fill_header(const struct pack *pk, struct sym_ix_header *h)
 		const sym_elf_load *l = &in->elf->loads[i];
 		h->loads[i] = (struct sym_ix_load){l->vaddr, l->offset, l->filesz, l->memsz, l->flags, 0};
 	}
+	h->elf_type = in->elf_type;
+	h->n_sections = in->n_sections;
+	h->kernel_stext = in->kernel_stext;
+	h->kernel_text = in->kernel_text;
 }
 
 static sym_errc layout(struct pack *pk, void **blob, size_t *size, sym_error *err)
@@ -242,6 +246,8 @@ static sym_errc layout(struct pack *pk, void **blob, size_t *size, sym_error *er
 	place(&h.funcs, &off);
 	place(&h.files, &off);
 	place(&h.buckets, &off);
+	h.off_sections = off;
+	off += (uint64_t)h.n_sections * sizeof(struct sym_ix_section);
 	h.off_strtab = off;
 	off = align8(off + c->strs.size);
 	h.blob_size = off;
@@ -259,6 +265,9 @@ static sym_errc layout(struct pack *pk, void **blob, size_t *size, sym_error *er
 	fill(pk, func_row, SYM_IX_F_FIELDS, &h.funcs, b);
 	fill(pk, file_row, SYM_IX_FILE_FIELDS, &h.files, b);
 	fill(pk, bucket_row, SYM_IX_B_FIELDS, &h.buckets, b);
+	if (h.n_sections)
+		memcpy(b + h.off_sections, pk->in->sections,
+		       h.n_sections * sizeof(struct sym_ix_section));
 	memcpy(b + h.off_strtab, c->strs.bytes, c->strs.size);
 	*blob = b;
 	*size = (size_t)off;

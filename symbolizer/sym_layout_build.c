@@ -3,7 +3,8 @@
  * sym_layout_build: the layout builder's orchestration and blob writer (API
  * in sym_layout.h, format in sym_layout_format.h).
  *
- * probe -> inflate compressed sections under a cap -> open with libelf/libdw
+ * probe -> inflate compressed sections under a cap, relocate an ET_REL file
+ * (sym_reloc) -> open with libelf/libdw
  * (and the dwz file from the caller's resolver, as the symbol index does) ->
  * walk the main file's units, then the dwz file's -> sort names -> write.
  * One thread: a Dwarf * stays where it was opened.
@@ -12,7 +13,7 @@
 #include "symbolizer/sym_layout_impl.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_elf_util.h"
-#include "symbolizer/sym_inflate.h"
+#include "symbolizer/sym_reloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static sym_errc opened_open(struct opened *o, const void *data, size_t size, uin
 {
 	size_t isize = 0;
 	memset(o, 0, sizeof(*o));
-	sym_errc rc = sym_inflate_image(data, size, cap, &o->owned, &isize, err);
+	sym_errc rc = sym_reloc_prepare(data, size, cap, &o->owned, &isize, err);
 	if (rc)
 		return rc;
 	if (o->owned) {

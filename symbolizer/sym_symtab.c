@@ -50,6 +50,9 @@ static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank
 		return SYM_OK;
 	size_t n = data->d_size / sh->sh_entsize, shnum = 0;
 	elf_getshdrnum(elf, &shnum);
+	GElf_Ehdr eh;
+	/* An ET_REL symbol's value is an offset in its section (laid out by sym_reloc). */
+	bool rel = gelf_getehdr(elf, &eh) && eh.e_type == ET_REL;
 	const char *file = NULL;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym s;
@@ -62,14 +65,19 @@ static sym_errc read_table(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, int table_rank
 			continue;
 		}
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_shndx >= shnum || s.st_value == 0)
+		    s.st_shndx >= shnum)
 			continue;
 		const char *name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		GElf_Shdr sec;
 		Elf_Scn *sscn = elf_getscn(elf, s.st_shndx);
-		uint64_t sec_end = sscn && gelf_getshdr(sscn, &sec) ? sec.sh_addr + sec.sh_size : 0;
+		bool have_sec = sscn && gelf_getshdr(sscn, &sec);
+		uint64_t sec_end = have_sec ? sec.sh_addr + sec.sh_size : 0;
+		if (rel)
+			s.st_value += have_sec ? sec.sh_addr : 0;
+		if (s.st_value == 0 && !rel)
+			continue;   /* undefined in an executable; a .o's first function is at 0 */
 		struct fsym *f = base_vec_push(syms);
 		if (!f)
 			return sym_error_set(err, SYM_E_NOMEM, "out of memory reading symbols");
@@ -169,4 +177,28 @@ sym_errc sym_symtab_collect(Elf *elf, sym_collect *out, sym_error *err)
 out:
 	base_vec_deinit(&syms);
 	return rc;
+}
+
+void sym_symtab_find(Elf *elf, const char *const *names, uint64_t *values, size_t n)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		size_t count = data->d_size / sh.sh_entsize;
+		for (size_t i = 1; i < count; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(data, (int)i, &s))
+				break;
+			if (s.st_shndx == SHN_UNDEF || !s.st_value || s.st_name == 0)
+				continue;
+			const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
+			for (size_t k = 0; name && k < n; k++)
+				if (!values[k] && !strcmp(name, names[k]))
+					values[k] = s.st_value;
+		}
+	}
 }

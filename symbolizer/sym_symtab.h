@@ -14,4 +14,11 @@
 /* Adds one scope (and function) per chosen symbol, spans at depth 0. */
 sym_errc sym_symtab_collect(Elf *elf, sym_collect *out, sym_error *err);
 
+/*
+ * The values of the .symtab symbols named names[0..n) (defined, non-zero):
+ * values[k] is set when still 0 and a symbol of that name is found (the
+ * kernel's _stext and _text, for KASLR).
+ */
+void sym_symtab_find(Elf *elf, const char *const *names, uint64_t *values, size_t n);
+
 #endif
