@@ -22,6 +22,9 @@ PKGS=(
   rustc time
   # daemon tests: promtool (checks /metrics), protoc (the Node Connect client's code)
   prometheus protobuf-compiler
+  # kernel modules (issue 12, tests/integration/kmod_test.py): a module built at
+  # test time out of tree against Debian's kernel headers (make -C ... M=DIR)
+  linux-headers-cloud-amd64
   # install test: the man pages rendered (man -l) and checked for warnings (groff)
   man-db groff-base
   # deploy/ checkers (tests/integration/deploy_test.py): systemd-analyze, yamllint,

@@ -27,6 +27,8 @@
 
 struct opts {
 	const char *exe, *alt, *index_in, *index_out;
+	const char *section;          /* --section: addresses are offsets within it */
+	uint64_t sec_base, sec_size;  /* its address and size in the index */
 	bool no_inlines, no_demangle, no_debug_lookup, verbose;
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 	size_t n_debug_dirs;
@@ -37,8 +39,9 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: symbolctl addr2line -e FILE [--alt FILE] [--no-inlines] [--no-demangle]\n"
 		"                           [--index-out BLOB] [--debug-dir DIR]... [--no-debug-lookup]\n"
-		"                           [--verbose] [ADDR...]\n"
-		"       symbolctl addr2line --index BLOB [--no-inlines] [--no-demangle] [ADDR...]\n"
+		"                           [--section NAME] [--verbose] [ADDR...]\n"
+		"       symbolctl addr2line --index BLOB [--no-inlines] [--no-demangle]\n"
+		"                           [--section NAME] [ADDR...]\n"
 		"\n"
 		"Symbolizes hex addresses (0x optional) of an ELF file, a binary or a separate\n"
 		"debug file, printing llvm-symbolizer's default format. Without ADDR, reads one\n"
@@ -56,6 +59,9 @@ static void usage(FILE *out)
 		"  -v, --verbose          say on stderr which file the answers come from\n"
 		"  --no-inlines           one frame per address: the function the code belongs to\n"
 		"  --no-demangle          print linkage (mangled) names\n"
+		"  --section NAME         addresses are offsets within section NAME (.text of a\n"
+		"                         kernel module: the address minus\n"
+		"                         /sys/module/M/sections/.text), as eu-addr2line --section\n"
 		"  --index-out BLOB       save the index blob built from FILE\n"
 		"  --index BLOB           answer from a saved index blob instead of FILE\n"
 		"\n"
@@ -66,7 +72,7 @@ static void usage(FILE *out)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	enum { O_ALT = 256, O_NO_INLINES, O_NO_DEMANGLE, O_INDEX, O_INDEX_OUT, O_OBJ, O_DEBUG_DIR,
-	       O_NO_LOOKUP };
+	       O_NO_LOOKUP, O_SECTION };
 	static const struct option longopts[] = {
 		{"exe", required_argument, NULL, 'e'},
 		{"obj", required_argument, NULL, O_OBJ},
@@ -77,6 +83,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{"index-out", required_argument, NULL, O_INDEX_OUT},
 		{"debug-dir", required_argument, NULL, O_DEBUG_DIR},
 		{"no-debug-lookup", no_argument, NULL, O_NO_LOOKUP},
+		{"section", required_argument, NULL, O_SECTION},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -93,6 +100,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case O_INDEX: o->index_in = optarg; break;
 		case O_INDEX_OUT: o->index_out = optarg; break;
 		case O_NO_LOOKUP: o->no_debug_lookup = true; break;
+		case O_SECTION: o->section = optarg; break;
 		case 'v': o->verbose = true; break;
 		case O_DEBUG_DIR:
 			if (o->n_debug_dirs == MAX_DEBUG_DIRS) {
@@ -186,7 +194,11 @@ static void answer(const sym_index *idx, const struct opts *o, uint64_t addr)
 {
 	static sym_frame frames[MAX_FRAMES];
 	static llvm_frame out[MAX_FRAMES];
-	size_t n = sym_index_lookup(idx, addr, frames, MAX_FRAMES);
+	size_t n = 0;
+	if (!o->section)
+		n = sym_index_lookup(idx, addr, frames, MAX_FRAMES);
+	else if (addr < o->sec_size)
+		n = sym_index_lookup(idx, o->sec_base + addr, frames, MAX_FRAMES);
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
 	for (size_t i = 0; i < n; i++) {
@@ -345,6 +357,12 @@ int cmd_addr2line(int argc, char **argv)
 	if (sym_index_load(blob, size, &idx, &err) != SYM_OK) {
 		fprintf(stderr, "symbolctl: %s: %s\n", o.index_in ? o.index_in : o.exe, err.msg);
 		goto out;
+	}
+	if (o.section && !sym_index_section(idx, o.section, &o.sec_base, &o.sec_size)) {
+		fprintf(stderr, "symbolctl addr2line: %s: no allocated section %s\n",
+			o.index_in ? o.index_in : o.exe, o.section);
+		rc = CTL_EXIT_NOT_FOUND;
+		goto out_idx;
 	}
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++)

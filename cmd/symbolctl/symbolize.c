@@ -29,6 +29,7 @@
 struct opts {
 	const char *server;
 	const char *build_id;
+	const char *section;
 	Symbolizer__V1__AddressKind kind;
 	uint64_t memory_start, memory_limit, file_offset;
 	bool no_inline, no_demangle, return_addresses;
@@ -52,7 +53,12 @@ static void usage(FILE *out)
 		"    --memory-start A     where the mapping starts (hex)\n"
 		"    --memory-limit A     where it ends (hex; optional)\n"
 		"    --file-offset O      the file offset it maps (hex)\n"
+		"    (a kernel module: --memory-start is where its section, .text or --section,\n"
+		"     is loaded; vmlinux: the runtime _stext, the KASLR slide found as pprof does)\n"
 		"  --offsets              addresses are offsets in the file\n"
+		"  --section NAME         addresses are offsets within section NAME (e.g. .text of\n"
+		"                         a kernel module); with --runtime, the section whose\n"
+		"                         runtime address --memory-start is\n"
 		"  --return-addresses     addresses are return addresses (looked up at -1)\n"
 		"  --no-inlines           only the function the code belongs to\n"
 		"  --no-demangle          linkage names as in the symbol table\n"
@@ -75,6 +81,7 @@ static Symbolizer__V1__SymbolizeResponse *call_once(const struct opts *o, const 
 	m.memory_start = o->memory_start;
 	m.memory_limit = o->memory_limit;
 	m.file_offset = o->file_offset;
+	m.section = (char *)(o->section ? o->section : "");
 	Symbolizer__V1__Mapping *mp = &m;
 	Symbolizer__V1__Location *locs = calloc(n, sizeof(*locs));
 	Symbolizer__V1__Location **lp = calloc(n, sizeof(*lp));
@@ -238,7 +245,7 @@ static bool parse_args(int argc, char **argv, struct opts *o, uint64_t *addrs, s
 		bool takes_value = !strcmp(a, "--server") || !strcmp(a, "--build-id") ||
 				   !strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
 				   !strcmp(a, "--file-offset") || !strcmp(a, "--wait") ||
-				   !strcmp(a, "--timeout");
+				   !strcmp(a, "--timeout") || !strcmp(a, "--section");
 		if (takes_value && !v) {
 			fprintf(stderr, "symbolctl symbolize: %s needs a value\n", a);
 			return false;
@@ -251,6 +258,8 @@ static bool parse_args(int argc, char **argv, struct opts *o, uint64_t *addrs, s
 			o->build_id = v;
 		} else if (!strcmp(a, "--runtime")) {
 			o->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME;
+		} else if (!strcmp(a, "--section")) {
+			o->section = v;
 		} else if (!strcmp(a, "--offsets")) {
 			o->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET;
 		} else if (!strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
@@ -287,6 +296,12 @@ static bool parse_args(int argc, char **argv, struct opts *o, uint64_t *addrs, s
 		fprintf(stderr, "symbolctl symbolize: --server and --build-id are required\n");
 		return false;
 	}
+	if (o->section && o->kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET) {
+		fprintf(stderr, "symbolctl symbolize: --section and --offsets exclude each other\n");
+		return false;
+	}
+	if (o->section && o->kind != SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME)
+		o->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_SECTION;
 	return true;
 }
 

@@ -18,10 +18,55 @@
 
 /* ---- normalization ---- */
 
+#define ET_EXEC_TYPE 2
+#define ET_REL_TYPE 1
+
+/*
+ * pprof's kernelBase (internal/elfexec): the slide of a kernel image from its
+ * mapping, with the first executable PT_LOAD as the text segment and _stext
+ * (else _text) as the relocation symbol; false when no rule matches.
+ */
+static bool kernel_base(const sym_index_info *info, const Symbolizer__V1__Mapping *m,
+			uint64_t *base)
+{
+	const uint64_t page = 4096, ppc64_page_offset = 0xc000000000000000ull;
+	uint64_t start = m->memory_start, limit = m->memory_limit, offset = m->file_offset;
+	uint64_t stext = info->kernel_stext ? info->kernel_stext : info->kernel_text;
+	const sym_elf_load *seg = NULL;
+	for (uint32_t i = 0; i < info->n_loads && !seg; i++)
+		if (info->loads[i].flags & 1)
+			seg = &info->loads[i];
+	if (start == 0 && offset == 0 && (limit == 0 || limit == UINT64_MAX)) {
+		*base = 0;   /* a mapping of the whole space: addresses already adjusted */
+		return true;
+	}
+	if (!seg)
+		return false;
+	if (seg->vaddr == start - offset) {
+		*base = offset;
+		return true;
+	}
+	if (start == 0 && limit != 0 && stext) {
+		*base = start - stext;
+		return true;
+	}
+	if (start >= (1ull << 63) && limit > start &&
+	    (offset == 0 || offset == ppc64_page_offset || offset == start)) {
+		/* perf's mapping starts at _stext; else at the text segment. */
+		*base = stext && start % page == stext % page ? start - stext : start - seg->vaddr;
+		return true;
+	}
+	if (start % page != 0 && stext && stext % page == start % page) {
+		*base = start - stext;
+		return true;
+	}
+	return false;
+}
+
 bool svc_normalize_address(const sym_index_info *info, const Symbolizer__V1__Mapping *m,
 			   uint64_t address, uint64_t *vaddr)
 {
-	uint64_t off;
+	uint64_t off, base;
 	switch (m->address_kind) {
 	case SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_ELF:
 		*vaddr = address;
@@ -29,6 +74,12 @@ bool svc_normalize_address(const sym_index_info *info, const Symbolizer__V1__Map
 	case SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME:
 		if (address < m->memory_start || (m->memory_limit && address >= m->memory_limit))
 			return false;
+		if (info->elf_type == ET_EXEC_TYPE &&
+		    (info->kernel_stext || info->kernel_text || m->memory_start >= (1ull << 63)) &&
+		    kernel_base(info, m, &base)) {
+			*vaddr = address - base;
+			return true;
+		}
 		off = address - m->memory_start + m->file_offset;
 		if (off < m->file_offset)
 			return false; /* wrapped */
@@ -59,11 +110,61 @@ bool svc_normalize_address(const sym_index_info *info, const Symbolizer__V1__Map
 	return false;
 }
 
+bool svc_section_address(const Symbolizer__V1__Mapping *m, uint64_t sec_addr,
+			 uint64_t sec_size, uint64_t address, uint64_t *vaddr)
+{
+	uint64_t off = address;
+	if (m->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME) {
+		if (address < m->memory_start || (m->memory_limit && address >= m->memory_limit))
+			return false;
+		off = address - m->memory_start;
+	}
+	if (off >= sec_size)
+		return false;
+	*vaddr = sec_addr + off;
+	return true;
+}
+
+const char *svc_mapping_section(const Symbolizer__V1__Mapping *m, const sym_index_info *info)
+{
+	bool by_section =
+		m->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_SECTION ||
+		(m->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME &&
+		 info->elf_type == ET_REL_TYPE);
+	if (!by_section)
+		return NULL;
+	return m->section && *m->section ? m->section : ".text";
+}
+
 /* ---- the response ---- */
 
 void svc_lookup_result_init(svc_lookup_result *r)
 {
 	memset(r, 0, sizeof(*r));
+}
+
+/* A mapping's section (for ADDRESS_KIND_SECTION, or RUNTIME on an ET_REL file). */
+struct sec {
+	const char *name;   /* NULL: addresses are not section offsets */
+	uint64_t addr, size;
+};
+
+/* Finds m's section in its index; false (the mapping made INVALID in *rm) when missing. */
+static bool find_section(const svc_lookup_mapping *m, base_arena *arena, struct sec *s,
+			 svc_response_mapping *rm)
+{
+	memset(s, 0, sizeof(*s));
+	s->name = svc_mapping_section(m->pb, &m->entry->info);
+	if (!s->name || sym_index_section(m->entry->index, s->name, &s->addr, &s->size))
+		return true;
+	char *msg = base_arena_alloc(arena, SYM_ERROR_MSG_MAX);
+	if (msg)
+		snprintf(msg, SYM_ERROR_MSG_MAX, "the file has no allocated section \"%.64s\"",
+			 s->name);
+	rm->status = SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_INVALID;
+	rm->error = msg ? msg : "the file has no such section";
+	rm->flags = 0;
+	return false;
 }
 
 /* The response's bytes appended to body. */
@@ -95,7 +196,8 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	svc_response r;
 	uint32_t *entry_no = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
-	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm) {
+	struct sec *secs = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*secs));
+	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm || !secs) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
 	}
@@ -106,6 +208,8 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		rm[i].retry_after_ms = m->retry_after_ms;
 		rm[i].flags = m->entry ? m->entry->info.flags : 0;
 		entry_no[i] = m->entry ? svc_response_entry(&r, m->entry) : 0;
+		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))
+			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
 	}
 
 	sym_frame frames[MAX_FRAMES];
@@ -114,7 +218,12 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		uint32_t mi = loc->mapping_index;
 		const svc_lookup_mapping *m = &maps[mi];
 		uint64_t vaddr;
-		if (!m->entry || !svc_normalize_address(&m->entry->info, m->pb, loc->address, &vaddr)) {
+		bool ok = m->entry && entry_no[mi] != UINT32_MAX &&
+			  (secs[mi].name ? svc_section_address(m->pb, secs[mi].addr, secs[mi].size,
+							       loc->address, &vaddr)
+					 : svc_normalize_address(&m->entry->info, m->pb, loc->address,
+								 &vaddr));
+		if (!ok) {
 			svc_response_location(&r, 0);
 			continue;
 		}

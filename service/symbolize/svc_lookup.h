@@ -52,6 +52,10 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
  * The ELF virtual address of a location, as pprof normalizes it: a runtime
  * address becomes a file offset (address - memory_start + file_offset), and a
  * file offset becomes an address through the PT_LOAD segment that holds it.
+ * A kernel image (ET_EXEC with _stext or _text, or a mapping in the upper
+ * half): a runtime address less the slide pprof's elfexec.GetBase computes
+ * (kernelBase: memory_start, memory_limit and file_offset as perf records the
+ * kernel mapping, _stext's value, the first executable PT_LOAD).
  * False when the address is outside the mapping or no segment holds it.
  * Separate debug files carry PT_LOADs with p_offset and p_filesz zeroed;
  * their offsets are taken to be p_vaddr minus the first segment's page (the
@@ -59,5 +63,20 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
  */
 bool svc_normalize_address(const sym_index_info *info, const Symbolizer__V1__Mapping *m,
 			   uint64_t address, uint64_t *vaddr);
+
+/*
+ * The section a mapping's addresses are offsets in: Mapping.section (default
+ * ".text") for ADDRESS_KIND_SECTION and for ADDRESS_KIND_RUNTIME on a
+ * relocatable file (a kernel module); NULL otherwise.
+ */
+const char *svc_mapping_section(const Symbolizer__V1__Mapping *m, const sym_index_info *info);
+
+/*
+ * The address of a section offset: the offset is the address itself
+ * (SECTION), or address - memory_start (RUNTIME, memory_start being where the
+ * section is loaded). False outside the mapping or past the section's end.
+ */
+bool svc_section_address(const Symbolizer__V1__Mapping *m, uint64_t sec_addr,
+			 uint64_t sec_size, uint64_t address, uint64_t *vaddr);
 
 #endif

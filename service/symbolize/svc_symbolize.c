@@ -252,8 +252,10 @@ static void resolve_all(struct call *c)
 		svc_lookup_mapping *m = &c->maps[i];
 		m->pb = pm;
 		const char *bad = svc_build_id_check(pm->build_id, &m->id);
-		if (!bad && (unsigned)pm->address_kind > SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET)
-			bad = "address_kind is not one of ELF, RUNTIME, FILE_OFFSET";
+		if (!bad && (unsigned)pm->address_kind > SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_SECTION)
+			bad = "address_kind is not one of ELF, RUNTIME, FILE_OFFSET, SECTION";
+		if (!bad && pm->section && strlen(pm->section) > 255)
+			bad = "section name longer than 255 bytes";
 		if (!bad && pm->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME &&
 		    pm->memory_limit != 0 && pm->memory_limit <= pm->memory_start)
 			bad = "memory_limit must be above memory_start";

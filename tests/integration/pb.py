@@ -28,13 +28,13 @@ def field_bytes(num, data):
     return varint((num << 3) | 2) + varint(len(data)) + data
 
 
-ELF, RUNTIME, FILE_OFFSET = 0, 1, 2
+ELF, RUNTIME, FILE_OFFSET, SECTION = 0, 1, 2, 3
 
 
-def mapping(build_id, memory_start=0, memory_limit=0, file_offset=0, kind=ELF):
+def mapping(build_id, memory_start=0, memory_limit=0, file_offset=0, kind=ELF, section=""):
     return (field_bytes(1, build_id) + field_varint(2, memory_start) +
             field_varint(3, memory_limit) + field_varint(4, file_offset) +
-            field_varint(5, kind))
+            field_varint(5, kind) + (field_bytes(6, section) if section else b""))
 
 
 def location(mapping_index, address, is_return=False):
