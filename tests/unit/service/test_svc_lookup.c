@@ -95,6 +95,99 @@ TEST(runtime_addresses_of_a_separate_debug_file)
 	CHECK(svc_normalize_address(&info, &m, 0x401234, &v) && v == 0x401234);
 }
 
+/* The frames' innermost name at an ELF address of an index. */
+static const char *name_at(const sym_index *idx, uint64_t addr)
+{
+	static sym_frame f[8];
+	size_t n = sym_index_lookup(idx, addr, f, 8);
+	return n ? f[n > 8 ? 7 : n - 1].name : "";
+}
+
+/* kernel_like: .text at 0xffffffff81000000 with _text == _stext, like vmlinux. */
+TEST(runtime_addresses_of_a_kernel_with_kaslr)
+{
+	void *blob;
+	size_t size;
+	sym_index *idx = index_fixture_load("kernel_like", &blob, &size);
+	REQUIRE(idx);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	const uint64_t text = 0xffffffff81000000ull;
+	CHECK_EQ_U(info.elf_type, 2 /* ET_EXEC */);
+	CHECK_EQ_U(info.kernel_stext, text);
+	CHECK_EQ_U(info.kernel_text, text);
+	uint64_t entry = 0, v = 0;
+	for (uint64_t a = text; a < text + 0x100 && !entry; a++)
+		if (!strcmp(name_at(idx, a), "kl_entry"))
+			entry = a;
+	REQUIRE(entry);
+	/* Random page-aligned slides (fixed seed): perf's mapping starts at _stext. */
+	srand(12);
+	for (int i = 0; i < 64; i++) {
+		uint64_t slide = ((uint64_t)(rand() % 0x3f000) + 1) << 12;
+		Symbolizer__V1__Mapping m = mapping(1, text + slide, text + slide + 0x1000000, 0);
+		CHECK(svc_normalize_address(&info, &m, entry + slide + 5, &v) && v == entry + 5);
+		CHECK_STREQ(name_at(idx, v), "kl_entry");
+		/* Outside the mapping: nothing. */
+		CHECK(!svc_normalize_address(&info, &m, text + slide - 1, &v));
+		/* pprof's first rule: start - file_offset is the text segment's vaddr,
+		 * the offset being the slide. */
+		m = mapping(1, text + slide, 0, slide);
+		CHECK(svc_normalize_address(&info, &m, entry + slide, &v) && v == entry);
+		/* The mapping starting at the text segment with _stext elsewhere in the
+		 * page: the slide from the segment. */
+		m = mapping(1, text + slide, text + slide + 0x1000000, 0);
+		CHECK(svc_normalize_address(&info, &m, entry + slide + 1, &v) && v == entry + 1);
+		/* An unslid kernel (pgoff == start, perf's [kernel.kallsyms]). */
+		m = mapping(1, text, text + 0x1000000, 0);
+		CHECK(svc_normalize_address(&info, &m, entry, &v) && v == entry);
+	}
+	/* A mapping of the whole space: addresses are already ELF addresses. */
+	Symbolizer__V1__Mapping whole = mapping(1, 0, UINT64_MAX, 0);
+	CHECK(svc_normalize_address(&info, &whole, entry, &v) && v == entry);
+	/* ELF addresses stay as they are. */
+	Symbolizer__V1__Mapping elf = mapping(0, 0, 0, 0);
+	CHECK(svc_normalize_address(&info, &elf, entry, &v) && v == entry);
+	sym_index_destroy(idx);
+	free(blob);
+}
+
+/* A relocatable file: offsets in a named section, and RUNTIME at the section's load address. */
+TEST(section_offsets_of_an_object)
+{
+	void *blob;
+	size_t size;
+	sym_index *idx = index_fixture_load("reloc_O2.o", &blob, &size);
+	REQUIRE(idx);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	CHECK_EQ_U(info.elf_type, 1 /* ET_REL */);
+	uint64_t base, len, v = 0;
+	REQUIRE(sym_index_section(idx, ".text.startup", &base, &len));
+	Symbolizer__V1__Mapping m = mapping(3, 0, 0, 0);
+	CHECK_STREQ(svc_mapping_section(&m, &info), ".text");   /* the default */
+	m.section = ".text.startup";
+	CHECK_STREQ(svc_mapping_section(&m, &info), ".text.startup");
+	CHECK(svc_section_address(&m, base, len, 4, &v) && v == base + 4);
+	CHECK_STREQ(name_at(idx, v), "main");
+	CHECK(!svc_section_address(&m, base, len, len, &v));      /* past its end */
+	/* RUNTIME on ET_REL: memory_start is where the section is loaded. */
+	m = mapping(1, 0xffffffffc0001000ull, 0xffffffffc0001000ull + len, 0);
+	m.section = ".text.startup";
+	CHECK_STREQ(svc_mapping_section(&m, &info), ".text.startup");
+	CHECK(svc_section_address(&m, base, len, 0xffffffffc0001004ull, &v) && v == base + 4);
+	CHECK(!svc_section_address(&m, base, len, 0xffffffffc0000fffull, &v));
+	/* ELF and FILE_OFFSET mappings, and RUNTIME on an executable, use no section. */
+	m = mapping(0, 0, 0, 0);
+	CHECK(svc_mapping_section(&m, &info) == NULL);
+	sym_index_info exe = info;
+	exe.elf_type = 3;
+	m = mapping(1, 0x1000, 0, 0);
+	CHECK(svc_mapping_section(&m, &exe) == NULL);
+	sym_index_destroy(idx);
+	free(blob);
+}
+
 TEST(index_cache_references_and_bound)
 {
 	const char *names[] = {"c_O2_dw5", "cxx_O2", "c_O0_dw4"};
