@@ -7,6 +7,7 @@
  * (each range start, and the byte before it, find their own range's row).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "symbolizer/sym_bits.h"
 #include "symbolizer/sym_index.h"
@@ -150,6 +151,44 @@ TEST(header_descriptors_checked)
 	CHECK(refused(c, bs));
 	memcpy(c, blob, bs);
 	c[HDR(c)->off_strtab + HDR(c)->strtab_size - 1] = 'x';   /* last string unterminated */
+	CHECK(refused(c, bs));
+	free(c);
+	free(blob);
+}
+
+/* Format 4's section table: extent, count, names; and version 3 blobs refused. */
+TEST(section_table_checked)
+{
+	size_t bs;
+	uint8_t *blob = fixture_blob(&bs);
+	REQUIRE(blob);
+	const struct sym_ix_header *h = HDR(blob);
+	REQUIRE(h->n_sections > 3);
+	const struct sym_ix_section *secs = (const void *)(blob + h->off_sections);
+	bool text = false;
+	for (uint32_t i = 0; i < h->n_sections; i++)
+		text |= !strcmp((const char *)blob + h->off_strtab + secs[i].name, ".text");
+	CHECK(text);
+	uint8_t *c = copy_of(blob, bs);
+	HDR(c)->version = 3;                       /* an index written before sections */
+	sym_error err;
+	sym_index *idx = NULL;
+	CHECK_EQ_U(sym_index_load(c, bs, &idx, &err), SYM_E_BAD_INDEX);
+	CHECK(strstr(err.msg, "version 3, expected 4") != NULL);
+	memcpy(c, blob, bs);
+	HDR(c)->n_sections = SYM_IX_MAX_SECTIONS + 1;
+	CHECK(refused(c, bs));
+	memcpy(c, blob, bs);
+	HDR(c)->n_sections = (uint32_t)(bs / sizeof(struct sym_ix_section));  /* past the end */
+	CHECK(refused(c, bs));
+	memcpy(c, blob, bs);
+	HDR(c)->off_sections += 4;                 /* misaligned */
+	CHECK(refused(c, bs));
+	memcpy(c, blob, bs);
+	HDR(c)->off_sections = bs + 8;
+	CHECK(refused(c, bs));
+	memcpy(c, blob, bs);
+	((struct sym_ix_section *)(c + h->off_sections))[1].name = h->strtab_size;
 	CHECK(refused(c, bs));
 	free(c);
 	free(blob);
