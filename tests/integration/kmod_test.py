@@ -24,12 +24,19 @@ kernel's own CONFIG_DEBUG_INFO flags), then for every byte offset of .text,
     GetTypeLayouts and symbolctl layout -e equals pahole's.
 With no kernel headers installed the test is skipped (exit 77) with the reason.
 
-Usage: kmod_test.py --symbolizerd BIN --symbolctl BIN --source FILE
+With --kaslr FILE (no headers needed; ctest `kernel_kaslr`): the kernel-like
+fixture (.text at 0xffffffff81000000, _stext) through symbolizerd with
+ADDRESS_KIND_RUNTIME under random KASLR slides (fixed seed), perf's kernel
+mapping (memory_start = the slid _stext), equals eu-addr2line at the ELF
+addresses.
+
+Usage: kmod_test.py --symbolizerd BIN --symbolctl BIN (--source FILE | --kaslr FILE)
 """
 import argparse
 import glob
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -298,12 +305,58 @@ def check_layouts(a, url, bid, ko):
     print("layouts: kmt_item through GetTypeLayouts and layout -e equals pahole's")
 
 
+def check_kaslr(a, path, work):
+    dbg = os.path.join(work, "debug")
+    bid = build_id(path)
+    os.makedirs(os.path.join(dbg, ".build-id", bid[:2]))
+    shutil.copy(path, os.path.join(dbg, ".build-id", bid[:2], bid[2:] + ".debug"))
+    _, out, _ = run(["nm", path])
+    stext = int(re.search(r"^([0-9a-f]+) T _stext$", out, re.M).group(1), 16)
+    size = sections(path)[".text"][0]
+    addrs = list(range(stext, stext + size))
+    ref = eu_answers(path, addrs)
+    check(sum(1 for r in ref if r) > size // 2, "eu-addr2line knows too little of kernel_like")
+    rnd = random.Random(20260412)
+    slides = [rnd.randrange(1, 0x3f000) << 12 for _ in range(8)] + [0]
+    d = Daemon(a.symbolizerd, os.path.join(work, "data"), os.path.join(work, "daemon.log"),
+               debug_dirs=[dbg])
+    try:
+        maps = [pb.mapping(bid, kind=pb.RUNTIME, memory_start=stext + sl,
+                           memory_limit=stext + sl + 0x1000000) for sl in slides]
+        locs = [pb.location(m, x + sl) for m, sl in enumerate(slides) for x in addrs]
+        resp = d.symbolize(maps, locs, max_wait_ms=30000)
+        check(all(m["status"] == 1 for m in resp["mappings"]), "statuses %r" % resp["mappings"])
+        got = [pb.frames(resp, i) for i in range(len(locs))]
+        diff("KASLR", list(range(len(locs))), got, ref * len(slides))
+        print("KASLR: %d slides x %d addresses of kernel_like agree with eu-addr2line"
+              % (len(slides), size))
+    except Exception:
+        print(d.log_text()[-4000:])
+        raise
+    finally:
+        d.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symbolizerd", required=True)
     ap.add_argument("--symbolctl", required=True)
-    ap.add_argument("--source", required=True)
+    ap.add_argument("--source")
+    ap.add_argument("--kaslr")
     a = ap.parse_args()
+    if a.kaslr:
+        work = tempfile.mkdtemp(prefix="kaslr_test.")
+        try:
+            check_kaslr(a, a.kaslr, work)
+        except TestFailure as e:
+            print("FAIL:", e)
+            return 1
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print("PASS")
+        return 0
+    if not a.source:
+        ap.error("give --source FILE or --kaslr FILE")
     headers = find_headers()
     if not headers:
         print("SKIP: no /usr/src/linux-headers-*-amd64 with a Makefile "
