@@ -145,9 +145,9 @@ static sym_errc apply_section(Elf *elf, struct rel_ctx *c, Elf_Scn *rscn, const 
 			break;
 		if (!rela)
 			r = (GElf_Rela){.r_offset = rl.r_offset, .r_info = rl.r_info};
-		bool is64 = gelf_getclass(elf) == ELFCLASS64;
-		unsigned type = is64 ? GELF_R_TYPE(r.r_info) : ELF32_R_TYPE(r.r_info);
-		size_t symi = is64 ? GELF_R_SYM(r.r_info) : ELF32_R_SYM(r.r_info);
+		/* libelf gives a 32-bit file's r_info in the 64-bit layout too. */
+		unsigned type = (unsigned)GELF_R_TYPE(r.r_info);
+		size_t symi = GELF_R_SYM(r.r_info);
 		unsigned w = abs_width(c->machine, type);
 		uint64_t s;
 		if (!w || r.r_offset > tsh.sh_size || w > tsh.sh_size - r.r_offset ||
