@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const Symbolizer__V1__Mapping *p = x->mappings[i], *q = y->mappings[i];
 			if (!same_str(p->build_id, q->build_id) || p->memory_start != q->memory_start ||
 			    p->memory_limit != q->memory_limit || p->file_offset != q->file_offset ||
-			    p->address_kind != q->address_kind)
+			    p->address_kind != q->address_kind || !same_str(p->section, q->section))
 				abort();
 		}
 		if (x->options && (x->options->no_inline != y->options->no_inline ||
