@@ -328,6 +328,15 @@ def check_kaslr(a, path, work):
         check(all(m["status"] == 1 for m in resp["mappings"]), "statuses %r" % resp["mappings"])
         got = [pb.frames(resp, i) for i in range(len(locs))]
         diff("KASLR", list(range(len(locs))), got, ref * len(slides))
+        # Offsets within .text of the kernel image; a section it lacks is INVALID.
+        resp = d.symbolize([pb.mapping(bid, kind=pb.SECTION),
+                            pb.mapping(bid, kind=pb.SECTION, section=".nope")],
+                           [pb.location(0, x - stext) for x in addrs] + [pb.location(1, 0)])
+        st = [pb.STATUS[m["status"]] for m in resp["mappings"]]
+        check(st == ["OK", "INVALID"] and ".nope" in resp["mappings"][1]["error"],
+              "section mappings: %r" % resp["mappings"])
+        got = [pb.frames(resp, i) for i in range(len(addrs) + 1)]
+        diff("SECTION on kernel_like", list(range(len(got))), got, ref + [[]])
         print("KASLR: %d slides x %d addresses of kernel_like agree with eu-addr2line"
               % (len(slides), size))
     except Exception:
