@@ -22,6 +22,8 @@ PKGS=(
   rustc time
   # daemon tests: promtool (checks /metrics), protoc (the Node Connect client's code)
   prometheus protobuf-compiler
+  # scale-out test (issue 13): nginx in front of three replicas
+  nginx
   # install test: the man pages rendered (man -l) and checked for warnings (groff)
   man-db groff-base
   # deploy/ checkers (tests/integration/deploy_test.py): systemd-analyze, yamllint,
