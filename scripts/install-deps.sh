@@ -25,6 +25,8 @@ PKGS=(
   # kernel modules (issue 12, tests/integration/kmod_test.py): a module built at
   # test time out of tree against Debian's kernel headers (make -C ... M=DIR)
   linux-headers-cloud-amd64
+  # scale-out test (issue 13): nginx in front of three replicas
+  nginx
   # install test: the man pages rendered (man -l) and checked for warnings (groff)
   man-db groff-base
   # deploy/ checkers (tests/integration/deploy_test.py): systemd-analyze, yamllint,

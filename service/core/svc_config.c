@@ -45,6 +45,7 @@ void svc_config_deinit(svc_config *c)
 	free(c->data_dir);
 	free_list(&c->debug_dirs, &c->n_debug_dirs);
 	free_list(&c->upstreams, &c->n_upstreams);
+	free_list(&c->peer_servers, &c->n_peer_servers);
 	c->data_dir = NULL;
 }
 
@@ -65,10 +66,11 @@ static bool valid_url(const char *s, size_t len)
 	return (len > 7 && !strncmp(s, "http://", 7)) || (len > 8 && !strncmp(s, "https://", 8));
 }
 
-svc_errc svc_config_set_upstreams(svc_config *c, const char *list, svc_error *err)
+/* Replaces *urls with the http(s) URLs of a comma- or space-separated list. */
+static svc_errc set_url_list(char ***urls, size_t *n, const char *what, const char *list,
+			     svc_error *err)
 {
-	free_list(&c->upstreams, &c->n_upstreams);
-	c->upstreams_set_ = true;
+	free_list(urls, n);
 	const char *p = list;
 	while (*p) {
 		while (*p == ',' || isspace((unsigned char)*p))
@@ -80,13 +82,24 @@ svc_errc svc_config_set_upstreams(svc_config *c, const char *list, svc_error *er
 		while (keep > 0 && p[keep - 1] == '/')
 			keep--;
 		if (!valid_url(p, keep))
-			return svc_error_set(err, SVC_E_INVALID, "upstream '%.*s': not an http(s) URL",
-					     (int)(len > 200 ? 200 : len), p);
-		if (!list_add(&c->upstreams, &c->n_upstreams, p, keep))
+			return svc_error_set(err, SVC_E_INVALID, "%s '%.*s': not an http(s) URL",
+					     what, (int)(len > 200 ? 200 : len), p);
+		if (!list_add(urls, n, p, keep))
 			return svc_error_set(err, SVC_E_NOMEM, "config: out of memory");
 		p += len;
 	}
 	return SVC_OK;
+}
+
+svc_errc svc_config_set_upstreams(svc_config *c, const char *list, svc_error *err)
+{
+	c->upstreams_set_ = true;
+	return set_url_list(&c->upstreams, &c->n_upstreams, "upstream", list, err);
+}
+
+svc_errc svc_config_set_peer_servers(svc_config *c, const char *list, svc_error *err)
+{
+	return set_url_list(&c->peer_servers, &c->n_peer_servers, "peer server", list, err);
 }
 
 static bool set_data_dir(void *obj, const char *val, char *err, size_t err_size)
@@ -124,6 +137,15 @@ static bool set_upstreams(void *obj, const char *val, char *err, size_t err_size
 	return false;
 }
 
+static bool set_peer_servers(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_error e;
+	if (svc_config_set_peer_servers(obj, val, &e) == SVC_OK)
+		return true;
+	snprintf(err, err_size, "%s", e.msg);
+	return false;
+}
+
 #define F(name, meta, kind, field, max, help) \
 	{name, meta, kind, offsetof(svc_config, field), max, NULL, help}
 #define C(name, meta, fn, help) {name, meta, BASE_FLAG_CUSTOM, 0, 0, fn, help}
@@ -135,6 +157,9 @@ static const base_flag flags[] = {
 	C("--debuginfod-upstream-servers", "URL[,URL...]", set_upstreams,
 	  "upstreams in order; default $DEBUGINFOD_URLS, else\n" SVC_DEFAULT_UPSTREAM
 	  "; '' for none"),
+	C("--peer-servers", "URL[,URL...]", set_peer_servers,
+	  "peer tier asked before the upstreams: the nginx\n"
+	  "front of a replica set; none by default"),
 	F("--negative-cache-ttl", "DUR", BASE_FLAG_DURATION, negative_cache_ttl_ms, 0,
 	  "remember 'not found' for DUR (10m)"),
 	F("--error-cache-ttl", "DUR", BASE_FLAG_DURATION, error_cache_ttl_ms, 0,

@@ -14,6 +14,10 @@
  *                                     upstream debuginfod servers, asked in order;
  *                                     absent: $DEBUGINFOD_URLS (space-separated); absent
  *                                     too: https://debuginfod.elfutils.org/; "" = none
+ *   --peer-servers URL[,URL...]       the peer tier (issue 13, scale-out): debuginfod
+ *                                     servers asked before the upstreams, with
+ *                                     X-Symbolizer-Peer: 1; a peer's 404 is final (the
+ *                                     owner asked the upstreams); none by default
  *   --negative-cache-ttl DUR          how long "not found" is remembered (10m)
  *   --error-cache-ttl DUR             how long an upstream failure is remembered (30s)
  *   --upstream-timeout DUR            progress timeout of a download: connect, first
@@ -54,6 +58,8 @@ typedef struct svc_config {
 	size_t n_debug_dirs;
 	char **upstreams;            /* base URLs without a trailing '/', asked in order */
 	size_t n_upstreams;
+	char **peer_servers;         /* asked before the upstreams; a 404 there is final */
+	size_t n_peer_servers;
 	int64_t negative_cache_ttl_ms;
 	int64_t error_cache_ttl_ms;
 	int64_t upstream_timeout_ms;
@@ -87,5 +93,7 @@ svc_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, svc_error
 /* Replaces the upstream list from a comma- or space-separated string
  * ("" = none). Each must be an http:// or https:// URL. */
 svc_errc svc_config_set_upstreams(svc_config *c, const char *list, svc_error *err);
+/* Replaces the peer-tier list the same way. */
+svc_errc svc_config_set_peer_servers(svc_config *c, const char *list, svc_error *err);
 
 #endif

@@ -422,7 +422,11 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 	if (r->max_size == 0)
 		r->max_size = UINT64_MAX;
 	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
-	svc_fetcher *f = far && d->o.local_fetcher ? d->o.local_fetcher : d->o.fetcher;
+	bool from_peer = evhttp_find_header(evhttp_request_get_input_headers(req),
+					    "X-Symbolizer-Peer") != NULL;
+	svc_fetcher *f = far && d->o.local_fetcher		  ? d->o.local_fetcher
+			 : from_peer && d->o.owner_fetcher ? d->o.owner_fetcher
+							   : d->o.fetcher;
 	svc_fetch_kind fk = r->kind == K_DEBUGINFO ? SVC_FETCH_DEBUGINFO : SVC_FETCH_SYMBOLS;
 	svc_errc e = svc_fetch_start(f, &r->id, fk, fetched, r);
 	if (e != SVC_OK) {

@@ -102,6 +102,14 @@ static void answered(svc_fetch_flight *fl, svc_upstream *u, svc_http_result *res
 	} else if (res->status == 404) {
 		u->st.not_found++;
 		breaker_success(fl->f, u);
+		if (u->peer) {
+			/* The owner of the build ID asked every source it has, the
+			 * upstreams included: asking them again here is pointless. */
+			svc_walk_note(fl, "peer %s: not found (its owner asked the upstreams)", u->url);
+			fl->server = fl->f->n_ups;
+			svc_walk_next(fl);
+			return;
+		}
 		next_server(fl);
 	} else if (res->status == 406) {
 		too_large(fl, u, res);
@@ -161,6 +169,7 @@ void svc_download_start(svc_fetch_flight *fl)
 		.timeout_ms = f->cfg.upstream_timeout_ms,
 		.min_progress = f->cfg.upstream_min_progress,
 		.max_size = f->cfg.max_debuginfo_size,
+		.peer = u->peer,
 	};
 	svc_breaker_request(&u->breaker, base_mono_ms());
 	f->active++;

@@ -63,6 +63,7 @@ bool svc_breaker_failure(svc_breaker *b, int64_t now_ms, int threshold, int64_t 
 
 typedef struct svc_upstream {
 	char *url;
+	bool peer;               /* of the peer tier: X-Symbolizer-Peer, its 404 is final */
 	int active;
 	svc_breaker breaker;
 	svc_upstream_stats st;

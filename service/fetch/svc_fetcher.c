@@ -114,24 +114,30 @@ static bool copy_config(svc_fetcher *f, const svc_config *c)
 	f->cfg.data_dir = NULL;
 	f->cfg.debug_dirs = dup_list(c->debug_dirs, c->n_debug_dirs);
 	f->cfg.upstreams = dup_list(c->upstreams, c->n_upstreams);
+	f->cfg.peer_servers = dup_list(c->peer_servers, c->n_peer_servers);
 	if (f->cfg.max_concurrent_fetches < 1)
 		f->cfg.max_concurrent_fetches = 1;
 	if (f->cfg.max_fetches_per_upstream < 1)
 		f->cfg.max_fetches_per_upstream = 1;
 	if (f->cfg.fetch_workers < 1)
 		f->cfg.fetch_workers = 1;
-	return f->cfg.debug_dirs && f->cfg.upstreams; /* each list whole or NULL */
+	/* each list whole or NULL */
+	return f->cfg.debug_dirs && f->cfg.upstreams && f->cfg.peer_servers;
 }
 
+/* The servers in the order they are asked: the peer tier, then the upstreams. */
 static bool make_upstreams(svc_fetcher *f)
 {
-	f->n_ups = f->cfg.n_upstreams;
+	size_t n_peers = f->cfg.n_peer_servers;
+	f->n_ups = n_peers + f->cfg.n_upstreams;
 	f->ups = calloc(f->n_ups ? f->n_ups : 1, sizeof(*f->ups));
 	if (!f->ups)
 		return false;
 	for (size_t i = 0; i < f->n_ups; i++) {
-		f->ups[i].url = f->cfg.upstreams[i];
-		f->ups[i].st.url = f->ups[i].url;
+		svc_upstream *u = &f->ups[i];
+		u->peer = i < n_peers;
+		u->url = u->peer ? f->cfg.peer_servers[i] : f->cfg.upstreams[i - n_peers];
+		u->st.url = u->url;
 	}
 	return true;
 }
@@ -199,6 +205,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	free(f->ups);
 	free_list(f->cfg.debug_dirs, f->cfg.n_debug_dirs);
 	free_list(f->cfg.upstreams, f->cfg.n_upstreams);
+	free_list(f->cfg.peer_servers, f->cfg.n_peer_servers);
 	free(f->user_agent);
 	free(f);
 }

@@ -355,9 +355,13 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	r->easy = curl_easy_init();
 	r->headers = curl_slist_append(NULL, maxsize);
 	/* Federation loops (issue 13): a daemon asked with hops >= its --max-hops
-	 * asks no upstream, so replicas listing each other stop after one hop. */
+	 * asks no upstream, so replicas listing each other stop after one hop.
+	 * The peer tier is not a hop: the owner asked through it goes to its
+	 * upstreams, and never back to its own peer tier. */
 	struct curl_slist *hops =
-		r->headers ? curl_slist_append(r->headers, "X-Symbolizer-Hops: 1") : NULL;
+		r->headers ? curl_slist_append(r->headers, r->o.peer ? "X-Symbolizer-Peer: 1"
+								    : "X-Symbolizer-Hops: 1")
+			   : NULL;
 	if (hops)
 		r->headers = hops;
 	r->watchdog = event_new(h->base, -1, EV_PERSIST, watchdog_cb, r);

@@ -51,6 +51,7 @@ typedef struct svc_http_opts {
 	int64_t timeout_ms;      /* progress window (and connect timeout) */
 	uint64_t min_progress;   /* bytes per window */
 	uint64_t max_size;       /* cap on the body; also sent as X-DEBUGINFOD-MAXSIZE */
+	bool peer;               /* to the peer tier: X-Symbolizer-Peer: 1, not a hop */
 } svc_http_opts;
 
 /* user_agent: e.g. "symbolizer/0.1.0". NULL on failure. */

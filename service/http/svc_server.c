@@ -237,11 +237,20 @@ static bool start_resolution(svc_server *s, svc_error *err)
 	/* Requests past --max-hops: the same sources without upstreams, and no
 	 * negative result remembered (the full search may still find it). */
 	svc_config local = s->config;
-	local.n_upstreams = 0;
+	local.n_upstreams = local.n_peer_servers = 0;
 	local.negative_cache_ttl_ms = local.error_cache_ttl_ms = 0;
 	fo.config = &local;
 	if (!(s->local_fetcher = svc_fetcher_create(&fo, err)))
 		return false;
+	/* Requests from a replica through the peer tier (X-Symbolizer-Peer): we
+	 * own the build ID, so the upstreams, never the peer tier again. */
+	if (s->config.n_peer_servers) {
+		svc_config owner = s->config;
+		owner.n_peer_servers = 0;
+		fo.config = &owner;
+		if (!(s->owner_fetcher = svc_fetcher_create(&fo, err)))
+			return false;
+	}
 	int workers = s->o.workers > 0 ? (int)s->o.workers : online_cpus();
 	s->o.workers = (uint32_t)workers;
 	if (!(s->pool = svc_pool_create(s->base, workers)) ||
@@ -325,6 +334,7 @@ static bool start_rpc(svc_server *s)
 	s->rpc = svc_rpc_create(&ro, methods, sizeof(methods) / sizeof(methods[0]));
 	svc_debuginfod_options dopt = {
 		.store = s->store, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
+		.owner_fetcher = s->owner_fetcher,
 		.pool = s->pool,
 		.debug_dirs = s->config.debug_dirs, .n_debug_dirs = s->config.n_debug_dirs,
 		.max_hops = s->o.max_hops, .max_section_bytes = s->config.max_debuginfo_size,
@@ -470,6 +480,8 @@ void svc_server_destroy(svc_server *s)
 	s->fetcher = NULL;
 	svc_fetcher_destroy(s->local_fetcher);
 	s->local_fetcher = NULL;
+	svc_fetcher_destroy(s->owner_fetcher);
+	s->owner_fetcher = NULL;
 	svc_resolver_destroy(s->resolver);
 	svc_layout_destroy(s->layout);
 	if (s->http)

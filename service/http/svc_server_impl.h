@@ -36,6 +36,7 @@ struct svc_server {
 	stor_db *store;
 	svc_fetcher *fetcher;
 	svc_fetcher *local_fetcher;  /* no upstreams: debuginfod requests past --max-hops */
+	svc_fetcher *owner_fetcher;  /* no peer tier: requests from it (NULL: no peers) */
 	svc_pool *pool;
 	svc_response_pool *responses;  /* response tables lent to calls */
 	svc_index_cache *cache;
