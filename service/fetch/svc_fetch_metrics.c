@@ -31,6 +31,10 @@ static void render_fetches(const svc_fetcher *f, base_buf *b)
 		base_expo_u64(b, "symbolizer_fetches_total", outcomes[k].labels, outcomes[k].v);
 	base_expo_family(b, "symbolizer_fetches_in_flight", "gauge", "Build IDs being fetched now.");
 	base_expo_u64(b, "symbolizer_fetches_in_flight", "", fs.in_flight);
+	base_expo_family(b, "symbolizer_fetch_deferrals_total", "counter",
+			 "Times a fetch put off a server whose every slot was busy and asked the "
+			 "next ones first.");
+	base_expo_u64(b, "symbolizer_fetch_deferrals_total", "", fs.deferred);
 }
 
 /* One sample of a per-server family: name{server="URL"[,extra]} v. */

@@ -148,6 +148,7 @@ typedef struct svc_fetcher_stats {
 	uint64_t local_hits;     /* found in a local debug dir */
 	uint64_t upstream_hits;  /* downloaded */
 	uint64_t not_found, errors, too_large;
+	uint64_t deferred;       /* a busy server put off: the next ones asked first */
 	size_t in_flight;        /* build IDs being fetched now */
 	size_t downloads;        /* downloads in flight now */
 	size_t queued;           /* waiting for a download slot */
