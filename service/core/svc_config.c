@@ -195,7 +195,7 @@ static const base_flag flags[] = {
 	F("--upstream-breaker-cooldown", "DUR", BASE_FLAG_DURATION, upstream_breaker_cooldown_ms,
 	  0, "how long an open breaker skips a server (30s)"),
 	C("--upstream-netrc", "FILE", set_netrc,
-	  "netrc file with upstream credentials (none)"),
+	  "netrc file with upstream credentials; '' = none"),
 	C("--upstream-redirects", "same-host|any|none", set_redirects,
 	  "redirects followed (same-host: same host and port)"),
 	F("--upstream-busy-defer", "DUR", BASE_FLAG_DURATION, upstream_busy_defer_ms, 0,
