@@ -79,7 +79,7 @@ void svc_slot_busy_update(svc_fetcher *f, svc_upstream *u)
 static bool may_defer(const svc_fetch_flight *fl)
 {
 	const svc_fetcher *f = fl->f;
-	return !fl->revisit && fl->server + 1 < f->n_ups && fl->server < 64 &&
+	return !fl->revisit && fl->attempt == 0 && fl->server + 1 < f->n_ups && fl->server < 64 &&
 	       f->ups[fl->server].busy_since != 0;
 }
 

@@ -110,7 +110,9 @@ static bool answer_from_store(svc_fetch_flight *fl, const stor_meta *m)
 		finish_with_alt(fl, m->alt_len != 0, &alt);
 		return true;
 	}
-	if (m->state != STOR_STATE_PRESENT && fresh) {
+	/* A negative record does not stop a dwz file's flight that knows where the
+	 * file should be (a look in the local dirs is cheap). */
+	if (m->state != STOR_STATE_PRESENT && fresh && !fl->path_hint) {
 		f->st.cache_hits++;
 		fl->res.cached = true;
 		fl->res.status = m->state == STOR_STATE_NOT_FOUND   ? SVC_FETCH_NOT_FOUND
