@@ -153,7 +153,7 @@ static bool origin_of(const char *url, char **host, char **port)
 
 static bool same_origin(const char *a, const char *b)
 {
-	char *ha, *pa, *hb, *pb;
+	char *ha = NULL, *pa = NULL, *hb = NULL, *pb = NULL;
 	bool same = origin_of(a, &ha, &pa) && origin_of(b, &hb, &pb) && !strcasecmp(ha, hb) &&
 		    !strcmp(pa, pb);
 	curl_free(ha);
