@@ -32,6 +32,15 @@ src_status src_find(src_source *s, const sym_build_id *id, src_kind want, uint64
 	return s->ops->find(s, id, want, max_size, out, err);
 }
 
+src_status src_find_at(src_source *s, const char *path, const sym_build_id *id, src_kind want,
+		       uint64_t max_size, src_file *out, sym_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s->ops->find_at || !path || !*path || !id || id->len == 0)
+		return SRC_NOT_FOUND;
+	return s->ops->find_at(s, path, id, want, max_size, out, err);
+}
+
 sym_errc src_scan(src_source *s, src_scan_fn fn, void *arg, sym_error *err)
 {
 	if (!s->ops->scan)

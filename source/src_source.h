@@ -40,6 +40,9 @@ typedef enum src_status {
 	SRC_TOO_LARGE,           /* nothing found, and a candidate was over max_size */
 } src_status;
 
+/* Longest path a source reports (the dwz file's location). */
+#define SRC_PATH_MAX 4096
+
 /* A found file. */
 typedef struct src_file {
 	void *data;              /* the whole file (malloc'ed; src_file_release frees it) */
@@ -47,6 +50,9 @@ typedef struct src_file {
 	src_kind kind;           /* what it is: DEBUGINFO when it carries DWARF */
 	sym_elf_info info;       /* its probe (build ID, dwz link, ...) */
 	const char *origin;      /* where it came from (a directory); valid while the source lives */
+	/* info.has_alt: the absolute path of the dwz file the link names (a relative
+	 * link resolved against the file's directory); "" when unknown. */
+	char alt_where[SRC_PATH_MAX];
 } src_file;
 
 void src_file_release(src_file *file);
@@ -65,6 +71,13 @@ typedef struct src_ops {
 	 */
 	src_status (*find)(src_source *s, const sym_build_id *id, src_kind want, uint64_t max_size,
 			   src_file *out, sym_error *err);
+	/*
+	 * Looks for the file of id at path, as a link names it (a dwz file named by
+	 * .gnu_debugaltlink): only a path inside the source is read, and the file
+	 * must carry id as always. NULL when the source has no paths.
+	 */
+	src_status (*find_at)(src_source *s, const char *path, const sym_build_id *id,
+			      src_kind want, uint64_t max_size, src_file *out, sym_error *err);
 	/* Lists what the source holds; NULL when it cannot (local directories). */
 	sym_errc (*scan)(src_source *s, src_scan_fn fn, void *arg, sym_error *err);
 	void (*destroy)(src_source *s);
@@ -78,6 +91,9 @@ struct src_source {
 /* The operations, through the table. */
 src_status src_find(src_source *s, const sym_build_id *id, src_kind want, uint64_t max_size,
 		    src_file *out, sym_error *err);
+/* SRC_NOT_FOUND when the source has no find_at. */
+src_status src_find_at(src_source *s, const char *path, const sym_build_id *id, src_kind want,
+		       uint64_t max_size, src_file *out, sym_error *err);
 /* SYM_E_UNSUPPORTED when the source has no scan. */
 sym_errc src_scan(src_source *s, src_scan_fn fn, void *arg, sym_error *err);
 /* NULL is a no-op. */

@@ -195,11 +195,12 @@ static void print_stats(struct run *r)
 	svc_fetcher_stats st;
 	svc_fetcher_get_stats(r->fetcher, &st);
 	printf("fetcher started=%llu joined=%llu cache_hits=%llu local_hits=%llu "
-	       "upstream_hits=%llu not_found=%llu errors=%llu too_large=%llu\n",
+	       "upstream_hits=%llu not_found=%llu errors=%llu too_large=%llu deferred=%llu\n",
 	       (unsigned long long)st.started, (unsigned long long)st.joined,
 	       (unsigned long long)st.cache_hits, (unsigned long long)st.local_hits,
 	       (unsigned long long)st.upstream_hits, (unsigned long long)st.not_found,
-	       (unsigned long long)st.errors, (unsigned long long)st.too_large);
+	       (unsigned long long)st.errors, (unsigned long long)st.too_large,
+	       (unsigned long long)st.deferred);
 	svc_upstream_stats ups[64];
 	size_t n = svc_fetcher_get_upstreams(r->fetcher, ups, 64);
 	static const char *const states[] = {"closed", "open", "half_open"};

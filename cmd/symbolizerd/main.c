@@ -19,6 +19,7 @@
 #include "base/base_log.h"
 #include "base/base_version.h"
 #include "service/core/svc_config.h"
+#include "service/core/svc_url_display.h"
 #include "service/http/svc_server.h"
 
 static bool set_log_level(void *obj, const char *value, char *err, size_t err_size)
@@ -67,8 +68,9 @@ static void log_listening(const svc_server *srv, const svc_config *config)
 	char upstreams[1024] = "";
 	for (size_t i = 0; i < config->n_upstreams; i++) {
 		size_t n = strlen(upstreams);
+		char shown[512];
 		snprintf(upstreams + n, sizeof(upstreams) - n, "%s%s", i ? "," : "",
-			 config->upstreams[i]);
+			 svc_url_display(config->upstreams[i], shown, sizeof(shown)));
 	}
 	char dirs[1024] = "";
 	for (size_t i = 0; i < config->n_debug_dirs; i++) {

@@ -4,6 +4,7 @@
  * settings (see svc_config.h).
  */
 #include "service/core/svc_config.h"
+#include "service/core/svc_url_display.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,6 +28,8 @@ void svc_config_init(svc_config *c)
 	c->upstream_breaker_failures = 5;
 	c->upstream_breaker_cooldown_ms = 30 * 1000;
 	c->fetch_workers = 2;
+	c->upstream_redirects = SVC_REDIRECTS_SAME_HOST;
+	c->upstream_busy_defer_ms = 1000;
 }
 
 static void free_list(char ***list, size_t *n)
@@ -81,9 +84,13 @@ static svc_errc set_url_list(char ***urls, size_t *n, const char *what, const ch
 		size_t keep = len;
 		while (keep > 0 && p[keep - 1] == '/')
 			keep--;
-		if (!valid_url(p, keep))
-			return svc_error_set(err, SVC_E_INVALID, "%s '%.*s': not an http(s) URL",
-					     what, (int)(len > 200 ? 200 : len), p);
+		if (!valid_url(p, keep)) {
+			char shown[208];
+			snprintf(shown, sizeof(shown), "%.*s", (int)(len > 200 ? 200 : len), p);
+			char safe[216];
+			return svc_error_set(err, SVC_E_INVALID, "%s '%s': not an http(s) URL", what,
+					     svc_url_display(shown, safe, sizeof(safe)));
+		}
 		if (!list_add(urls, n, p, keep))
 			return svc_error_set(err, SVC_E_NOMEM, "config: out of memory");
 		p += len;
@@ -146,6 +153,33 @@ static bool set_peer_servers(void *obj, const char *val, char *err, size_t err_s
 	return false;
 }
 
+static bool set_netrc(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_config *c = obj;
+	if (strlen(val) >= sizeof(c->upstream_netrc)) {
+		snprintf(err, err_size, "path too long");
+		return false;
+	}
+	snprintf(c->upstream_netrc, sizeof(c->upstream_netrc), "%s", val);
+	return true;
+}
+
+static bool set_redirects(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_config *c = obj;
+	if (!strcmp(val, "same-host"))
+		c->upstream_redirects = SVC_REDIRECTS_SAME_HOST;
+	else if (!strcmp(val, "any"))
+		c->upstream_redirects = SVC_REDIRECTS_ANY;
+	else if (!strcmp(val, "none"))
+		c->upstream_redirects = SVC_REDIRECTS_NONE;
+	else {
+		snprintf(err, err_size, "'%s': want same-host, any or none", val);
+		return false;
+	}
+	return true;
+}
+
 #define F(name, meta, kind, field, max, help) \
 	{name, meta, kind, offsetof(svc_config, field), max, NULL, help}
 #define C(name, meta, fn, help) {name, meta, BASE_FLAG_CUSTOM, 0, 0, fn, help}
@@ -165,7 +199,8 @@ static const base_flag flags[] = {
 	F("--error-cache-ttl", "DUR", BASE_FLAG_DURATION, error_cache_ttl_ms, 0,
 	  "remember upstream failures for DUR (30s)"),
 	F("--upstream-timeout", "DUR", BASE_FLAG_DURATION, upstream_timeout_ms, 0,
-	  "progress timeout of a download (90s)"),
+	  "deadline of all attempts on one server, and\n"
+	  "progress window of a download (90s)"),
 	F("--upstream-min-progress", "SIZE", BASE_FLAG_SIZE, upstream_min_progress, 0,
 	  "bytes each timeout window must bring (100K)"),
 	F("--max-debuginfo-size", "SIZE", BASE_FLAG_SIZE, max_debuginfo_size, 0,
@@ -184,6 +219,12 @@ static const base_flag flags[] = {
 	  "failures in a row that open a breaker (5)"),
 	F("--upstream-breaker-cooldown", "DUR", BASE_FLAG_DURATION, upstream_breaker_cooldown_ms,
 	  0, "how long an open breaker skips a server (30s)"),
+	C("--upstream-netrc", "FILE", set_netrc,
+	  "netrc file with upstream credentials; '' = none"),
+	C("--upstream-redirects", "same-host|any|none", set_redirects,
+	  "redirects followed (same-host: same host and port)"),
+	F("--upstream-busy-defer", "DUR", BASE_FLAG_DURATION, upstream_busy_defer_ms, 0,
+	  "all slots of a server busy this long: ask the\nnext one first (1s)"),
 	F("--fetch-workers", "N", BASE_FLAG_INT, fetch_workers, 100000,
 	  "threads for local files and store writes (2)"),
 };

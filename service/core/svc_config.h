@@ -20,9 +20,10 @@
  *                                     owner asked the upstreams); none by default
  *   --negative-cache-ttl DUR          how long "not found" is remembered (10m)
  *   --error-cache-ttl DUR             how long an upstream failure is remembered (30s)
- *   --upstream-timeout DUR            progress timeout of a download: connect, first
- *                                     byte, and each window of DUR must bring
- *                                     --upstream-min-progress bytes (90s)
+ *   --upstream-timeout DUR            deadline of all attempts of one fetch on one
+ *                                     server (retries included); also the progress
+ *                                     window: connect, first byte, and each window of
+ *                                     DUR must bring --upstream-min-progress bytes (90s)
  *   --upstream-min-progress SIZE      bytes per timeout window (100K)
  *   --max-debuginfo-size SIZE         largest file accepted (2G); sent upstream as
  *                                     X-DEBUGINFOD-MAXSIZE and enforced on arrival
@@ -34,6 +35,13 @@
  *   --upstream-breaker-failures N     consecutive failures that open a server's
  *                                     circuit breaker (5)
  *   --upstream-breaker-cooldown DUR   how long an open breaker skips the server (30s)
+ *   --upstream-netrc FILE             netrc file with upstream credentials (libcurl's
+ *                                     CURLOPT_NETRC_FILE), instead of user:pw@ in URLs
+ *   --upstream-redirects same-host|any|none
+ *                                     which redirects are followed (same-host: same
+ *                                     host and port; the default)
+ *   --upstream-busy-defer DUR         every slot of a server busy this long: a build
+ *                                     ID asks the next servers first, then comes back (1s)
  * DUR: a number with unit ms, s, m, h (a bare number is seconds).
  * SIZE: a number with optional K, M, G, T (powers of 1024).
  */
@@ -51,6 +59,13 @@
 #define SVC_DEFAULT_UPSTREAM "https://debuginfod.elfutils.org/"
 #define SVC_DEFAULT_DEBUG_DIR "/usr/lib/debug"
 #define SVC_DEFAULT_DATA_DIR "./symbolizer-data"
+
+/* --upstream-redirects: which redirects an upstream may send us to. */
+typedef enum svc_redirects {
+	SVC_REDIRECTS_SAME_HOST = 0, /* same host and port (the default) */
+	SVC_REDIRECTS_ANY,           /* any http(s) URL */
+	SVC_REDIRECTS_NONE,          /* none: a redirect is an error */
+} svc_redirects;
 
 typedef struct svc_config {
 	char *data_dir;
@@ -73,6 +88,9 @@ typedef struct svc_config {
 	int upstream_breaker_failures;
 	int64_t upstream_breaker_cooldown_ms;
 	int fetch_workers;           /* threads that read local files and write the store */
+	char upstream_netrc[1024];   /* netrc file with upstream credentials; "" = none */
+	int upstream_redirects;      /* svc_redirects: which redirects are followed */
+	int64_t upstream_busy_defer_ms; /* a server busy this long: ask the next one first */
 	/* private: whether a flag set the lists (so defaults do not apply) */
 	bool debug_dirs_set_, upstreams_set_;
 } svc_config;

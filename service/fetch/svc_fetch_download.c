@@ -5,7 +5,9 @@
  * worker to check and store; 404 asks the next server; 406 or a body over the
  * cap ends the walk as too large; 5xx, 429, timeouts and broken connections
  * are retried with backoff on the same server, then the next one, and count
- * against its circuit breaker.
+ * against its circuit breaker. All attempts of a flight on one server share
+ * one deadline (--upstream-timeout from the first): no retry starts past it,
+ * and each request gets only the time left.
  */
 #include "service/fetch/svc_fetch_impl.h"
 
@@ -16,8 +18,7 @@
 
 static void next_server(svc_fetch_flight *fl)
 {
-	fl->server++;
-	fl->attempt = 0;
+	svc_walk_advance(fl);
 	svc_walk_next(fl);
 }
 
@@ -41,12 +42,17 @@ static void retry_or_next(svc_fetch_flight *fl, svc_upstream *u, const char *why
 			      u->url, (double)f->cfg.upstream_breaker_cooldown_ms / 1000.0,
 			      u->breaker.consecutive_failures, why);
 	}
-	if (fl->attempt < f->cfg.upstream_retries && svc_breaker_allows(&u->breaker, base_mono_ms())) {
+	int64_t now = base_mono_ms();
+	if (fl->attempt < f->cfg.upstream_retries && svc_breaker_allows(&u->breaker, now)) {
 		int64_t base = f->cfg.upstream_retry_backoff_ms;
 		int64_t delay = base << fl->attempt;
 		if (delay > SVC_FETCH_BACKOFF_MAX_MS)
 			delay = SVC_FETCH_BACKOFF_MAX_MS;
 		delay += base > 0 ? rand() % (base / 2 + 1) : 0; /* jitter */
+		if (now + delay >= fl->deadline) {
+			next_server(fl); /* the server's time for this fetch is up */
+			return;
+		}
 		fl->attempt++;
 		svc_fetch_flight_schedule(fl, delay);
 		return;
@@ -60,8 +66,10 @@ static void got_body(svc_fetch_flight *fl, svc_upstream *u, svc_http_result *res
 	svc_fetch_job *j = svc_job_new(SVC_JOB_STORE, fl->want);
 	if (j) {
 		j->data = res->body;
+		j->fd = res->fd;
 		j->size = res->size;
 		res->body = NULL;
+		res->fd = -1;
 		snprintf(j->source, sizeof(j->source), "%s", u->url);
 		if (fl->want == STOR_KIND_EXECUTABLE)
 			svc_walk_exec_meta(fl, &j->meta_in);
@@ -69,8 +77,7 @@ static void got_body(svc_fetch_flight *fl, svc_upstream *u, svc_http_result *res
 	if (!j || !svc_job_submit(fl, j)) {
 		fl->any_error = true;
 		svc_walk_note(fl, "out of memory");
-		fl->server++;
-		svc_walk_next(fl);
+		next_server(fl);
 	}
 }
 
@@ -88,6 +95,7 @@ static void too_large(svc_fetch_flight *fl, svc_upstream *u, const svc_http_resu
 		svc_walk_note(fl, "upstream %s: %s", u->url, res->error);
 	/* Every server gets the same cap: asking the next one is pointless. */
 	fl->server = f->n_ups;
+	fl->deferred = 0;
 	svc_walk_next(fl);
 }
 
@@ -107,6 +115,7 @@ static void answered(svc_fetch_flight *fl, svc_upstream *u, svc_http_result *res
 			 * upstreams included: asking them again here is pointless. */
 			svc_walk_note(fl, "peer %s: not found (its owner asked the upstreams)", u->url);
 			fl->server = fl->f->n_ups;
+			fl->deferred = 0;
 			svc_walk_next(fl);
 			return;
 		}
@@ -135,13 +144,23 @@ static void http_done(svc_http_result *res, void *arg)
 	fl->req = NULL;
 	f->active--;
 	u->active--;
+	svc_slot_busy_update(f, u);
 	svc_breaker_request_end(&u->breaker);
-	if (res->failure == SVC_HTTP_OK)
+	if (res->failure == SVC_HTTP_OK) {
 		answered(fl, u, res);
-	else if (res->failure == SVC_HTTP_TOO_LARGE)
+	} else if (res->failure == SVC_HTTP_TOO_LARGE) {
 		too_large(fl, u, res);
-	else
+	} else if (res->failure == SVC_HTTP_LOCAL || res->failure == SVC_HTTP_REDIRECT) {
+		/* Ours, or a refusal by policy: no retry, not the server's failure. */
+		u->st.failures++;
+		fl->any_error = true;
+		svc_walk_note(fl, "upstream %s: %s", u->url, res->error);
+		if (res->failure == SVC_HTTP_LOCAL)
+			svc_fetch_log(f, "%s: upstream %s: %s", fl->hex, u->url, res->error);
+		next_server(fl);
+	} else {
 		retry_or_next(fl, u, res->error);
+	}
 	svc_slot_dispatch(f);
 }
 
@@ -150,7 +169,7 @@ static void start_failed(svc_fetch_flight *fl, svc_upstream *u, const char *why)
 {
 	fl->any_error = true;
 	svc_walk_note(fl, "upstream %s: %s", u->url, why);
-	fl->server++;
+	svc_walk_advance(fl);
 	svc_fetch_flight_schedule(fl, 0);
 }
 
@@ -159,27 +178,36 @@ void svc_download_start(svc_fetch_flight *fl)
 	svc_fetcher *f = fl->f;
 	svc_upstream *u = &f->ups[fl->server];
 	svc_error err = {0};
-	char *url = svc_fetch_url(u->url, fl->hex,
+	char *url = svc_fetch_url(u->fetch_url, fl->hex,
 				  fl->want == STOR_KIND_DEBUGINFO ? "debuginfo" : "executable", &err);
 	if (!url) {
 		start_failed(fl, u, err.msg);
 		return;
 	}
+	int64_t now = base_mono_ms();
+	if (fl->attempt == 0)
+		fl->deadline = now + f->cfg.upstream_timeout_ms;
 	svc_http_opts o = {
 		.timeout_ms = f->cfg.upstream_timeout_ms,
+		.total_ms = fl->deadline > now ? fl->deadline - now : 1,
 		.min_progress = f->cfg.upstream_min_progress,
 		.max_size = f->cfg.max_debuginfo_size,
 		.peer = u->peer,
+		.spool_dir = f->spool_dir,
+		.netrc = f->cfg.upstream_netrc[0] ? f->cfg.upstream_netrc : NULL,
+		.redirects = (svc_http_redirects)f->cfg.upstream_redirects,
 	};
 	svc_breaker_request(&u->breaker, base_mono_ms());
 	f->active++;
 	u->active++;
+	svc_slot_busy_update(f, u);
 	u->st.requests++;
 	fl->req = svc_http_get(f->http, url, &o, http_done, fl);
 	free(url);
 	if (!fl->req) {
 		f->active--;
 		u->active--;
+		svc_slot_busy_update(f, u);
 		svc_breaker_request_end(&u->breaker);
 		start_failed(fl, u, "could not start a request");
 	}

@@ -30,6 +30,8 @@ static void flight_free(svc_fetch_flight *fl)
 		free(w);
 	if (fl->timer)
 		event_free(fl->timer);
+	free(fl->path_hint);
+	free(fl->alt_where);
 	free(fl);
 }
 

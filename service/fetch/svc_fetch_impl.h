@@ -62,9 +62,11 @@ bool svc_breaker_failure(svc_breaker *b, int64_t now_ms, int threshold, int64_t 
 /* ---- the fetcher's objects ---- */
 
 typedef struct svc_upstream {
-	char *url;
+	char *url;               /* for display: userinfo redacted (svc_url_display) */
+	const char *fetch_url;   /* as configured, credentials included: requests only */
 	bool peer;               /* of the peer tier: X-Symbolizer-Peer, its 404 is final */
 	int active;
+	int64_t busy_since;      /* monotonic ms since every slot is taken; 0: not */
 	svc_breaker breaker;
 	svc_upstream_stats st;
 } svc_upstream;
@@ -91,6 +93,11 @@ struct svc_fetch_flight {
 	bool holding_exec;       /* the store holds the executable; look for debuginfo only */
 	size_t server;
 	int attempt;
+	int64_t deadline;        /* of the attempts on this server (monotonic ms) */
+	uint64_t deferred;       /* servers put off while busy, asked after the others */
+	bool revisit;            /* the walk is past the last server, on the deferred ones */
+	char *path_hint;         /* a dwz file: where the file needing it says it is */
+	char *alt_where;         /* the dwz file of this flight's file: its path, if known */
 	/* Outcome of the walk in progress, and of the debuginfo walk once done. */
 	bool any_error, too_large;
 	char walk_error[SYM_ERROR_MSG_MAX];
@@ -125,6 +132,8 @@ struct svc_fetcher {
 	size_t n_ups;
 	svc_flight_table flights; /* build ID -> its flight */
 	svc_fetch_queue queue;
+	struct event *defer_timer; /* moves queued flights off busy servers */
+	char *spool_dir;         /* DATA/tmp: downloads land here; NULL: in memory */
 	int active;              /* downloads in flight */
 	bool shutting_down;
 	svc_fetcher_stats st;
@@ -157,6 +166,9 @@ void svc_walk_on_timer(svc_fetch_flight *fl);
 void svc_walk_start(svc_fetch_flight *fl, stor_kind want);
 /* Asks the next upstream that may be asked, or ends the walk. */
 void svc_walk_next(svc_fetch_flight *fl);
+/* Moves the cursor to the next server: the following one, and past the last,
+ * the deferred ones in order (fl->server == n_ups when none is left). */
+void svc_walk_advance(svc_fetch_flight *fl);
 /* Keeps the first error of a walk (the most telling: the best server's). */
 void svc_walk_note(svc_fetch_flight *fl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For a walk of the executable: the expiry and text that say why there is no
@@ -179,7 +191,11 @@ typedef struct svc_fetch_job {
 	stor_kind want;
 	/* in */
 	void *data;              /* JOB_STORE: the downloaded body (owned) */
+	int fd;                  /* JOB_STORE: the spooled body (owned), or -1 */
+	bool mapped;             /* data is fd's mapping */
 	size_t size;
+	char path_hint[SRC_PATH_MAX]; /* JOB_LOCAL: also look here (a dwz file's path) */
+	char alt_where[SRC_PATH_MAX]; /* out: where the found file's dwz file is */
 	char source[STOR_SOURCE_MAX];
 	stor_meta meta_in;       /* neg_expiry/last_error for an executable */
 	/* out */
@@ -221,6 +237,13 @@ void svc_queue_remove(svc_fetch_queue *q, svc_fetch_flight *fl);
 svc_errc svc_slot_request(svc_fetch_flight *fl, svc_error *err);
 /* Starts queued flights whose server has room, oldest first. */
 void svc_slot_dispatch(svc_fetcher *f);
+/* Should fl put its server off (every slot busy for --upstream-busy-defer,
+ * and another server after it)? */
+bool svc_slot_should_defer(const svc_fetch_flight *fl, int64_t now_ms);
+/* The download of a server started or ended: its busy time. */
+void svc_slot_busy_update(svc_fetcher *f, svc_upstream *u);
+/* The fetcher's defer timer: queued flights move off busy servers. */
+void svc_slot_defer_cb(evutil_socket_t fd, short what, void *arg);
 
 /* ---- URLs (svc_fetch_url.c) ---- */
 

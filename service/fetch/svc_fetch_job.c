@@ -7,9 +7,12 @@
  */
 #include "service/fetch/svc_fetch_impl.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want)
 {
@@ -17,14 +20,46 @@ svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want)
 	if (j) {
 		j->type = type;
 		j->want = want;
+		j->fd = -1;
 	}
 	return j;
 }
 
 static void job_free(svc_fetch_job *j)
 {
-	free(j->data);
+	if (j->mapped)
+		munmap(j->data, j->size);
+	else
+		free(j->data);
+	if (j->fd >= 0)
+		close(j->fd);
 	free(j);
+}
+
+/* A spooled body: mapped read-only for the check and the store write. */
+static bool map_spooled(svc_fetch_job *j)
+{
+	if (j->fd < 0 || j->size == 0)
+		return true;
+	void *p = mmap(NULL, j->size, PROT_READ, MAP_PRIVATE, j->fd, 0);
+	if (p == MAP_FAILED) {
+		snprintf(j->error, sizeof(j->error), "mapping the download: %s", strerror(errno));
+		return false;
+	}
+	j->data = p;
+	j->mapped = true;
+	return true;
+}
+
+static void take_found(svc_fetch_job *j, src_file *file)
+{
+	j->found = SRC_FOUND;
+	j->data = file->data;
+	j->size = file->size;
+	j->kind = svc_fetch_stor_kind(file->kind);
+	j->info = file->info;
+	snprintf(j->source, sizeof(j->source), "%s", file->origin);
+	snprintf(j->alt_where, sizeof(j->alt_where), "%s", file->alt_where);
 }
 
 /* Asks the sources in order; the first good file wins. The error of the last
@@ -44,13 +79,22 @@ static void find_in_sources(svc_fetch_job *j)
 			j->found = SRC_TOO_LARGE;
 		if (st != SRC_FOUND)
 			continue;
-		j->found = SRC_FOUND;
-		j->data = file.data;
-		j->size = file.size;
-		j->kind = svc_fetch_stor_kind(file.kind);
-		j->info = file.info;
-		snprintf(j->source, sizeof(j->source), "%s", file.origin);
+		take_found(j, &file);
 		return;
+	}
+	/* A dwz file: where the file that needs it says it is (no .build-id
+	 * entry for it in Debian's packages). */
+	for (size_t i = 0; j->path_hint[0] && i < f->n_sources; i++) {
+		src_file file;
+		sym_error err = {0};
+		if (src_find_at(f->sources[i], j->path_hint, &j->fl->base.id,
+				svc_fetch_src_kind(j->want), f->cfg.max_debuginfo_size, &file,
+				&err) == SRC_FOUND) {
+			take_found(j, &file);
+			return;
+		}
+		if (err.code != SYM_OK)
+			snprintf(j->error, sizeof(j->error), "%s", err.msg);
 	}
 }
 
@@ -67,6 +111,10 @@ static void job_work(void *arg)
 	} else {
 		sym_error err = {0};
 		src_kind kind = SRC_KIND_EXECUTABLE;
+		if (!map_spooled(j)) {
+			j->check = SYM_E_IO;
+			return;
+		}
 		j->check = src_check_file(j->data, j->size, &j->fl->base.id, &kind, &j->info, &err);
 		j->kind = svc_fetch_stor_kind(kind);
 		if (j->check != SYM_OK) {
@@ -113,8 +161,7 @@ static void body_rejected(svc_fetch_flight *fl, svc_fetch_job *j)
 	svc_fetch_log(f, "upstream %s: %s: rejected: %s", u->url, fl->hex, j->error);
 	svc_walk_note(fl, "upstream %s: %s", u->url, j->error);
 	fl->any_error = true;
-	fl->server++;
-	fl->attempt = 0;
+	svc_walk_advance(fl);
 	svc_walk_next(fl);
 }
 
@@ -171,6 +218,8 @@ static void job_done(void *arg, bool cancelled)
 				f->st.upstream_hits++;
 			else
 				f->st.local_hits++;
+			free(fl->alt_where);
+			fl->alt_where = j->alt_where[0] ? strdup(j->alt_where) : NULL;
 			svc_walk_succeed(fl, j->kind, j->size, j->source, &j->info);
 		}
 	}

@@ -74,8 +74,18 @@ static void render_upstreams(const svc_fetcher *f, base_buf *b)
 			      svc_breaker_state_at(&f->ups[i].breaker, now) == SVC_BREAKER_OPEN);
 }
 
+/* Appended after the others: the families above keep their order. */
+static void render_deferrals(const svc_fetcher *f, base_buf *b)
+{
+	base_expo_family(b, "symbolizer_fetch_deferrals_total", "counter",
+			 "Times a fetch put off a server whose every slot was busy and asked the "
+			 "next ones first.");
+	base_expo_u64(b, "symbolizer_fetch_deferrals_total", "", f->st.deferred);
+}
+
 void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out)
 {
 	render_fetches(f, out);
 	render_upstreams(f, out);
+	render_deferrals(f, out);
 }

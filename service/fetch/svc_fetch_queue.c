@@ -4,8 +4,20 @@
  * queue of flights waiting for one (svc_fetch_impl.h). The queue is FIFO and
  * bounded: a flight that would have to wait while it is full is refused, so a
  * burst of build IDs cannot make it grow without limit.
+ *
+ * A server whose every slot has been busy for --upstream-busy-defer (twelve
+ * trickling downloads, say) does not hold up build IDs it may not even have:
+ * a flight that would wait for it asks the servers after it first, and comes
+ * back to it only when they do not have the file (svc_walk_advance). Flights
+ * already queued for it are moved on by the defer timer.
  */
 #include "service/fetch/svc_fetch_impl.h"
+
+#include <stdlib.h>
+
+#include <event2/event.h>
+
+#include "base/base_clock.h"
 
 void svc_queue_init(svc_fetch_queue *q, size_t max)
 {
@@ -54,6 +66,71 @@ static bool slot_free(const svc_fetcher *f, const svc_upstream *u)
 	       u->active < f->cfg.max_fetches_per_upstream;
 }
 
+void svc_slot_busy_update(svc_fetcher *f, svc_upstream *u)
+{
+	if (u->active < f->cfg.max_fetches_per_upstream)
+		u->busy_since = 0;
+	else if (!u->busy_since)
+		u->busy_since = base_mono_ms();
+}
+
+/* Could fl put its server off, now or once the server has been busy long
+ * enough? */
+static bool may_defer(const svc_fetch_flight *fl)
+{
+	const svc_fetcher *f = fl->f;
+	/* Never past the peer tier: the owner downloads for the whole replica
+	 * set, and going around it would download a second time. */
+	return !fl->revisit && fl->attempt == 0 && fl->server + 1 < f->n_ups && fl->server < 64 &&
+	       !f->ups[fl->server].peer && f->ups[fl->server].busy_since != 0;
+}
+
+bool svc_slot_should_defer(const svc_fetch_flight *fl, int64_t now_ms)
+{
+	return may_defer(fl) &&
+	       now_ms - fl->f->ups[fl->server].busy_since >= fl->f->cfg.upstream_busy_defer_ms;
+}
+
+/* Wakes the defer timer when the first queued flight could move on. */
+static void arm_defer(svc_fetcher *f)
+{
+	if (!f->defer_timer || evtimer_pending(f->defer_timer, NULL))
+		return;
+	int64_t now = base_mono_ms(), when = -1;
+	for (svc_fetch_flight *fl = f->queue.head; fl; fl = fl->qnext) {
+		if (!may_defer(fl))
+			continue;
+		int64_t t = f->ups[fl->server].busy_since + f->cfg.upstream_busy_defer_ms;
+		if (when < 0 || t < when)
+			when = t;
+	}
+	if (when < 0)
+		return;
+	int64_t d = when > now ? when - now : 0;
+	struct timeval tv = {d / 1000, (d % 1000) * 1000};
+	evtimer_add(f->defer_timer, &tv);
+}
+
+void svc_slot_defer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	svc_fetcher *f = arg;
+	int64_t now = base_mono_ms();
+	size_t n = 0;
+	svc_fetch_flight **moving = malloc((f->queue.len ? f->queue.len : 1) * sizeof(*moving));
+	for (svc_fetch_flight *fl = f->queue.head; moving && fl; fl = fl->qnext)
+		if (svc_slot_should_defer(fl, now))
+			moving[n++] = fl;
+	for (size_t i = 0; i < n; i++) {
+		/* Out of the queue; the walk defers the busy server and goes on. */
+		svc_queue_remove(&f->queue, moving[i]);
+		svc_walk_next(moving[i]);
+	}
+	free(moving);
+	arm_defer(f);
+}
+
 void svc_slot_dispatch(svc_fetcher *f)
 {
 	svc_fetch_flight *fl = f->queue.head;
@@ -86,5 +163,7 @@ svc_errc svc_slot_request(svc_fetch_flight *fl, svc_error *err)
 				     f->queue.len);
 	}
 	svc_slot_dispatch(f);
+	if (fl->queued)
+		arm_defer(f);
 	return SVC_OK;
 }

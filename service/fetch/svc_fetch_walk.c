@@ -54,6 +54,10 @@ static bool start_alt(svc_fetch_flight *fl)
 	if (svc_fetch_start(f, &fl->res.alt_id, SVC_FETCH_DEBUGINFO, svc_walk_alt_done, fl) != SVC_OK)
 		return false;
 	fl->alt_wait = svc_fetch_flight_find(f, &fl->res.alt_id);
+	/* Where the debug file says its dwz file is: the alt flight looks there
+	 * too (its store check runs later, from its timer). */
+	if (fl->alt_wait && fl->alt_where && !fl->alt_wait->path_hint)
+		fl->alt_wait->path_hint = strdup(fl->alt_where);
 	return true;
 }
 
@@ -106,7 +110,9 @@ static bool answer_from_store(svc_fetch_flight *fl, const stor_meta *m)
 		finish_with_alt(fl, m->alt_len != 0, &alt);
 		return true;
 	}
-	if (m->state != STOR_STATE_PRESENT && fresh) {
+	/* A negative record does not stop a dwz file's flight that knows where the
+	 * file should be (a look in the local dirs is cheap). */
+	if (m->state != STOR_STATE_PRESENT && fresh && !fl->path_hint) {
 		f->st.cache_hits++;
 		fl->res.cached = true;
 		fl->res.status = m->state == STOR_STATE_NOT_FOUND   ? SVC_FETCH_NOT_FOUND
@@ -145,11 +151,15 @@ void svc_walk_start(svc_fetch_flight *fl, stor_kind want)
 	fl->want = want;
 	fl->server = 0;
 	fl->attempt = 0;
+	fl->deferred = 0;
+	fl->revisit = false;
 	fl->any_error = fl->too_large = false;
 	fl->walk_error[0] = '\0';
 	if (fl->f->n_sources) {
 		svc_fetch_job *j = svc_job_new(SVC_JOB_LOCAL, want);
 		if (j) {
+			if (fl->path_hint)
+				snprintf(j->path_hint, sizeof(j->path_hint), "%s", fl->path_hint);
 			if (want == STOR_KIND_EXECUTABLE)
 				svc_walk_exec_meta(fl, &j->meta_in);
 			if (svc_job_submit(fl, j))
@@ -161,11 +171,36 @@ void svc_walk_start(svc_fetch_flight *fl, stor_kind want)
 
 static void walk_exhausted(svc_fetch_flight *fl);
 
+void svc_walk_advance(svc_fetch_flight *fl)
+{
+	size_t n = fl->f->n_ups;
+	fl->attempt = 0;
+	if (!fl->revisit && fl->server < n)
+		fl->server++;
+	if (fl->server < n && !fl->revisit)
+		return;
+	if (!fl->deferred) {
+		fl->server = n;
+		return;
+	}
+	fl->revisit = true;
+	fl->server = (size_t)__builtin_ctzll(fl->deferred);
+	fl->deferred &= fl->deferred - 1;
+}
+
 void svc_walk_next(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
 	while (fl->server < f->n_ups) {
 		svc_upstream *u = &f->ups[fl->server];
+		if (svc_slot_should_defer(fl, base_mono_ms())) {
+			/* Every slot of this server busy for a while: the next ones
+			 * first, this one after them. */
+			fl->deferred |= 1ull << fl->server;
+			f->st.deferred++;
+			svc_walk_advance(fl);
+			continue;
+		}
 		if (svc_breaker_allows(&u->breaker, base_mono_ms())) {
 			svc_error err = {0};
 			if (svc_slot_request(fl, &err) == SVC_OK)
@@ -177,13 +212,13 @@ void svc_walk_next(svc_fetch_flight *fl)
 				svc_fetch_log(f, "%s: %s; refusing until it drains", fl->hex, err.msg);
 			f->queue.full_logged = true;
 			fl->server = f->n_ups;
+			fl->deferred = 0;
 			break;
 		}
 		u->st.skipped++;
 		fl->any_error = true;
 		svc_walk_note(fl, "upstream %s: skipped, circuit breaker open", u->url);
-		fl->server++;
-		fl->attempt = 0;
+		svc_walk_advance(fl);
 	}
 	walk_exhausted(fl);
 }

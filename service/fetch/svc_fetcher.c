@@ -11,8 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
 
 #include "base/base_clock.h"
+#include "service/core/svc_url_display.h"
 
 #ifndef SYMBOLIZER_VERSION
 #define SYMBOLIZER_VERSION "0.1.0"
@@ -136,9 +143,40 @@ static bool make_upstreams(svc_fetcher *f)
 	for (size_t i = 0; i < f->n_ups; i++) {
 		svc_upstream *u = &f->ups[i];
 		u->peer = i < n_peers;
-		u->url = u->peer ? f->cfg.peer_servers[i] : f->cfg.upstreams[i - n_peers];
+		u->fetch_url = u->peer ? f->cfg.peer_servers[i] : f->cfg.upstreams[i - n_peers];
+		if (!(u->url = svc_url_display_dup(u->fetch_url)))
+			return false;
 		u->st.url = u->url;
 	}
+	return true;
+}
+
+/* DATA/tmp, where downloads are spooled: made when absent, emptied of what a
+ * crash left (files are unlinked as soon as made; a crash in between leaves
+ * "dl-*"). NULL without a data dir: downloads stay in memory. */
+static bool make_spool_dir(svc_fetcher *f, const char *data_dir, svc_error *err)
+{
+	if (!data_dir)
+		return true;
+	size_t n = strlen(data_dir) + sizeof("/tmp");
+	if (!(f->spool_dir = malloc(n))) {
+		svc_error_set(err, SVC_E_NOMEM, "fetcher: out of memory");
+		return false;
+	}
+	snprintf(f->spool_dir, n, "%s/tmp", data_dir);
+	if (mkdir(f->spool_dir, 0700) != 0 && errno != EEXIST) {
+		svc_error_set(err, SVC_E_IO, "fetcher: %s: %s", f->spool_dir, strerror(errno));
+		return false;
+	}
+	DIR *d = opendir(f->spool_dir);
+	if (!d) {
+		svc_error_set(err, SVC_E_IO, "fetcher: %s: %s", f->spool_dir, strerror(errno));
+		return false;
+	}
+	for (struct dirent *e; (e = readdir(d));)
+		if (!strncmp(e->d_name, "dl-", 3))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
 	return true;
 }
 
@@ -168,9 +206,14 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 		svc_fetcher_destroy(f);
 		return NULL;
 	}
+	if (!make_spool_dir(f, o->config->data_dir, err)) {
+		svc_fetcher_destroy(f);
+		return NULL;
+	}
 	f->http = svc_http_create(f->base, f->user_agent);
 	f->pool = svc_pool_create(f->base, f->cfg.fetch_workers);
-	if (!f->http || !f->pool) {
+	f->defer_timer = evtimer_new(f->base, svc_slot_defer_cb, f);
+	if (!f->http || !f->pool || !f->defer_timer) {
 		svc_error_set(err, SVC_E_NOMEM, "fetcher: cannot start HTTP client or workers");
 		svc_fetcher_destroy(f);
 		return NULL;
@@ -195,6 +238,9 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	f->http = NULL;
 	svc_pool_destroy(f->pool);
 	f->pool = NULL;
+	if (f->defer_timer)
+		event_free(f->defer_timer);
+	f->defer_timer = NULL;
 	/* Owe every external waiter an answer. */
 	svc_fetch_flight_abort_all(f, "fetcher shutting down");
 	svc_flight_table_deinit(&f->flights);
@@ -202,7 +248,10 @@ void svc_fetcher_destroy(svc_fetcher *f)
 		for (size_t i = 0; i < f->n_sources; i++)
 			src_destroy(f->sources[i]);
 	free(f->sources);
+	for (size_t i = 0; f->ups && i < f->n_ups; i++)
+		free(f->ups[i].url);
 	free(f->ups);
+	free(f->spool_dir);
 	free_list(f->cfg.debug_dirs, f->cfg.n_debug_dirs);
 	free_list(f->cfg.upstreams, f->cfg.n_upstreams);
 	free_list(f->cfg.peer_servers, f->cfg.n_peer_servers);

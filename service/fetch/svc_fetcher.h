@@ -31,7 +31,15 @@
  *  - a file is stored only when it is an ELF whose GNU build-ID note equals the
  *    requested ID; otherwise ERROR naming the server, and nothing is stored;
  *  - a debug file with .gnu_debugaltlink gets its dwz supplementary file fetched
- *    the same way (by the build ID in that section) before the callback runs.
+ *    the same way (by the build ID in that section) before the callback runs;
+ *    when the debug file came from a local dir, the dwz file is also looked
+ *    for at the path the link names (inside a debug dir, build ID checked);
+ *  - all attempts on one server share one deadline (upstream_timeout_ms from
+ *    the first request); a server whose every slot has been busy for
+ *    upstream_busy_defer_ms is put off: the servers after it are asked first;
+ *  - downloads are spooled to DATA/tmp (never whole in memory); redirects are
+ *    followed per upstream_redirects; upstream URLs are shown with their
+ *    userinfo redacted (svc_url_display), credentials may come from a netrc.
  *
  * Threads: create, start and destroy on the event_base's thread; callbacks run
  * there too, always after svc_fetch_start has returned. Blocking work (local
@@ -148,6 +156,7 @@ typedef struct svc_fetcher_stats {
 	uint64_t local_hits;     /* found in a local debug dir */
 	uint64_t upstream_hits;  /* downloaded */
 	uint64_t not_found, errors, too_large;
+	uint64_t deferred;       /* a busy server put off: the next ones asked first */
 	size_t in_flight;        /* build IDs being fetched now */
 	size_t downloads;        /* downloads in flight now */
 	size_t queued;           /* waiting for a download slot */

@@ -8,7 +8,9 @@
  * per-request watchdog is a libevent timer of our own, so the progress rule
  * does not depend on curl's second-granular low-speed check. A 200 body
  * grows in a base_buf capped at max_size (one allocation when its size is
- * announced).
+ * announced), or in an unlinked file of the spool directory. Redirects are
+ * ours (FOLLOWLOCATION off): a 3xx with a Location is checked against the
+ * policy, then the same easy handle is restarted on the new URL.
  */
 #include "service/fetch/svc_upstream_http.h"
 
@@ -19,10 +21,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <curl/curl.h>
 #include <event2/event.h>
 
 #include "base/base_buf.h"
+#include "base/base_clock.h"
 
 #define DROPPED_BODY_MAX (1u << 20) /* bytes of an error page we read and drop */
 
@@ -44,8 +51,15 @@ struct svc_http_req {
 	svc_http_opts o;
 	svc_http_done_fn done;
 	void *arg;
-	char *url;
+	char *url;              /* of the current request (a redirect changes it) */
+	char *origin;           /* the URL asked for: redirects are checked against it */
+	int n_redirects;
+	bool foreign;           /* a redirect went to another host: generic errors only */
+	int64_t start_ms;       /* for total_ms */
 	base_buf body;          /* of a 200 answer, capped at o.max_size */
+	int fd;                 /* the spool file of a 200 answer; -1 until one is written */
+	uint64_t spooled;
+	int spool_errno;        /* the spool file failed (errno) */
 	uint64_t received, window_start, dropped;
 	long status;            /* of the current response (redirects change it) */
 	int64_t declared;
@@ -80,7 +94,10 @@ static void req_free(svc_http_req *r)
 		event_free(r->watchdog);
 	curl_slist_free_all(r->headers);
 	base_buf_deinit(&r->body);
+	if (r->fd >= 0)
+		close(r->fd);
 	free(r->url);
+	free(r->origin);
 	free(r);
 }
 
@@ -94,21 +111,120 @@ static void finish(svc_http_req *r, svc_http_failure failure, const char *fmt, .
 	res.failure = failure;
 	res.status = failure == SVC_HTTP_OK ? r->status : 0;
 	res.declared_size = r->declared;
+	res.fd = -1;
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(res.error, sizeof(res.error), fmt, ap);
 		va_end(ap);
 	}
-	if (failure == SVC_HTTP_OK && r->status == 200)
+	if (failure == SVC_HTTP_OK && r->status == 200 && r->fd >= 0) {
+		res.fd = r->fd;
+		res.size = (size_t)r->spooled;
+		r->fd = -1;
+	} else if (failure == SVC_HTTP_OK && r->status == 200) {
 		res.body = base_buf_take(&r->body, &res.size);
+	}
 	svc_http_done_fn done = r->done;
 	void *arg = r->arg;
 	/* Detach before the callback, which may start or cancel other requests. */
 	req_free(r);
 	done(&res, arg);
 	free(res.body);
+	if (res.fd >= 0)
+		close(res.fd);
 }
+
+/* ---- redirects ---------------------------------------------------------- */
+
+/* Host and port (the scheme's default when none is written) of url. */
+static bool origin_of(const char *url, char **host, char **port)
+{
+	*host = *port = NULL;
+	CURLU *u = curl_url();
+	if (!u)
+		return false;
+	bool ok = curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+		  curl_url_get(u, CURLUPART_HOST, host, 0) == CURLUE_OK &&
+		  curl_url_get(u, CURLUPART_PORT, port, CURLU_DEFAULT_PORT) == CURLUE_OK;
+	curl_url_cleanup(u);
+	return ok;
+}
+
+static bool same_origin(const char *a, const char *b)
+{
+	char *ha = NULL, *pa = NULL, *hb = NULL, *pb = NULL;
+	bool same = origin_of(a, &ha, &pa) && origin_of(b, &hb, &pb) && !strcasecmp(ha, hb) &&
+		    !strcmp(pa, pb);
+	curl_free(ha);
+	curl_free(pa);
+	curl_free(hb);
+	curl_free(pb);
+	return same;
+}
+
+/* The time left of total_ms for curl (at least 1 ms); 0 without a deadline. */
+static long time_left(const svc_http_req *r)
+{
+	if (r->o.total_ms <= 0)
+		return 0;
+	int64_t left = r->o.total_ms - (base_mono_ms() - r->start_ms);
+	return left < 1 ? 1 : (long)left;
+}
+
+/* The same handle, on to next (owned): the state of the last response reset. */
+static void restart(svc_http_req *r, char *next)
+{
+	curl_multi_remove_handle(r->h->multi, r->easy);
+	free(r->url);
+	r->url = next;
+	r->status = 0;
+	r->declared = -1;
+	r->dropped = 0;
+	r->body.len = 0;
+	if (r->fd >= 0 && (ftruncate(r->fd, 0) != 0 || lseek(r->fd, 0, SEEK_SET) != 0))
+		r->spool_errno = errno;
+	r->spooled = 0;
+	r->errbuf[0] = '\0';
+	curl_easy_setopt(r->easy, CURLOPT_URL, r->url);
+	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, time_left(r));
+	if (curl_multi_add_handle(r->h->multi, r->easy) != CURLM_OK)
+		finish(r, SVC_HTTP_NETWORK, "could not follow a redirect");
+}
+
+/* A 3xx with a Location: follow it (true) when the policy allows, or end the
+ * request with the refusal (true); false: not a redirect, an answer. */
+static bool follow(svc_http_req *r)
+{
+	char *loc = NULL;
+	if (r->status < 300 || r->status > 399 || r->status == 304 ||
+	    curl_easy_getinfo(r->easy, CURLINFO_REDIRECT_URL, &loc) != CURLE_OK || !loc)
+		return false;
+	if (r->o.redirects == SVC_HTTP_REDIRECT_NONE) {
+		finish(r, SVC_HTTP_REDIRECT, "HTTP %ld redirect refused (redirects: none)", r->status);
+		return true;
+	}
+	if (++r->n_redirects > SVC_HTTP_MAX_REDIRECTS) {
+		finish(r, SVC_HTTP_REDIRECT, "more than %d redirects", SVC_HTTP_MAX_REDIRECTS);
+		return true;
+	}
+	bool same = same_origin(r->origin, loc);
+	if (!same && r->o.redirects == SVC_HTTP_REDIRECT_SAME_HOST) {
+		finish(r, SVC_HTTP_REDIRECT, "HTTP %ld redirect to another host refused "
+		       "(redirects: same-host)", r->status);
+		return true;
+	}
+	r->foreign |= !same;
+	char *next = strdup(loc);
+	if (!next) {
+		finish(r, SVC_HTTP_LOCAL, "out of memory");
+		return true;
+	}
+	restart(r, next);
+	return true;
+}
+
+/* ---- transfers ---------------------------------------------------------- */
 
 static void transfer_done(svc_http_req *r, CURLcode code)
 {
@@ -116,15 +232,26 @@ static void transfer_done(svc_http_req *r, CURLcode code)
 		long status = 0;
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
 		r->status = status;
-		if (status == 200 && r->declared >= 0 && (uint64_t)r->declared != r->body.len) {
-			finish(r, SVC_HTTP_NETWORK, "body of %zu bytes, %lld announced", r->body.len,
+		if (follow(r))
+			return;
+		size_t got = r->fd >= 0 ? (size_t)r->spooled : r->body.len;
+		if (status == 200 && r->declared >= 0 && (uint64_t)r->declared != got) {
+			finish(r, SVC_HTTP_NETWORK, "body of %zu bytes, %lld announced", got,
 			       (long long)r->declared);
 			return;
 		}
 		finish(r, SVC_HTTP_OK, NULL);
 		return;
 	}
-	const char *detail = r->errbuf[0] ? r->errbuf : curl_easy_strerror(code);
+	/* After a redirect to another host, nothing of what it did is echoed. */
+	const char *detail = r->foreign ? "failed (redirected to another host)"
+			     : r->errbuf[0] ? r->errbuf
+					    : curl_easy_strerror(code);
+	if (r->spool_errno) {
+		finish(r, SVC_HTTP_LOCAL, "spooling the download to %s: %s", r->o.spool_dir,
+		       strerror(r->spool_errno));
+		return;
+	}
 	if (r->too_large || code == CURLE_FILESIZE_EXCEEDED) {
 		finish(r, SVC_HTTP_TOO_LARGE, "larger than the %llu-byte cap",
 		       (unsigned long long)r->o.max_size);
@@ -272,6 +399,49 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* An unlinked temporary file in dir: O_TMPFILE, else mkstemp and unlink. */
+static int spool_open(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof(path), "%s/dl-XXXXXX", dir) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/* Appends to the spool file; false (too_large or spool_errno set) to abort. */
+static bool spool(svc_http_req *r, const char *p, size_t len)
+{
+	if (r->spooled + len > r->o.max_size) {
+		r->too_large = true;
+		return false;
+	}
+	if (r->fd < 0 && (r->fd = spool_open(r->o.spool_dir)) < 0) {
+		r->spool_errno = errno;
+		return false;
+	}
+	while (len) {
+		ssize_t w = write(r->fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			r->spool_errno = w < 0 ? errno : EIO;
+			return false;
+		}
+		p += w;
+		len -= (size_t)w;
+		r->spooled += (uint64_t)w;
+	}
+	return true;
+}
+
 static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 {
 	svc_http_req *r = arg;
@@ -281,6 +451,8 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 		r->dropped += len;
 		return r->dropped > DROPPED_BODY_MAX ? 0 : len;
 	}
+	if (r->o.spool_dir)
+		return spool(r, p, len) ? len : 0;
 	/* A size announced within the cap: one allocation for the whole body. */
 	if (!r->body.cap && r->declared > 0 && (uint64_t)r->declared <= r->o.max_size)
 		base_buf_reserve(&r->body, (size_t)r->declared);
@@ -341,6 +513,8 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	r->done = done;
 	r->arg = arg;
 	r->declared = -1;
+	r->fd = -1;
+	r->start_ms = base_mono_ms();
 	base_buf_init(&r->body, r->o.max_size < SIZE_MAX ? (size_t)r->o.max_size : SIZE_MAX);
 	r->next = h->reqs;
 	if (h->reqs)
@@ -352,6 +526,7 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	snprintf(maxsize, sizeof(maxsize), "X-DEBUGINFOD-MAXSIZE: %llu",
 		 (unsigned long long)r->o.max_size);
 	r->url = strdup(url);
+	r->origin = strdup(url);
 	r->easy = curl_easy_init();
 	r->headers = curl_slist_append(NULL, maxsize);
 	/* Federation loops (issue 13): a daemon asked with hops >= its --max-hops
@@ -365,7 +540,7 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	if (hops)
 		r->headers = hops;
 	r->watchdog = event_new(h->base, -1, EV_PERSIST, watchdog_cb, r);
-	if (!r->url || !r->easy || !r->headers || !r->watchdog) {
+	if (!r->url || !r->origin || !r->easy || !r->headers || !r->watchdog) {
 		req_free(r);
 		return NULL;
 	}
@@ -380,10 +555,13 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L); /* ours: follow() */
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, time_left(r));
+	if (r->o.netrc && r->o.netrc[0]) {
+		curl_easy_setopt(e, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);
+		curl_easy_setopt(e, CURLOPT_NETRC_FILE, r->o.netrc);
+	}
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)r->o.timeout_ms);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->o.max_size);
 	struct timeval tv = {r->o.timeout_ms / 1000, (r->o.timeout_ms % 1000) * 1000};

@@ -10,7 +10,14 @@
  * else it fails as a timeout, however slowly a server trickles. The body is
  * buffered up to `max_size` bytes: a larger Content-Length or more bytes than
  * that abort the transfer as soon as they show (the server cannot make us buffer
- * more). Bodies of non-200 answers are read and dropped.
+ * more). With a spool directory, a 200 body goes to an unlinked temporary file
+ * there instead of memory (an upstream streaming without a length cannot make
+ * us hold it in RAM). Bodies of non-200 answers are read and dropped.
+ *
+ * Redirects are followed by this driver, not by libcurl, under a policy:
+ * same host and port only (the default), any http(s) URL, or none. After a
+ * redirect to another host, error texts are generic: what that host said or
+ * did (a refused port, its error body) is never echoed.
  *
  * Everything runs on the event_base's thread; callbacks come from it.
  */
@@ -30,14 +37,17 @@ typedef enum svc_http_failure {
 	SVC_HTTP_NETWORK,       /* reset, closed early, malformed answer */
 	SVC_HTTP_TOO_LARGE,     /* body over max_size */
 	SVC_HTTP_CANCELLED,     /* the client is being destroyed */
+	SVC_HTTP_LOCAL,         /* our side failed (the spool file: disk full, ...) */
+	SVC_HTTP_REDIRECT,      /* a redirect the policy refuses, or too many */
 } svc_http_failure;
 
 typedef struct svc_http_result {
 	svc_http_failure failure;
 	long status;            /* HTTP status; 0 when none arrived */
 	char error[200];        /* what went wrong, when failure != OK ("" otherwise) */
-	uint8_t *body;          /* status 200: the body (malloc'ed; take it by setting NULL) */
-	size_t size;
+	uint8_t *body;          /* status 200 in memory: the body (malloc'ed; take it by setting NULL) */
+	int fd;                 /* status 200 spooled: the file (take it by setting -1); else -1 */
+	size_t size;            /* of the body, in memory or spooled */
 	int64_t declared_size;  /* X-DEBUGINFOD-SIZE or Content-Length; -1 when absent */
 } svc_http_result;
 
@@ -47,10 +57,22 @@ typedef struct svc_http_req svc_http_req;
 /* Called once per request, unless it was cancelled. res->body may be taken. */
 typedef void (*svc_http_done_fn)(svc_http_result *res, void *arg);
 
+typedef enum svc_http_redirects {
+	SVC_HTTP_REDIRECT_SAME_HOST = 0, /* same host and port */
+	SVC_HTTP_REDIRECT_ANY,
+	SVC_HTTP_REDIRECT_NONE,
+} svc_http_redirects;
+
+#define SVC_HTTP_MAX_REDIRECTS 5
+
 typedef struct svc_http_opts {
 	int64_t timeout_ms;      /* progress window (and connect timeout) */
+	int64_t total_ms;        /* deadline of the whole request; 0 = none */
 	uint64_t min_progress;   /* bytes per window */
 	uint64_t max_size;       /* cap on the body; also sent as X-DEBUGINFOD-MAXSIZE */
+	const char *spool_dir;   /* 200 bodies go to a temporary file here; NULL: memory */
+	const char *netrc;       /* credentials file (CURLOPT_NETRC_FILE); NULL: none */
+	svc_http_redirects redirects;
 	bool peer;               /* to the peer tier: X-Symbolizer-Peer: 1, not a hop */
 } svc_http_opts;
 

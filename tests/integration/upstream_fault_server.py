@@ -15,12 +15,16 @@ CONFIG maps "<buildid>/<debuginfo|executable>" to a behaviour:
     "reset"                    read the request, then close with a TCP RST
     "big:BYTES"                200 with Content-Length BYTES, streams zeros
     "stream:BYTES"             200 without Content-Length (close-delimited), streams zeros
+    "bomb"                     200 without Content-Length, zeros until the client leaves
+    "auth:USER:PASSWORD:PATH"  like file:PATH with Basic auth of USER:PASSWORD, else 401
+    "redirect:URL"             302 to URL (absolute or not), with a body of its own
 Anything else is 404. GET /stats answers JSON: per path the request count, the
 bytes of body sent, and the last X-DEBUGINFOD-MAXSIZE and User-Agent seen; under
 "_server", the most requests it ever had in progress at once ("max_active").
 Listens on 127.0.0.1 only; writes the port to --port-file once listening.
 """
 import argparse
+import base64
 import json
 import os
 import socket
@@ -114,6 +118,18 @@ class Handler(socketserver.BaseRequestHandler):
                 self.status(500, "Internal Server Error", b"flaky\n")
                 return
             kind = "file"
+        if kind == "auth":
+            user, pw, arg = arg.split(":", 2)
+            want = "Basic " + base64.b64encode(("%s:%s" % (user, pw)).encode()).decode()
+            with LOCK:
+                st["authorized"] = st.get("authorized", 0)
+            if headers.get("authorization") != want:
+                self.status(401, "Unauthorized", b"who are you\n",
+                            'WWW-Authenticate: Basic realm="fault"\r\n')
+                return
+            with LOCK:
+                st["authorized"] += 1
+            kind = "file"
         if kind in ("404", "406", "500"):
             self.status(int(kind), "Status", b"fault server\n")
         elif kind == "slow":
@@ -144,6 +160,14 @@ class Handler(socketserver.BaseRequestHandler):
         elif kind == "reset":
             self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                                     struct.pack("ii", 1, 0))
+        elif kind == "redirect":
+            self.status(302, "Found", b"secret page of the fault server\n",
+                        "Location: %s\r\n" % arg)
+        elif kind == "bomb":
+            self.file_head(0, with_length=False)
+            chunk = b"\0" * 65536
+            while True:
+                self.body(st, chunk)
         elif kind in ("big", "stream"):
             size = int(arg)
             self.file_head(size, with_length=(kind == "big"))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "service/core/svc_config.h"
+#include "service/core/svc_url_display.h"
 #include "test.h"
 
 /* One argument through the config's flag table; err gets the text. */
@@ -166,6 +167,62 @@ TEST(parsers)
 	CHECK(base_parse_size("2T", &sz) && sz == 2ull << 40);
 	CHECK(!base_parse_size("1KX", &sz));
 	CHECK(!base_parse_size("20000000T", &sz));
+}
+
+TEST(url_display_redacts_userinfo)
+{
+	char out[128];
+	const char *cases[][2] = {
+		{"http://alice:pw@host:8002/x", "http://***@host:8002/x"},
+		{"https://token@host", "https://***@host"},
+		{"http://u:p@ss@host/a@b", "http://***@host/a@b"}, /* the last @ of the authority */
+		{"http://host/path@x", "http://host/path@x"},      /* an @ in the path is not userinfo */
+		{"http://host?q=a@b", "http://host?q=a@b"},
+		{"http://host", "http://host"},
+		{"", ""},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		svc_url_display(cases[k][0], out, sizeof(out));
+		if (strcmp(out, cases[k][1]))
+			TEST_FAIL_("%s: got %s, want %s", cases[k][0], out, cases[k][1]);
+		CHECK(svc_url_has_userinfo(cases[k][0]) == (strcmp(cases[k][0], cases[k][1]) != 0));
+	}
+	char tiny[8];
+	svc_url_display("http://a:b@longhost", tiny, sizeof(tiny));
+	CHECK(strlen(tiny) == 7 && !strstr(tiny, "a:b"));
+	char *dup = svc_url_display_dup("http://x:secret@h");
+	REQUIRE(dup != NULL);
+	CHECK(!strcmp(dup, "http://***@h"));
+	free(dup);
+	/* A bad URL's error does not show its password either. */
+	svc_config c;
+	svc_config_init(&c);
+	svc_error err = {0};
+	CHECK(svc_config_set_upstreams(&c, "ftp://u:secret@h", &err) == SVC_E_INVALID);
+	CHECK(!strstr(err.msg, "secret") && strstr(err.msg, "ftp://***@h"));
+	svc_config_deinit(&c);
+}
+
+TEST(upstream_policy_flags)
+{
+	svc_config c;
+	svc_config_init(&c);
+	CHECK(c.upstream_redirects == SVC_REDIRECTS_SAME_HOST && c.upstream_netrc[0] == '\0');
+	CHECK(c.upstream_busy_defer_ms == 1000);
+	char *argv[] = {"--upstream-redirects=any", "--upstream-netrc", "/etc/netrc",
+			"--upstream-busy-defer=250ms"};
+	svc_error err = {0};
+	CHECK(parse_all(&c, 4, argv, &err) == 0);
+	CHECK(c.upstream_redirects == SVC_REDIRECTS_ANY);
+	CHECK(!strcmp(c.upstream_netrc, "/etc/netrc"));
+	CHECK(c.upstream_busy_defer_ms == 250);
+	char *none[] = {"--upstream-redirects=none", "--upstream-netrc="};
+	CHECK(parse_all(&c, 2, none, &err) == 0);
+	CHECK(c.upstream_redirects == SVC_REDIRECTS_NONE && c.upstream_netrc[0] == '\0');
+	char *bad[] = {"--upstream-redirects=sometimes"};
+	CHECK(parse_all(&c, 1, bad, &err) == -1);
+	CHECK(strstr(err.msg, "same-host") != NULL);
+	svc_config_deinit(&c);
 }
 
 TEST_MAIN()

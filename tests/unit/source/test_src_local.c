@@ -122,6 +122,66 @@ TEST(find_miss_is_no_error)
 	files_free(&f);
 }
 
+TEST(find_fifo_and_device_refused)
+{
+	struct files f;
+	REQUIRE(files_load(&f));
+	char hex[SYM_BUILD_ID_HEX_MAX], path[512];
+	sym_build_id_to_hex(&f.id, hex);
+	REQUIRE(place(f.dir, &f.id, "", f.exe, f.exe_size)); /* makes the directories */
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", f.dir, hex, hex + 2);
+	REQUIRE(mkfifo(path, 0600) == 0);
+	src_source *s = src_local_create(f.dir, NULL);
+	REQUIRE(s);
+	src_file file;
+	sym_error err = {0};
+	/* No writer: a blocking open would never return. */
+	CHECK_EQ_U(src_find(s, &f.id, SRC_KIND_DEBUGINFO, 1u << 30, &file, &err), SRC_NOT_FOUND);
+	CHECK(strstr(err.msg, "not a regular file") != NULL);
+	/* A device (by a symlink: symlinks are followed, the target must be regular). */
+	REQUIRE(unlink(path) == 0);
+	REQUIRE(symlink("/dev/zero", path) == 0);
+	memset(&err, 0, sizeof(err));
+	CHECK_EQ_U(src_find(s, &f.id, SRC_KIND_DEBUGINFO, 1u << 30, &file, &err), SRC_NOT_FOUND);
+	CHECK(strstr(err.msg, "not a regular file") != NULL);
+	/* The executable next to them is still found. */
+	CHECK_EQ_U(src_find(s, &f.id, SRC_KIND_EXECUTABLE, 1u << 30, &file, &err), SRC_FOUND);
+	src_file_release(&file);
+	src_destroy(s);
+	files_free(&f);
+}
+
+TEST(find_at_inside_only)
+{
+	struct files f;
+	REQUIRE(files_load(&f));
+	char inside[512], outside[600];
+	snprintf(inside, sizeof(inside), "%s/sub", f.dir);
+	REQUIRE(mkdir(inside, 0755) == 0);
+	snprintf(inside, sizeof(inside), "%s/sub/file.debug", f.dir);
+	FILE *fp = fopen(inside, "wb");
+	REQUIRE(fp && fwrite(f.dbg, 1, f.dbg_size, fp) == f.dbg_size && fclose(fp) == 0);
+	src_source *s = src_local_create(f.dir, NULL);
+	REQUIRE(s);
+	src_file file;
+	sym_error err = {0};
+	CHECK_EQ_U(src_find_at(s, inside, &f.id, SRC_KIND_DEBUGINFO, 1u << 30, &file, &err),
+		   SRC_FOUND);
+	CHECK_EQ_U(file.size, f.dbg_size);
+	src_file_release(&file);
+	/* ".." out of the directory, and another build ID: not found. */
+	snprintf(outside, sizeof(outside), "%s/sub/../../etc/passwd", f.dir);
+	CHECK_EQ_U(src_find_at(s, outside, &f.id, SRC_KIND_DEBUGINFO, 1u << 30, &file, &err),
+		   SRC_NOT_FOUND);
+	sym_build_id other = f.id;
+	other.bytes[0] ^= 1;
+	CHECK_EQ_U(src_find_at(s, inside, &other, SRC_KIND_DEBUGINFO, 1u << 30, &file, &err),
+		   SRC_NOT_FOUND);
+	CHECK(strstr(err.msg, "build ID mismatch") != NULL);
+	src_destroy(s);
+	files_free(&f);
+}
+
 TEST(find_wrong_build_id_is_rejected)
 {
 	struct files f;
