@@ -292,12 +292,20 @@ static void upload_reply(void *arg, struct evhttp_request *req, int status, stru
 	server_reply(arg, req, "upload", status, body);
 }
 
+/* An upload replaced a file: what was built from the old one goes. */
+static void upload_replaced(void *arg, const sym_build_id *id)
+{
+	svc_server *s = arg;
+	svc_resolver_forget(s->resolver, id);
+	svc_layout_forget(s->layout, id);
+}
+
 /* PUT /buildid/... and ShouldUpload. False: err is set. */
 static bool start_upload(svc_server *s, svc_error *err)
 {
 	svc_upload_options uo = {
 		.base = s->base, .store = s->store, .fetcher = s->fetcher,
-		.resolver = s->resolver, .pool = s->pool,
+		.replaced = upload_replaced, .pool = s->pool,
 		.token_file = s->o.upload_token_file, .allow_remote = s->o.upload_allow_remote,
 		.max_upload_bytes = s->o.max_upload_bytes,
 		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,

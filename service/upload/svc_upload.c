@@ -159,7 +159,7 @@ static void stored(void *job, bool cancelled)
 	}
 	if (p->result == UP_STORED || p->result == UP_REPLACED) {
 		u->bytes += p->size;
-		svc_resolver_forget(u->o.resolver, &p->id);
+		u->o.replaced(u->o.arg, &p->id);
 		if (p->has_alt && svc_fetch_start(u->o.fetcher, &p->alt_id, SVC_FETCH_DEBUGINFO,
 						  alt_fetched, p) == SVC_OK)
 			return;

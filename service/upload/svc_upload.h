@@ -19,7 +19,8 @@
  *     200 "unchanged"; anything else 409 Conflict unless ?force=1. Nothing
  *     held: 201.
  * The stored file's old index goes with it (the store deletes it in the same
- * batch, svc_resolver_forget drops the loaded one and any remembered failure).
+ * batch; the replaced hook drops the loaded one, any remembered failure and
+ * the built type layouts).
  * Uploads of one build ID run one after the other (a queue per build ID on the
  * loop), so concurrent uploads of one file store it once: one 201, the others
  * 200 "unchanged". A debug file using dwz (.gnu_debugaltlink) is accepted;
@@ -51,7 +52,7 @@
 #include "service/core/svc_error.h"
 #include "service/core/svc_pool.h"
 #include "service/fetch/svc_fetcher.h"
-#include "service/resolve/svc_resolver.h"
+#include "symbolizer/sym_build_id.h"
 #include "service/rpc/svc_rpc.h"
 #include "storage/stor_db.h"
 
@@ -68,7 +69,9 @@ typedef struct svc_upload_options {
 	struct event_base *base;
 	stor_db *store;
 	svc_fetcher *fetcher;        /* ShouldUpload's searches, dwz supplementary files */
-	svc_resolver *resolver;      /* forgets the old index of a replaced file */
+	/* After a file is stored (on the loop): the server drops what it built
+	 * from the old one (loaded index, remembered failures, layouts). */
+	void (*replaced)(void *arg, const sym_build_id *id);
 	svc_pool *pool;              /* checks and store writes run here */
 	const char *token_file;      /* NULL or "": uploads disabled */
 	bool allow_remote;           /* accept uploads from non-loopback peers */
