@@ -465,7 +465,8 @@ static void stop_check_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	svc_server *s = arg;
-	if (svc_rpc_calls_in_flight(s->rpc) == 0 && s->replies_writing == 0) {
+	if (svc_rpc_calls_in_flight(s->rpc) == 0 && s->replies_writing == 0 &&
+	    svc_upload_in_flight(s->upload) == 0) {
 		base_logf(BASE_LOG_INFO, "calls drained", NULL);
 		event_base_loopexit(s->base, NULL);
 	}

@@ -56,6 +56,11 @@ void svc_upload_destroy(svc_upload *u)
 	free(u);
 }
 
+unsigned svc_upload_in_flight(const svc_upload *u)
+{
+	return u ? u->in_flight : 0;
+}
+
 bool svc_upload_enabled(const svc_upload *u)
 {
 	return u && u->token;
@@ -109,6 +114,7 @@ static void start(upload *p);
 static void finish(upload *p)
 {
 	svc_upload *u = p->u;
+	u->in_flight--;
 	reply(u, p->req, p->result, p->status, p->text);
 	for (upload **a = &u->active; *a; a = &(*a)->next_active) {
 		if (*a != p)
@@ -285,6 +291,7 @@ bool svc_upload_handle(svc_upload *u, struct evhttp_request *req, const char *pa
 		free(p);
 		return true;
 	}
+	u->in_flight++;
 	for (upload *a = u->active; a; a = a->next_active) {
 		if (!sym_build_id_equal(&a->id, &p->id))
 			continue;

@@ -98,6 +98,9 @@ bool svc_upload_enabled(const svc_upload *u);
 bool svc_upload_handle(svc_upload *u, struct evhttp_request *req, const char *path,
 		       const char *query);
 
+/* Uploads accepted and not answered yet (a stopping server waits for them). */
+unsigned svc_upload_in_flight(const svc_upload *u);
+
 /* The ShouldUpload method (ctx: the svc_upload). */
 void svc_upload_should_handle(void *ctx, svc_rpc_call *call);
 

@@ -63,6 +63,7 @@ struct svc_upload {
 	char *token;                 /* NULL: uploads disabled */
 	size_t token_len;
 	upload *active;              /* first upload of each build ID in progress */
+	unsigned in_flight;          /* uploads accepted, not answered yet */
 	uint64_t results[UP_RESULTS];
 	uint64_t bytes;              /* body bytes of stored uploads */
 	uint64_t should[SHOULD_ANSWERS];
