@@ -7,7 +7,8 @@ over-size bodies (ours and evhttp's cap), concurrent uploads of one build ID
 (one stored, every caller answered alike), upload then Symbolize (lines), a
 better file replacing an executable-only entry and its index, a weaker one
 refused without ?force=1, a dwz file whose supplementary file is missing,
-refusal of a non-loopback peer, ShouldUpload, `symbolctl upload` end to end
+refusal of a non-loopback peer, ShouldUpload (with a fault-injecting
+upstream: PRESENT, PENDING, UPLOAD), `symbolctl upload` end to end
 (only the missing files sent) and `debuginfod-find` fetching an uploaded file.
 
 Usage: upload_test.py --symbolizerd BIN --symbolctl BIN --fixtures DIR [CASE...]
@@ -25,7 +26,7 @@ import time
 
 import pb
 from daemon_lib import Daemon
-from upstream_lib import build_id, check, free_port, run_cases, tempdir
+from upstream_lib import FaultServer, build_id, check, free_port, run_cases, tempdir
 
 ARGS = None
 TOKEN = "t0ken-for-tests"
@@ -446,6 +447,38 @@ def case_symbolctl():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def case_should():
+    """ShouldUpload against an upstream: a file it serves (slowly) is PRESENT
+    and fetched into the store; a hanging one answers PENDING with a retry
+    hint past max_wait_ms; a failing one UPLOAD; an executable-only entry is
+    UPLOAD to an agent offering debug info, PRESENT to one offering the
+    executable."""
+    work = tempdir("upload-should-")
+    slow, hang, bad = fx("c_O2_dw5"), "ab" * 20, "cd" * 20
+    exe = fx("symtab_only")
+    fs = FaultServer(work, "up", {build_id(slow) + "/debuginfo": "slow:" + slow,
+                                  hang + "/debuginfo": "hang", bad + "/debuginfo": "500"})
+    d = Daemon(ARGS.symbolizerd, os.path.join(work, "d-data"), os.path.join(work, "d.log"),
+               upstreams=[fs.url], extra=["--upload-token-file", token_file(work),
+                                          "--upstream-retries", "0"])
+    try:
+        ans = should(d, [(hang, 1)], max_wait_ms=200)
+        check(ans[0][0] == A_PENDING, "hanging upstream: %r" % ans)
+        ans = should(d, [(build_id(slow), 1), (bad, 1)], max_wait_ms=20000)
+        check(ans[0][0] == A_PRESENT and fs.url in ans[0][1], "served upstream: %r" % ans)
+        check(ans[1][0] == A_UPLOAD, "failing upstream: %r" % ans)
+        st, _ = get(d, "/buildid/%s/debuginfo" % build_id(slow))
+        check(st == 200, "ShouldUpload did not fetch into the store: %d" % st)
+        st, _, _ = put(d.port, build_id(exe), "executable", read(exe))
+        check(st == 201, "executable upload: %d" % st)
+        ans = should(d, [(build_id(exe), 1), (build_id(exe), 2)])
+        check([a for a, _ in ans] == [A_UPLOAD, A_PRESENT], "executable held: %r" % ans)
+    finally:
+        d.stop()
+        fs.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -457,7 +490,8 @@ def main():
     return run_cases([("tokens", case_tokens), ("disabled", case_disabled),
                       ("bodies", case_bodies), ("concurrent", case_concurrent),
                       ("replace", case_replace), ("symbolize", case_symbolize),
-                      ("remote", case_remote), ("symbolctl", case_symbolctl)], ARGS.cases)
+                      ("remote", case_remote), ("should", case_should),
+                      ("symbolctl", case_symbolctl)], ARGS.cases)
 
 
 if __name__ == "__main__":
