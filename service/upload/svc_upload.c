@@ -240,8 +240,8 @@ static bool admitted(svc_upload *u, struct evhttp_request *req)
 	return true;
 }
 
-/* The body, contiguous; NULL when refused (answered). */
-static const uint8_t *body(svc_upload *u, struct evhttp_request *req, size_t *size)
+/* The body's buffer; NULL when refused (answered). */
+static struct evbuffer *body(svc_upload *u, struct evhttp_request *req, size_t *size)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
@@ -261,10 +261,7 @@ static const uint8_t *body(svc_upload *u, struct evhttp_request *req, size_t *si
 			    : "Content-Length required (or a chunked body)");
 		return NULL;
 	}
-	const uint8_t *data = evbuffer_pullup(in, -1);
-	if (!data)
-		reply(u, req, UP_ERROR, 500, "out of memory");
-	return data;
+	return in;
 }
 
 bool svc_upload_handle(svc_upload *u, struct evhttp_request *req, const char *path,
@@ -287,7 +284,7 @@ bool svc_upload_handle(svc_upload *u, struct evhttp_request *req, const char *pa
 		      "lowercase hex, even, 2..128 digits");
 		return true;
 	}
-	if (!(p->data = body(u, req, &p->size))) {
+	if (!(p->in = body(u, req, &p->size))) {
 		free(p);
 		return true;
 	}

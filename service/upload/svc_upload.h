@@ -31,8 +31,8 @@
  * The body: libevent 2.1's evhttp reads a request's whole body before it
  * calls the route (it has no per-request hook before the body in 2.1), so an
  * upload is held in memory once (the server raises evhttp's body cap to
- * max_upload_bytes while uploads are enabled); the check and the store write
- * run on the worker pool over that buffer, without another copy.
+ * max_upload_bytes while uploads are enabled); it is made one piece, checked
+ * and written to the store on the worker pool, never copied on the loop.
  *
  * ShouldUpload (an RPC method, svc_upload_should.c): per build ID, whether the
  * server can find it anywhere (it asks the fetcher: store, local dirs,

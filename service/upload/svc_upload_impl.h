@@ -48,7 +48,9 @@ typedef struct upload {
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	bool want_debuginfo;         /* PUT .../debuginfo */
 	bool force;                  /* ?force=1 */
-	const uint8_t *data;         /* the body (evhttp's input buffer, pulled up) */
+	struct evbuffer *in;         /* the body: evhttp's input buffer, untouched by the
+				      * loop until the answer; pulled up on the worker */
+	const uint8_t *data;         /* ... into one piece (on the worker) */
 	size_t size;
 	/* the worker's answer */
 	int result;                  /* enum upload_result */

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+
 #include "source/src_source.h"
 #include "symbolizer/sym_elf.h"
 
@@ -82,6 +84,10 @@ void svc_upload_store_work(void *job)
 	stor_db *db = p->u->o.store;
 	src_kind kind;
 	sym_elf_info info;
+	/* One piece, here rather than on the loop: a big body is a big memcpy
+	 * (evbuffer frees each chain as it is copied: about one body of memory). */
+	if (!(p->data = evbuffer_pullup(p->in, -1)))
+		return answer(p, UP_ERROR, 500, "out of memory%s%s", "", "");
 	if (!check(p, &kind, &info))
 		return;
 	stor_meta old;
