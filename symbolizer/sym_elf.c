@@ -126,6 +126,8 @@ static void probe_sections(Elf *elf, sym_elf_info *out)
 			continue;
 		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) {
 			out->has_debug_info = true;
+		} else if (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line")) {
+			out->has_debug_line = true;
 		} else if (shdr.sh_type == SHT_SYMTAB && shdr.sh_entsize &&
 			   shdr.sh_size / shdr.sh_entsize > 1) {
 			out->has_symtab = true;

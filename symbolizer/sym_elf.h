@@ -36,6 +36,7 @@ typedef struct sym_elf_info {
 	uint16_t type;             /* e_type */
 	bool is_64;
 	bool has_debug_info;       /* a .debug_info or .zdebug_info section with contents */
+	bool has_debug_line;       /* a .debug_line or .zdebug_line section with contents */
 	bool has_symtab;           /* .symtab with entries */
 	bool has_dynsym;           /* .dynsym with entries */
 	bool has_text;             /* code bytes present (a PROGBITS executable section) */

@@ -75,6 +75,7 @@ bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 	svc_index_cache_metrics_render(s->cache, &b);
 	svc_fetcher_metrics_render(s->fetcher, &b);
 	svc_debuginfod_render_metrics(s->debuginfod, &b);
+	svc_upload_render_metrics(s->upload, &b);
 	stor_db_metrics_render(s->store, &b);
 	svc_metrics_render_uptime(&s->metrics, &b);
 	bool ok = !b.nomem && !b.over && evbuffer_add(out, b.data, b.len) == 0;

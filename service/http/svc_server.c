@@ -109,7 +109,9 @@ static void handle_request(struct evhttp_request *req, void *arg)
 	}
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	bool get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
-	if (svc_rpc_handle(s->rpc, req, path) || svc_debuginfod_handle(s->debuginfod, req, path))
+	if (svc_rpc_handle(s->rpc, req, path) ||
+	    svc_upload_handle(s->upload, req, path, q ? q + 1 : NULL) ||
+	    svc_debuginfod_handle(s->debuginfod, req, path))
 		return;
 	if (get && strcmp(path, "/healthz") == 0) {
 		handle_healthz(s, req);
@@ -294,6 +296,35 @@ static void debuginfod_reply(void *arg, struct evhttp_request *req, int status,
 	server_reply(arg, req, "debuginfod", status, body);
 }
 
+static void upload_reply(void *arg, struct evhttp_request *req, int status, struct evbuffer *body)
+{
+	server_reply(arg, req, "upload", status, body);
+}
+
+/* An upload replaced a file: what was built from the old one goes. */
+static void upload_replaced(void *arg, const sym_build_id *id)
+{
+	svc_server *s = arg;
+	svc_resolver_forget(s->resolver, id);
+	svc_layout_forget(s->layout, id);
+}
+
+/* PUT /buildid/... and ShouldUpload. False: err is set. */
+static bool start_upload(svc_server *s, svc_error *err)
+{
+	svc_upload_options uo = {
+		.base = s->base, .store = s->store, .fetcher = s->fetcher,
+		.replaced = upload_replaced, .pool = s->pool,
+		.token_file = s->o.upload_token_file, .allow_remote = s->o.upload_allow_remote,
+		.max_upload_bytes = s->o.max_upload_bytes,
+		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
+		.max_candidates = s->o.max_mappings,
+		.reply = upload_reply, .arg = s,
+	};
+	s->o.upload_token_file = NULL;  /* the caller's string; the token is read */
+	return (s->upload = svc_upload_create(&uo, err)) != NULL;
+}
+
 /* The RPC methods of symbolizer.v1.SymbolizerService, and their handler. */
 static bool start_rpc(svc_server *s)
 {
@@ -321,6 +352,7 @@ static bool start_rpc(svc_server *s)
 	const svc_rpc_method methods[] = {
 		{"Symbolize", svc_symbolize_handle, s->symbolize},
 		{"GetTypeLayouts", svc_layout_handle, s->layout},
+		{"ShouldUpload", svc_upload_should_handle, s->upload},
 	};
 	svc_rpc_options ro = {
 		.service = "symbolizer.v1.SymbolizerService",
@@ -379,6 +411,10 @@ static bool start_http(svc_server *s, svc_error *err)
 	/* Bodies over the cap get a Connect error from svc_rpc; ones far over it
 	 * are cut off here, before they are read (HTTP 413). */
 	uint64_t hard = s->o.max_request_bytes * 2 + 64 * 1024;
+	/* evhttp 2.1 reads a whole body before routing: with uploads on, the cap
+	 * is --max-upload-bytes for every route (svc_upload.h). */
+	if (svc_upload_enabled(s->upload) && s->o.max_upload_bytes > hard)
+		hard = s->o.max_upload_bytes;
 	evhttp_set_max_body_size(s->http, (ev_ssize_t)hard);
 	evhttp_set_max_headers_size(s->http, 64 * 1024);
 	evhttp_set_timeout(s->http, 120);
@@ -415,7 +451,7 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 	svc_metrics_init(&s->metrics);
 	if (!copy_config(s, opts->config))
 		goto nomem;
-	if (!open_store(s, err) || !start_resolution(s, err))
+	if (!open_store(s, err) || !start_resolution(s, err) || !start_upload(s, err))
 		goto fail;
 	if (!start_rpc(s) || !(s->stop_check = event_new(base, -1, 0, stop_check_cb, s)))
 		goto nomem;
@@ -439,7 +475,8 @@ static void stop_check_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	svc_server *s = arg;
-	if (svc_rpc_calls_in_flight(s->rpc) == 0 && s->replies_writing == 0) {
+	if (svc_rpc_calls_in_flight(s->rpc) == 0 && s->replies_writing == 0 &&
+	    svc_upload_in_flight(s->upload) == 0) {
 		base_logf(BASE_LOG_INFO, "calls drained", NULL);
 		event_base_loopexit(s->base, NULL);
 	}
@@ -493,6 +530,7 @@ void svc_server_destroy(svc_server *s)
 	svc_rpc_destroy(s->rpc);
 	svc_symbolize_destroy(s->symbolize);
 	svc_debuginfod_destroy(s->debuginfod);
+	svc_upload_destroy(s->upload);  /* after the pool and the fetchers (their callbacks) */
 	stor_close(s->store);
 	svc_config_deinit(&s->config);
 	free(s);

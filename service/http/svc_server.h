@@ -9,6 +9,8 @@
  *                                                     are svc_server.c's table)
  *   GET  /healthz                                     "ok" while serving
  *   GET  /metrics                                     Prometheus text (svc_metrics)
+ *   GET|HEAD /buildid/ID/...                          debuginfod (svc_debuginfod)
+ *   PUT  /buildid/ID/{debuginfo,executable}           uploads (svc_upload)
  *
  * svc_server_create() opens the store, starts the fetcher, the pool, the
  * caches, and binds the listening socket. svc_server_shutdown() stops
@@ -43,6 +45,9 @@ typedef struct svc_server_options {
 	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
 	uint32_t max_hops;           /* debuginfod requests with this many X-Symbolizer-Hops: no upstreams */
+	const char *upload_token_file; /* bearer token of PUT /buildid/... (NULL: uploads disabled) */
+	uint64_t max_upload_bytes;   /* largest upload body */
+	uint32_t upload_allow_remote; /* 1: uploads from any peer, not only loopback */
 	const svc_config *config;    /* store and sources; copied where needed */
 } svc_server_options;
 
@@ -55,6 +60,7 @@ void svc_server_options_init(svc_server_options *o);
  * --max-request-bytes SIZE --max-mappings N --max-locations N
  * --default-wait DUR --max-wait DUR --max-inflight-calls N
  * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
+ * --upload-token-file FILE --max-upload-bytes SIZE --upload-allow-remote 0|1
  */
 base_flag_group svc_server_flags(svc_server_options *o);
 

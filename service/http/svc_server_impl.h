@@ -18,6 +18,7 @@
 #include "service/symbolize/svc_response.h"
 #include "service/layout/svc_layout.h"
 #include "service/debuginfod/svc_debuginfod.h"
+#include "service/upload/svc_upload.h"
 #include "service/symbolize/svc_symbolize.h"
 #include "service/http/svc_server.h"
 #include "storage/stor_db.h"
@@ -45,6 +46,7 @@ struct svc_server {
 	svc_layout *layout;          /* the GetTypeLayouts method */
 	svc_rpc *rpc;                /* the Connect handler and its methods */
 	svc_debuginfod *debuginfod;  /* GET/HEAD /buildid/... */
+	svc_upload *upload;          /* PUT /buildid/..., ShouldUpload */
 	svc_metrics metrics;
 	unsigned replies_writing;    /* replies handed to evhttp, not yet written */
 	bool stopping;

@@ -23,6 +23,7 @@ void svc_server_options_init(svc_server_options *o)
 	o->worker_lookup_min = 256;
 	o->gzip_min_bytes = 1024;
 	o->max_hops = 1;
+	o->max_upload_bytes = 1024ull * 1024 * 1024;
 }
 
 #define F(name, meta, kind, field, max, help) \
@@ -54,6 +55,14 @@ static const base_flag flags[] = {
 	F("--max-hops", "N", BASE_FLAG_U32, max_hops, 1000,
 	  "debuginfod requests forwarded this many times (X-Symbolizer-Hops)\n"
 	  "are answered from the store and local dirs only (1)"),
+	F("--upload-token-file", "FILE", BASE_FLAG_STRING, upload_token_file, 0,
+	  "file holding the bearer token of PUT /buildid/ID/debuginfo|executable\n"
+	  "uploads (none: uploads are disabled)"),
+	F("--max-upload-bytes", "SIZE", BASE_FLAG_SIZE, max_upload_bytes, 0,
+	  "largest upload body (1G); an upload is held in memory while checked"),
+	F("--upload-allow-remote", "0|1", BASE_FLAG_U32, upload_allow_remote, 1,
+	  "1: accept uploads from any peer; 0: over loopback only, as there\n"
+	  "is no TLS (0)"),
 };
 #undef F
 

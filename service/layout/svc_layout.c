@@ -84,6 +84,16 @@ void svc_layout_stop(svc_layout *ly)
 		ly->stopping = true;
 }
 
+void svc_layout_forget(svc_layout *ly, const sym_build_id *id)
+{
+	struct entry **e = svc_layout_map_get(&ly->cache, id);
+	if (!e)
+		return;
+	struct entry *old = *e;
+	svc_layout_map_remove(&ly->cache, id);
+	entry_free(old);
+}
+
 /* ---- calls ---- */
 
 static void call_free(struct call *c)

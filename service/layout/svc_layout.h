@@ -46,6 +46,8 @@ typedef struct svc_layout svc_layout;
 svc_layout *svc_layout_create(const svc_layout_options *o);
 /* Before the pool goes: no build starts afterwards (flights end with ERROR). */
 void svc_layout_stop(svc_layout *ly);
+/* The store got a new file for id (an upload): the built layouts go. */
+void svc_layout_forget(svc_layout *ly, const sym_build_id *id);
 /* After the resolver's destroy (which ends the flights waiting on it). NULL: no-op. */
 void svc_layout_destroy(svc_layout *ly);
 

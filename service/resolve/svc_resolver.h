@@ -116,6 +116,13 @@ const char *svc_resolver_waiter_stage(const svc_resolve_waiter *w);
 
 void svc_resolver_release(svc_resolver *r, svc_index_entry *e);
 
+/*
+ * The store got a new file for id (an upload): the loaded index and any
+ * remembered failure are dropped, so the next call loads or builds the index
+ * of the new file. Lookups holding the old index finish with it.
+ */
+void svc_resolver_forget(svc_resolver *r, const sym_build_id *id);
+
 const svc_resolver_stats *svc_resolver_get_stats(const svc_resolver *r);
 
 /*

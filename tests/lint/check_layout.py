@@ -28,7 +28,9 @@ ALLOWED = {
                        "symbolizer", "base"},
     "service/debuginfod": {"service/fetch", "service/core", "source", "storage", "symbolizer",
                            "base"},
-    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/rpc", "service/resolve", "service/fetch",
+    "service/upload": {"service/rpc", "service/fetch", "service/core", "proto",
+                       "source", "storage", "symbolizer", "base"},
+    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/upload", "service/rpc", "service/resolve", "service/fetch",
                      "service/core", "storage", "symbolizer", "base"},
 }
 ROOMS = sorted(ALLOWED, key=len, reverse=True)

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * svc_upload: uploads of private binaries (issue 13, item 3).
+ *
+ * PUT /buildid/ID/debuginfo and PUT /buildid/ID/executable put a file in the
+ * store when:
+ *   - uploads are enabled (a token was configured; else 403),
+ *   - the peer is on loopback, unless allow_remote (we have no TLS; else 403),
+ *   - the request carries "Authorization: Bearer TOKEN" with the configured
+ *     token (compared in constant time; else 401),
+ *   - the body is at most max_upload_bytes (else 413; no Content-Length and
+ *     not chunked: 411),
+ *   - the body is an ELF whose GNU build ID is the one in the URL, checked by
+ *     src_check_file as every fetched file is (else 400); /debuginfo needs
+ *     DWARF in it,
+ *   - the store holds nothing as good: files rank executable (no DWARF) <
+ *     debug file without .debug_line < debug file with lines. A better file
+ *     replaces a weaker one (200, "replaced"); the same bytes again answer
+ *     200 "unchanged"; anything else 409 Conflict unless ?force=1. Nothing
+ *     held: 201.
+ * The stored file's old index goes with it (the store deletes it in the same
+ * batch; the replaced hook drops the loaded one, any remembered failure and
+ * the built type layouts).
+ * Uploads of one build ID run one after the other (a queue per build ID on the
+ * loop), so concurrent uploads of one file store it once: one 201, the others
+ * 200 "unchanged". A debug file using dwz (.gnu_debugaltlink) is accepted;
+ * its supplementary file is then looked for through the fetcher (store, local
+ * dirs, upstreams) before the answer, which says when it was found nowhere
+ * (header X-Symbolizer-Alt: missing, and the build ID to upload it under).
+ *
+ * The body: libevent 2.1's evhttp reads a request's whole body before it
+ * calls the route (it has no per-request hook before the body in 2.1), so an
+ * upload is held in memory once (the server raises evhttp's body cap to
+ * max_upload_bytes while uploads are enabled); it is made one piece, checked
+ * and written to the store on the worker pool, never copied on the loop.
+ *
+ * ShouldUpload (an RPC method, svc_upload_should.c): per build ID, whether the
+ * server can find it anywhere (it asks the fetcher: store, local dirs,
+ * upstreams, negative cache), waiting up to Options.max_wait_ms as Symbolize
+ * does and answering PENDING past it.
+ *
+ * Loop thread only, but for the two pure helpers at the end.
+ */
+#ifndef SVC_UPLOAD_H
+#define SVC_UPLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base_buf.h"
+#include "service/core/svc_error.h"
+#include "service/core/svc_pool.h"
+#include "service/fetch/svc_fetcher.h"
+#include "symbolizer/sym_build_id.h"
+#include "service/rpc/svc_rpc.h"
+#include "storage/stor_db.h"
+
+struct event_base;
+struct evhttp_request;
+struct evbuffer;
+
+#define SVC_UPLOAD_TOKEN_MAX 4096
+
+typedef void (*svc_upload_reply_fn)(void *arg, struct evhttp_request *req, int status,
+				    struct evbuffer *body);
+
+typedef struct svc_upload_options {
+	struct event_base *base;
+	stor_db *store;
+	svc_fetcher *fetcher;        /* ShouldUpload's searches, dwz supplementary files */
+	/* After a file is stored (on the loop): the server drops what it built
+	 * from the old one (loaded index, remembered failures, layouts). */
+	void (*replaced)(void *arg, const sym_build_id *id);
+	svc_pool *pool;              /* checks and store writes run here */
+	const char *token_file;      /* NULL or "": uploads disabled */
+	bool allow_remote;           /* accept uploads from non-loopback peers */
+	uint64_t max_upload_bytes;
+	int64_t default_wait_ms;     /* ShouldUpload: as Symbolize's */
+	int64_t max_wait_ms;
+	uint32_t max_candidates;     /* ShouldUpload: build IDs per call */
+	svc_upload_reply_fn reply;
+	void *arg;
+} svc_upload_options;
+
+typedef struct svc_upload svc_upload;
+
+/* NULL with err set when the token file cannot be read or is empty, or out of memory. */
+svc_upload *svc_upload_create(const svc_upload_options *o, svc_error *err);
+/* After the pool and the fetcher are destroyed (their callbacks use it). NULL: no-op. */
+void svc_upload_destroy(svc_upload *u);
+
+/* Whether uploads are enabled (a token is configured). */
+bool svc_upload_enabled(const svc_upload *u);
+
+/* Handles req when it is a PUT under /buildid/ (path without the query,
+ * query or NULL); false (nothing done) otherwise. */
+bool svc_upload_handle(svc_upload *u, struct evhttp_request *req, const char *path,
+		       const char *query);
+
+/* Uploads accepted and not answered yet (a stopping server waits for them). */
+unsigned svc_upload_in_flight(const svc_upload *u);
+
+/* The ShouldUpload method (ctx: the svc_upload). */
+void svc_upload_should_handle(void *ctx, svc_rpc_call *call);
+
+/* symbolizer_uploads_total{result}, symbolizer_upload_bytes_total,
+ * symbolizer_should_upload_total{answer}. */
+void svc_upload_render_metrics(const svc_upload *u, base_buf *out);
+
+/* ---- pure helpers (any thread), public for their unit tests ---- */
+
+/* Whether the Authorization header value is "Bearer TOKEN" with token (of
+ * token_len bytes); the time it takes depends on token_len only. */
+bool svc_upload_token_ok(const char *authorization, const char *token, size_t token_len);
+
+/* Whether a peer address (as evhttp_connection_get_peer gives it: "127.0.0.1",
+ * "::1", "::ffff:127.0.0.2") may upload: loopback always, others only with
+ * allow_remote. */
+bool svc_upload_peer_allowed(const char *address, bool allow_remote);
+
+#endif
