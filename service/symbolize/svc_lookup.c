@@ -59,6 +59,19 @@ bool svc_normalize_address(const sym_index_info *info, const Symbolizer__V1__Map
 	return false;
 }
 
+bool svc_lookup_frames(const svc_lookup_mapping *m, uint64_t address, bool is_return_address,
+		       sym_frame *frames, size_t max, size_t *n, uint64_t *vaddr)
+{
+	*n = 0;
+	if (!m->entry || !svc_normalize_address(&m->entry->info, m->pb, address, vaddr))
+		return false;
+	uint64_t a = is_return_address && *vaddr > 0 ? *vaddr - 1 : *vaddr;
+	*n = sym_index_lookup(m->entry->index, a, frames, max);
+	if (*n > max)
+		*n = max;
+	return true;
+}
+
 /* ---- the response ---- */
 
 void svc_lookup_result_init(svc_lookup_result *r)
@@ -114,14 +127,12 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		uint32_t mi = loc->mapping_index;
 		const svc_lookup_mapping *m = &maps[mi];
 		uint64_t vaddr;
-		if (!m->entry || !svc_normalize_address(&m->entry->info, m->pb, loc->address, &vaddr)) {
+		size_t n;
+		if (!svc_lookup_frames(m, loc->address, loc->is_return_address, frames, MAX_FRAMES,
+				       &n, &vaddr)) {
 			svc_response_location(&r, 0);
 			continue;
 		}
-		uint64_t a = loc->is_return_address && vaddr > 0 ? vaddr - 1 : vaddr;
-		size_t n = sym_index_lookup(m->entry->index, a, frames, MAX_FRAMES);
-		if (n > MAX_FRAMES)
-			n = MAX_FRAMES;
 		size_t nlines = n == 0 ? 0 : no_inline ? 1 : n;
 		for (size_t j = 0; j < nlines; j++) {
 			/* --no-inlines: the function the code belongs to, at the address's line. */
