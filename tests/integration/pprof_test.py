@@ -278,7 +278,7 @@ def main():
         want = check_symbolized(inp, profile_pb.decode(gzip.decompress(data)), "symbolctl")
         # go tool pprof reads our output: every name and line addr2line gives.
         traces = go_pprof(out_path, "-traces", "-lines")
-        top = go_pprof(out_path, "-top", "-lines", "-nodecount=1000")
+        top = go_pprof(out_path, "-top", "-lines", "-nodecount=1000", "-nodefraction=0")
         plain = go_pprof(out_path, "-traces")
         for frames in want:
             for name, file, line in frames:
@@ -357,7 +357,7 @@ def main():
             a = pcs[i % len(pcs)] if i % 2 else rnd.randrange(exe[0], exe[1])
             body = b"\x08" + v(i + 1) + b"\x10\x01\x18" + v(a)
             out += b"\x22" + v(len(body)) + body
-        for s in ("", "samples", "count", bid):
+        for s in ("", "samples", "count", "fixture", bid):
             out += pb.field_bytes(6, s)
         raw = bytes(out)
         gz = gzip.compress(raw, 6)
