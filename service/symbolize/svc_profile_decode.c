@@ -77,6 +77,37 @@ static bool inflate_all(const uint8_t *buf, size_t len, size_t max, uint8_t **ou
 
 /* ---- checks ---- */
 
+/*
+ * protobuf-c keeps an unknown field numbered 0 (an invalid tag) and would
+ * pack it back as bytes nothing decodes: such a profile is refused.
+ */
+static bool unknown_fields_ok(const ProtobufCMessage *m, int depth)
+{
+	if (!m || depth > 8)
+		return m == NULL;
+	for (unsigned i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return false;
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		const char *at = (const char *)m + f->offset;
+		if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+			if (!unknown_fields_ok(*(ProtobufCMessage *const *)at, depth + 1))
+				return false;
+			continue;
+		}
+		size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
+		ProtobufCMessage *const *items = *(ProtobufCMessage *const *const *)at;
+		for (size_t j = 0; j < n; j++)
+			if (!unknown_fields_ok(items[j], depth + 1))
+				return false;
+	}
+	return true;
+}
+
 #define BAD(...) (svc_error_set(err, SVC_E_INVALID, __VA_ARGS__), false)
 
 static bool str_ok(const Perftools__Profiles__Profile *p, int64_t i)
@@ -197,6 +228,8 @@ static bool check_samples(svc_profile_doc *d, id_map *locs, uint8_t *role, svc_e
 static bool check(svc_profile_doc *d, base_arena *arena, svc_error *err)
 {
 	Perftools__Profiles__Profile *p = d->p;
+	if (!unknown_fields_ok(&p->base, 0))
+		return BAD("profile has a field numbered 0");
 	if (!check_strings(p, err))
 		return false;
 	size_t nl = p->n_location ? p->n_location : 1;

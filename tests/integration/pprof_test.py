@@ -412,6 +412,7 @@ def main():
             ("string_table[0] not empty", variant(set_("string_table", ["x"] + good["string_table"][1:])),
              "invalid_argument"),
             ("gzip bomb", bomb, "resource_exhausted"),
+            ("field number 0", b"\x80\x00\x1f", "invalid_argument"),
         ]
         for label, body, code in cases:
             status, got, msg = d.connect_error(profile_pb.request(body), path=PATH)
