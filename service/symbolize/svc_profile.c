@@ -14,6 +14,7 @@
 
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "base/base_arena.h"
+#include "base/base_expo.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_mappings.h"
 #include "service/symbolize/svc_profile_decode.h"
@@ -23,6 +24,8 @@
 
 struct svc_profile {
 	svc_profile_options o;
+	/* Metrics (loop thread): what answered calls did. */
+	uint64_t locations_symbolized, locations_unsymbolized, frames;
 };
 
 struct call {
@@ -183,7 +186,11 @@ static void fill_done(void *arg, bool cancelled)
 		finish_error(c, &c->err);
 		return;
 	}
-	svc_rpc_call_ok(c->rpc);
+	if (svc_rpc_call_ok(c->rpc)) {
+		c->sp->locations_symbolized += c->st.symbolized;
+		c->sp->locations_unsymbolized += c->st.unsymbolized;
+		c->sp->frames += c->st.frames;
+	}
 	call_free(c);
 }
 
@@ -299,4 +306,17 @@ void svc_profile_handle(void *ctx, svc_rpc_call *rpc)
 						   sp->o.max_wait_ms);
 	if (svc_mappings_start(c->resolve, wait, resolved, c))
 		resolved(c);
+}
+
+void svc_profile_render_metrics(const svc_profile *sp, base_buf *b)
+{
+	base_expo_family(b, "symbolizer_profile_locations_total", "counter",
+			 "SymbolizeProfile locations without lines, by whether they got lines.");
+	base_expo_u64(b, "symbolizer_profile_locations_total", "result=\"symbolized\"",
+		      sp->locations_symbolized);
+	base_expo_u64(b, "symbolizer_profile_locations_total", "result=\"unsymbolized\"",
+		      sp->locations_unsymbolized);
+	base_expo_family(b, "symbolizer_profile_frames_total", "counter",
+			 "Lines (inlined frames included) SymbolizeProfile added to profiles.");
+	base_expo_u64(b, "symbolizer_profile_frames_total", "", sp->frames);
 }

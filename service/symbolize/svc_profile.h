@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/base_buf.h"
 #include "service/core/svc_pool.h"
 #include "service/resolve/svc_resolver.h"
 #include "service/rpc/svc_rpc.h"
@@ -49,5 +50,8 @@ void svc_profile_destroy(svc_profile *sp);
 
 /* The method's handler (svc_rpc_handler_fn); ctx is the svc_profile. */
 void svc_profile_handle(void *ctx, svc_rpc_call *call);
+
+/* symbolizer_profile_locations_total{result}, symbolizer_profile_frames_total. */
+void svc_profile_render_metrics(const svc_profile *sp, base_buf *b);
 
 #endif
