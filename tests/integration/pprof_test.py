@@ -11,7 +11,8 @@ equal `symbolctl addr2line`'s for the same address (address - 1 for return
 addresses), samples and labels come back untouched, and `go tool pprof`
 (-symbolize=none, so every name is ours) shows those names and lines with
 -top, -traces and -lines. Also: a mapping of a build ID no source has
-(reported, its locations untouched), a profile of 1M locations (the daemon's
+(reported, its locations untouched), a slow and a hanging upstream (PENDING
+reported with its retry hint; symbolctl asks again until OK, or reports it), a profile of 1M locations (the daemon's
 peak RSS grows less than the call's memory cap), hostile profiles
 (invalid_argument or resource_exhausted, and the daemon keeps serving).
 """
@@ -29,7 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pb  # noqa: E402
 import profile_pb  # noqa: E402
 from daemon_lib import Daemon  # noqa: E402
-from upstream_lib import Debuginfod, build_id, check, run_cases, tempdir  # noqa: E402
+from upstream_lib import (Debuginfod, FaultServer, build_id, check, run_cases,  # noqa: E402
+                          tempdir)
 
 PATH = "/symbolizer.v1.SymbolizerService/SymbolizeProfile"
 FIXTURE = "c_O2_dw5"
@@ -346,6 +348,56 @@ def main():
               "stderr: %r" % r.stderr)
         check(os.path.getsize(out_path) > 0, "no profile written")
 
+    def case_pending():
+        """A slow upstream: PENDING with a retry hint, locations untouched; symbolctl
+        asks again until OK. A hanging one: symbolctl reports it on stderr."""
+        maps, stacks = sampled()
+        inp = build_profile(maps, stacks, bid, path)
+        raw = profile_pb.encode(inp)
+        fs = FaultServer(work, "slow", {bid + "/debuginfo": "slow:" + path})
+        hang = FaultServer(work, "hang", {bid + "/debuginfo": "hang"})
+        ds = []
+        try:
+            for name, srv in (("slow", fs), ("hang", hang)):
+                ds.append(Daemon(args.symbolizerd, os.path.join(work, name + ".data"),
+                                 os.path.join(work, name + ".daemon.log"), upstreams=[srv.url]))
+            status, hdrs, data = ds[0].post(profile_pb.request(raw, max_wait_ms=50), path=PATH)
+            check(status == 200, "slow: HTTP %d" % status)
+            prof, mres, sym, unsym = profile_pb.decode_response(data)
+            used = {loc["mapping_id"] for loc in inp["location"]}
+            for i in used:
+                m = mres[i - 1]
+                check(m["status"] == "PENDING" and m["retry_after_ms"] > 0 and m["error"],
+                      "slow upstream: %r" % m)
+            out = profile_pb.decode(prof)
+            check(sym == 0 and all(not loc["line"] for loc in out["location"]),
+                  "PENDING mappings' locations got lines")
+            check(out["sample"] == inp["sample"], "samples changed")
+            # symbolctl asks again (with what came back) until the mapping is OK.
+            in_path, out_path = os.path.join(work, "p.pb"), os.path.join(work, "p.out.pb")
+            with open(in_path, "wb") as f:
+                f.write(raw)
+            r = subprocess.run([args.symbolctl, "pprof", in_path, "-o", out_path, "--server",
+                                ds[0].url, "--wait", "30s"], capture_output=True, text=True,
+                               timeout=120)
+            check(r.returncode == 0, "symbolctl pprof after PENDING: %d %s"
+                  % (r.returncode, r.stderr))
+            with open(out_path, "rb") as f:
+                check_symbolized(inp, profile_pb.decode(f.read()), "after PENDING")
+            # Still PENDING when --wait runs out: on stderr, exit 1, the profile written.
+            r = subprocess.run([args.symbolctl, "pprof", in_path, "-o", out_path, "--server",
+                                ds[1].url, "--wait", "300ms"], capture_output=True, text=True,
+                               timeout=120)
+            check(r.returncode == 1 and "pending" in r.stderr and bid in r.stderr and
+                  "retry after" in r.stderr, "hanging upstream: %d %r" % (r.returncode, r.stderr))
+            with open(out_path, "rb") as f:
+                check(profile_pb.decode(f.read())["sample"] == inp["sample"], "profile not written")
+        finally:
+            for d in ds:
+                d.stop()
+            fs.stop()
+            hang.stop()
+
     def case_million_locations():
         d = daemon()
         maps, stacks = sampled()
@@ -445,6 +497,7 @@ def main():
     cases = [("symbolize_profile", case_symbolize_profile),
              ("symbolctl_and_go_pprof", case_symbolctl_and_go_pprof),
              ("unknown_build_id", case_unknown_build_id),
+             ("pending", case_pending),
              ("million_locations", case_million_locations),
              ("hostile", case_hostile)]
     try:
