@@ -98,7 +98,7 @@ static size_t report(const uint8_t *prof, size_t len, const Symbolizer__V1__Symb
 {
 	svc_profile_limits lim = {SIZE_MAX / 2, SIZE_MAX / 2, SIZE_MAX / 2};
 	base_arena arena = {0};
-	svc_profile_doc d;
+	svc_profile_doc d = {0};
 	svc_error err;
 	bool named = svc_profile_decode(prof, len, &lim, &arena, &d, &err) &&
 		     d.p->n_mapping == r->n_mappings;
@@ -119,6 +119,7 @@ static size_t report(const uint8_t *prof, size_t len, const Symbolizer__V1__Symb
 			fprintf(stderr, " (retry after %u ms)", m->retry_after_ms);
 		fputc('\n', stderr);
 	}
+	svc_profile_doc_release(&d);
 	base_arena_deinit(&arena);
 	return bad;
 }

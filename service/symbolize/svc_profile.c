@@ -59,6 +59,7 @@ static void call_free(struct call *c)
 	svc_mappings_destroy(c->resolve);
 	free(c->maps);
 	free(c->pbs);
+	svc_profile_doc_release(&c->doc);
 	base_arena_deinit(&c->arena);
 	free(c);
 }

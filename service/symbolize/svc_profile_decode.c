@@ -11,9 +11,68 @@
 #include <zlib.h>
 
 #include "base/base_hash_map.h"
-#include "service/symbolize/svc_request.h"
 
 BASE_HASH_MAP(id_map, uint64_t, uint32_t, base_hash_u64, base_eq_u64)
+
+/* ---- protobuf-c's memory ---- */
+
+enum { BIG_MIN = 64 * 1024 };
+
+struct svc_profile_big {
+	svc_profile_big *next, *prev;
+	size_t size;
+	size_t pad_;   /* keeps the block after it 16-byte aligned */
+};
+
+static void *pb_alloc(void *data, size_t size)
+{
+	svc_profile_doc *d = data;
+	if (size < BIG_MIN)
+		return base_arena_alloc(d->arena, size);
+	size_t cap = d->arena->cap;
+	if (cap && (size > cap || d->arena->used + d->big_bytes > cap - size))
+		return NULL;
+	svc_profile_big *b = malloc(sizeof(*b) + size);
+	if (!b)
+		return NULL;
+	b->size = size;
+	b->prev = NULL;
+	b->next = d->big;
+	if (d->big)
+		d->big->prev = b;
+	d->big = b;
+	d->big_bytes += size;
+	return b + 1;
+}
+
+/* Frees a big block (a small one stays in the arena till the end). */
+static void pb_free(void *data, void *p)
+{
+	svc_profile_doc *d = data;
+	for (svc_profile_big *b = d->big; b; b = b->next) {
+		if (b + 1 != p)
+			continue;
+		if (b->prev)
+			b->prev->next = b->next;
+		else
+			d->big = b->next;
+		if (b->next)
+			b->next->prev = b->prev;
+		d->big_bytes -= b->size;
+		free(b);
+		return;
+	}
+}
+
+void svc_profile_doc_release(svc_profile_doc *d)
+{
+	while (d->big) {
+		svc_profile_big *next = d->big->next;
+		free(d->big);
+		d->big = next;
+	}
+	d->big_bytes = 0;
+}
 
 bool svc_profile_is_gzip(const uint8_t *buf, size_t len)
 {
@@ -276,11 +335,12 @@ bool svc_profile_decode(const uint8_t *buf, size_t len, const svc_profile_limits
 	}
 	/* The decoded profile and what the call adds live in the arena; its cap bounds both. */
 	base_arena_init(arena, SVC_PROFILE_ARENA_BASE + SVC_PROFILE_ARENA_PER_BYTE * len);
-	ProtobufCAllocator pb = svc_request_allocator(arena);
+	d->arena = arena;
+	ProtobufCAllocator pb = {.alloc = pb_alloc, .free = pb_free, .allocator_data = d};
 	d->p = perftools__profiles__profile__unpack(&pb, len, buf);
 	free(plain);
 	if (!d->p) {
-		if (arena->cap && arena->used * 2 > arena->cap)
+		if (arena->cap && (arena->used + d->big_bytes) * 2 > arena->cap)
 			svc_error_set(err, SVC_E_TOO_LARGE, "profile too large to decode");
 		else
 			svc_error_set(err, SVC_E_INVALID,

@@ -34,6 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!svc_profile_decode(data, size, &lim, &a, &d, &err)) {
 		if (err.code == SVC_OK)
 			abort();
+		svc_profile_doc_release(&d);
 		base_arena_deinit(&a);
 		return 0;
 	}
@@ -53,13 +54,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	base_arena b = {0};
 	svc_profile_doc d2;
 	lim.max_bytes = len + 1;
-	if (!svc_profile_decode(buf, len, &lim, &b, &d2, &err) ||
+	bool back = svc_profile_decode(buf, len, &lim, &b, &d2, &err);
+	if (!back ||
 	    d2.p->n_location != d.p->n_location || d2.p->n_sample != d.p->n_sample ||
 	    d2.p->n_mapping != d.p->n_mapping)
 		abort();
+	svc_profile_doc_release(&d2);
 	base_arena_deinit(&b);
 	free(buf);
 	free(maps);
+	svc_profile_doc_release(&d);
 	base_arena_deinit(&a);
 	return 0;
 }
