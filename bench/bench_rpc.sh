@@ -202,3 +202,6 @@ print("  RPC / in-process frames per second: %.2f (1 client, 1,000) ... %.2f (be
 if errors:
     print("  daemon logged %d error line(s)" % errors)
 EOF
+
+# The pprof row: a 100k-location profile end to end, next to pprof's own symbolization.
+bash "$root/bench/bench_pprof.sh" --build "$build"

@@ -32,6 +32,10 @@ PKGS=(
   # deploy/ checkers (tests/integration/deploy_test.py): systemd-analyze, yamllint,
   # jq, PyYAML; promtool is in prometheus above
   systemd yamllint jq python3-yaml
+  # pprof (issue 15): `go tool pprof` reads SymbolizeProfile's output in
+  # tests/integration/pprof_test.py; bench/bench_pprof.sh builds Go's pprof (gdb
+  # samples the running fixture in the same test)
+  golang-go gdb
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"addr2line", cmd_addr2line, "symbolize addresses of a local ELF file (llvm-symbolizer format)"},
 	{"fetch", cmd_fetch, "fetch build IDs from local dirs and debuginfod upstreams into a store"},
 	{"layout", cmd_layout, "struct and union layouts of a local ELF file (pahole format or JSON)"},
+	{"pprof", cmd_pprof, "symbolize a pprof profile through symbolizerd (pprof in, pprof out)"},
 	{"symbolize", cmd_symbolize, "symbolize addresses through symbolizerd (llvm-symbolizer format)"},
 	{"upload", cmd_upload, "upload the ELF files symbolizerd cannot find anywhere (ShouldUpload, PUT)"},
 	{"version", cmd_version, "print the version (and, with --server URL, the daemon's)"},

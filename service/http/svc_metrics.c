@@ -70,6 +70,7 @@ bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 	svc_rpc_render_metrics(s->rpc, &b);
 	svc_metrics_render_http(&s->metrics, &b);
 	svc_symbolize_render_metrics(s->symbolize, &b);
+	svc_profile_render_metrics(s->profile, &b);
 	svc_rpc_render_calls(s->rpc, &b);
 	svc_resolver_metrics_render(s->resolver, &b);
 	svc_index_cache_metrics_render(s->cache, &b);

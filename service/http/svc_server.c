@@ -348,11 +348,22 @@ static bool start_rpc(svc_server *s)
 	};
 	if (!(s->layout = svc_layout_create(&lo)))
 		return false;
+	svc_profile_options po = {
+		.base = s->base, .resolver = s->resolver, .pool = s->pool,
+		/* A profile may be gzipped inside the request: its own caps. */
+		.max_profile_bytes = (size_t)s->o.max_request_bytes * SVC_PROFILE_BYTES_PER_REQUEST,
+		.max_mappings = s->o.max_mappings,
+		.max_locations = (size_t)s->o.max_locations * SVC_PROFILE_LOCATIONS_PER_CALL,
+		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
+	};
+	if (!(s->profile = svc_profile_create(&po)))
+		return false;
 	/* A method: its file, and one line here. */
 	const svc_rpc_method methods[] = {
 		{"Symbolize", svc_symbolize_handle, s->symbolize},
 		{"GetTypeLayouts", svc_layout_handle, s->layout},
 		{"ShouldUpload", svc_upload_should_handle, s->upload},
+		{"SymbolizeProfile", svc_profile_handle, s->profile},
 	};
 	svc_rpc_options ro = {
 		.service = "symbolizer.v1.SymbolizerService",
@@ -529,6 +540,7 @@ void svc_server_destroy(svc_server *s)
 		event_free(s->stop_check);
 	svc_rpc_destroy(s->rpc);
 	svc_symbolize_destroy(s->symbolize);
+	svc_profile_destroy(s->profile);
 	svc_debuginfod_destroy(s->debuginfod);
 	svc_upload_destroy(s->upload);  /* after the pool and the fetchers (their callbacks) */
 	stor_close(s->store);

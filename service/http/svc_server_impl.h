@@ -19,6 +19,7 @@
 #include "service/layout/svc_layout.h"
 #include "service/debuginfod/svc_debuginfod.h"
 #include "service/upload/svc_upload.h"
+#include "service/symbolize/svc_profile.h"
 #include "service/symbolize/svc_symbolize.h"
 #include "service/http/svc_server.h"
 #include "storage/stor_db.h"
@@ -43,6 +44,7 @@ struct svc_server {
 	svc_index_cache *cache;
 	svc_resolver *resolver;
 	svc_symbolize *symbolize;    /* the Symbolize method */
+	svc_profile *profile;        /* the SymbolizeProfile method */
 	svc_layout *layout;          /* the GetTypeLayouts method */
 	svc_rpc *rpc;                /* the Connect handler and its methods */
 	svc_debuginfod *debuginfod;  /* GET/HEAD /buildid/... */

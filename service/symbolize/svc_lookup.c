@@ -136,6 +136,19 @@ const char *svc_mapping_section(const Symbolizer__V1__Mapping *m, const sym_inde
 	return m->section && *m->section ? m->section : ".text";
 }
 
+bool svc_lookup_frames(const svc_lookup_mapping *m, uint64_t address, bool is_return_address,
+		       sym_frame *frames, size_t max, size_t *n, uint64_t *vaddr)
+{
+	*n = 0;
+	if (!m->entry || !svc_normalize_address(&m->entry->info, m->pb, address, vaddr))
+		return false;
+	uint64_t a = is_return_address && *vaddr > 0 ? *vaddr - 1 : *vaddr;
+	*n = sym_index_lookup(m->entry->index, a, frames, max);
+	if (*n > max)
+		*n = max;
+	return true;
+}
+
 /* ---- the response ---- */
 
 void svc_lookup_result_init(svc_lookup_result *r)

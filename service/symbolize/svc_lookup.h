@@ -28,6 +28,7 @@ typedef struct svc_lookup_mapping {
 	svc_index_entry *entry;     /* OK: the index (referenced by the call) */
 	char error[SYM_ERROR_MSG_MAX];
 	uint32_t retry_after_ms;
+	bool skip;                  /* not to be resolved (svc_mappings): status stays */
 } svc_lookup_mapping;
 
 typedef struct svc_lookup_result {
@@ -78,5 +79,16 @@ const char *svc_mapping_section(const Symbolizer__V1__Mapping *m, const sym_inde
  */
 bool svc_section_address(const Symbolizer__V1__Mapping *m, uint64_t sec_addr,
 			 uint64_t sec_size, uint64_t address, uint64_t *vaddr);
+
+/*
+ * The frames of one address of mapping m (resolved: m->entry set), innermost
+ * first, as Symbolize answers them: the address normalized
+ * (svc_normalize_address) into *vaddr, and a return address looked up at
+ * *vaddr - 1, inside the call instruction. *n frames (at most max, 0 when
+ * nothing covers it). False when the mapping has no index or the address is
+ * outside it.
+ */
+bool svc_lookup_frames(const svc_lookup_mapping *m, uint64_t address, bool is_return_address,
+		       sym_frame *frames, size_t max, size_t *n, uint64_t *vaddr);
 
 #endif

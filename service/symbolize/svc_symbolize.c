@@ -12,7 +12,6 @@
  * compresses it (svc_rpc_call_encode) and answers. Big batches do the lookups
  * and the packing on a worker thread.
  */
-#include "service/core/svc_build_id.h"
 #include "service/symbolize/svc_symbolize.h"
 
 #include <inttypes.h>
@@ -27,6 +26,7 @@
 #include "base/base_arena.h"
 #include "base/base_expo.h"
 #include "service/symbolize/svc_lookup.h"
+#include "service/symbolize/svc_mappings.h"
 #include "service/symbolize/svc_request.h"
 
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
@@ -48,18 +48,10 @@ struct call {
 	base_arena arena;
 	Symbolizer__V1__SymbolizeRequest *msg;
 	svc_lookup_mapping *maps;
-	struct call_wait *waits;
-	size_t waiting;
-	struct event *timer;
+	svc_mappings *resolve;      /* the mappings' resolution and the wait for it */
 	bool on_worker;
 	/* Results of the lookup phase (svc_lookup). */
 	svc_lookup_result out;
-};
-
-struct call_wait {
-	struct call *c;
-	size_t map;
-	svc_resolve_waiter *w;
 };
 
 svc_symbolize *svc_symbolize_create(const svc_symbolize_options *o)
@@ -80,20 +72,8 @@ void svc_symbolize_destroy(svc_symbolize *sy)
 /* After the answer: lets go of what the call holds. */
 static void call_free(struct call *c)
 {
-	svc_symbolize *sy = c->sy;
-	if (c->timer)
-		event_free(c->timer);
-	if (c->waits) {
-		for (size_t i = 0; i < c->msg->n_mappings; i++)
-			if (c->waits[i].w)
-				svc_resolver_cancel(sy->o.resolver, c->waits[i].w);
-		free(c->waits);
-	}
-	if (c->maps) {
-		for (size_t i = 0; i < c->msg->n_mappings; i++)
-			svc_resolver_release(sy->o.resolver, c->maps[i].entry);
-		free(c->maps);
-	}
+	svc_mappings_destroy(c->resolve);
+	free(c->maps);
 	base_arena_deinit(&c->arena);
 	free(c);
 }
@@ -160,8 +140,6 @@ static void lookup_done(void *arg, bool cancelled)
 static void lookup_start(struct call *c)
 {
 	svc_symbolize *sy = c->sy;
-	if (c->timer)
-		event_del(c->timer);
 	if (sy->o.pool && c->msg->n_locations >= sy->o.worker_lookup_min) {
 		c->on_worker = true;
 		sy->worker_lookups++;
@@ -175,107 +153,17 @@ static void lookup_start(struct call *c)
 
 /* ---- mapping resolution ---- */
 
-static void apply_resolution(svc_lookup_mapping *m, svc_resolution *res)
+static void resolved(void *arg)
 {
-	switch (res->status) {
-	case SVC_RESOLVE_OK:
-		m->status = STATUS(OK);
-		m->entry = res->entry;
-		return;
-	case SVC_RESOLVE_NOT_FOUND:
-		m->status = STATUS(NOT_FOUND);
-		break;
-	case SVC_RESOLVE_NO_SYMBOLS:
-		m->status = STATUS(NO_SYMBOLS);
-		break;
-	case SVC_RESOLVE_TOO_LARGE:
-		m->status = STATUS(TOO_LARGE);
-		break;
-	default:
-		m->status = STATUS(ERROR);
-		m->retry_after_ms = 5000;
-		break;
-	}
-	snprintf(m->error, sizeof(m->error), "%s", res->error);
-}
-
-static void resolved_cb(void *arg, svc_resolution *res)
-{
-	struct call_wait *cw = arg;
-	struct call *c = cw->c;
-	cw->w = NULL;
-	apply_resolution(&c->maps[cw->map], res);
-	if (--c->waiting == 0)
-		lookup_start(c);
-}
-
-/* The wait budget is spent (or the server stops): what is unresolved is PENDING. */
-static void stop_waiting(struct call *c)
-{
-	for (size_t i = 0; i < c->msg->n_mappings; i++) {
-		struct call_wait *cw = &c->waits[i];
-		if (!cw->w)
-			continue;
-		svc_lookup_mapping *m = &c->maps[i];
-		const char *stage = svc_resolver_waiter_stage(cw->w);
-		m->status = STATUS(PENDING);
-		snprintf(m->error, sizeof(m->error), "%s", stage);
-		m->retry_after_ms = strstr(stage, "fetch") ? 1000 : 500;
-		svc_resolver_cancel(c->sy->o.resolver, cw->w);
-		cw->w = NULL;
-	}
-	c->waiting = 0;
-	lookup_start(c);
-}
-
-static void timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	stop_waiting(arg);
+	lookup_start(arg);
 }
 
 /* On shutdown: a waiting call answers now. */
 static void stop_hook(void *arg)
 {
 	struct call *c = arg;
-	if (c->waiting)
-		stop_waiting(c);  /* may free c */
-}
-
-static void resolve_all(struct call *c)
-{
-	svc_resolver *resolver = c->sy->o.resolver;
-	size_t n = c->msg->n_mappings;
-	for (size_t i = 0; i < n; i++) {
-		const Symbolizer__V1__Mapping *pm = c->msg->mappings[i];
-		svc_lookup_mapping *m = &c->maps[i];
-		m->pb = pm;
-		const char *bad = svc_build_id_check(pm->build_id, &m->id);
-		if (!bad && (unsigned)pm->address_kind > SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_SECTION)
-			bad = "address_kind is not one of ELF, RUNTIME, FILE_OFFSET, SECTION";
-		if (!bad && pm->section && strlen(pm->section) > 255)
-			bad = "section name longer than 255 bytes";
-		if (!bad && pm->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME &&
-		    pm->memory_limit != 0 && pm->memory_limit <= pm->memory_start)
-			bad = "memory_limit must be above memory_start";
-		if (bad) {
-			m->status = STATUS(INVALID);
-			snprintf(m->error, sizeof(m->error), "%s", bad);
-			continue;
-		}
-		svc_resolution now;
-		c->waits[i].c = c;
-		c->waits[i].map = i;
-		svc_resolve_waiter *w =
-			svc_resolver_resolve(resolver, &m->id, resolved_cb, &c->waits[i], &now);
-		if (w) {
-			c->waits[i].w = w;
-			c->waiting++;
-		} else {
-			apply_resolution(m, &now);
-		}
-	}
+	if (c->resolve && svc_mappings_waiting(c->resolve))
+		svc_mappings_stop(c->resolve);  /* may free c */
 }
 
 /* ---- request ---- */
@@ -349,23 +237,18 @@ void svc_symbolize_handle(void *ctx, svc_rpc_call *rpc)
 	svc_rpc_call_on_stop(rpc, stop_hook, c);
 	if (!decode(c))
 		return;
-	size_t n = c->msg->n_mappings ? c->msg->n_mappings : 1;
-	c->maps = calloc(n, sizeof(*c->maps));
-	c->waits = calloc(n, sizeof(*c->waits));
-	if (!c->maps || !c->waits) {
+	size_t n = c->msg->n_mappings;
+	c->maps = calloc(n ? n : 1, sizeof(*c->maps));
+	if (c->maps)
+		c->resolve = svc_mappings_create(sy->o.base, sy->o.resolver, c->maps, n);
+	if (!c->resolve) {
 		finish_errorf(c, SVC_E_NOMEM, "out of memory");
 		return;
 	}
-	resolve_all(c);
-	if (c->waiting == 0) {
+	for (size_t i = 0; i < n; i++)
+		c->maps[i].pb = c->msg->mappings[i];
+	if (svc_mappings_start(c->resolve, wait_budget_ms(c), resolved, c))
 		lookup_start(c);
-		return;
-	}
-	int64_t wait = wait_budget_ms(c);
-	c->timer = evtimer_new(sy->o.base, timer_cb, c);
-	struct timeval tv = {(time_t)(wait / 1000), (suseconds_t)((wait % 1000) * 1000)};
-	if (!c->timer || evtimer_add(c->timer, &tv) != 0)
-		stop_waiting(c);
 }
 
 /* ---- metrics ---- */

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pprof: `symbolctl pprof IN [-o OUT] [--server URL]`, a pprof profile
+ * symbolized by symbolizerd (the SymbolizeProfile RPC). While some mapping is
+ * PENDING and --wait is not spent, the profile the daemon gave back is sent
+ * again after its retry hint (its symbolized locations are kept, the others
+ * looked up again). Each mapping that did not end OK is reported on stderr,
+ * with its build ID and file name, and sets exit status 1.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/base_clock.h"
+#include "base/base_flag.h"
+#include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/exit_codes.h"
+#include "cmd/symbolctl/mapping_status.h"
+#include "cmd/symbolctl/rpc_call.h"
+#include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/symbolize/svc_profile_decode.h"
+
+#define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
+#define DEFAULT_SERVER "http://127.0.0.1:8080"
+#define METHOD "symbolizer.v1.SymbolizerService/SymbolizeProfile"
+
+struct opts {
+	const char *in, *out, *server;
+	int64_t wait_ms, timeout_ms;
+	bool no_inline, no_demangle;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: symbolctl pprof IN [-o OUT] [--server URL] [FLAGS]\n"
+		"\n"
+		"Symbolizes the pprof profile IN (gzipped or not; - for stdin) through\n"
+		"symbolizerd: each location without lines gets its function, file and line\n"
+		"(inlined frames as several lines). The result goes to OUT (default stdout),\n"
+		"gzipped when IN was. Mappings that could not be symbolized (pending when\n"
+		"--wait ran out, not found, ...) are reported on stderr.\n"
+		"\n"
+		"  -o, --output OUT   where to write the profile (default stdout)\n"
+		"  --server URL       the daemon (default " DEFAULT_SERVER ")\n"
+		"  --wait DUR         how long to keep asking while the daemon fetches or\n"
+		"                     indexes (default 60s)\n"
+		"  --timeout DUR      deadline of each call (Connect-Timeout-Ms; default 60s)\n"
+		"  --no-inlines       one line per location: the function the code belongs to\n"
+		"  --no-demangle      linkage names as in the symbol table\n"
+		"\n" CTL_EXIT_HELP);
+}
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f) {
+		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = malloc(cap);
+	while (buf) {
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		uint8_t *nb = realloc(buf, cap *= 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+	}
+	bool bad = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (!buf || bad) {
+		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, buf ? "read error" : "out of memory");
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static bool write_all(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE *f = path ? fopen(path, "wb") : stdout;
+	bool ok = f && fwrite(buf, 1, len, f) == len;
+	ok = f && (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+	if (!ok)
+		fprintf(stderr, "symbolctl pprof: %s: %s\n", path ? path : "stdout", strerror(errno));
+	return ok;
+}
+
+/* Each mapping not OK on stderr, named from the profile; how many. */
+static size_t report(const uint8_t *prof, size_t len, const Symbolizer__V1__SymbolizeProfileResponse *r)
+{
+	svc_profile_limits lim = {SIZE_MAX / 2, SIZE_MAX / 2, SIZE_MAX / 2};
+	base_arena arena = {0};
+	svc_profile_doc d = {0};
+	svc_error err;
+	bool named = svc_profile_decode(prof, len, &lim, &arena, &d, &err) &&
+		     d.p->n_mapping == r->n_mappings;
+	size_t bad = 0;
+	for (size_t i = 0; i < r->n_mappings; i++) {
+		const Symbolizer__V1__MappingResult *m = r->mappings[i];
+		if (m->status == STATUS(OK) || m->status == STATUS(UNSPECIFIED))
+			continue;
+		bad++;
+		const Perftools__Profiles__Mapping *pm = named ? d.p->mapping[i] : NULL;
+		fprintf(stderr, "symbolctl pprof: mapping %zu", i + 1);
+		if (pm)
+			fprintf(stderr, " (build id %s, %s)", d.p->string_table[pm->build_id],
+				d.p->string_table[pm->filename]);
+		fprintf(stderr, ": %s%s%s", mapping_status_name(m->status),
+			m->error[0] ? ": " : "", m->error);
+		if (m->retry_after_ms)
+			fprintf(stderr, " (retry after %u ms)", m->retry_after_ms);
+		fputc('\n', stderr);
+	}
+	svc_profile_doc_release(&d);
+	base_arena_deinit(&arena);
+	return bad;
+}
+
+static bool any_pending(const Symbolizer__V1__SymbolizeProfileResponse *r, uint32_t *retry_ms)
+{
+	bool pending = false;
+	for (size_t i = 0; i < r->n_mappings; i++) {
+		if (r->mappings[i]->status != STATUS(PENDING))
+			continue;
+		pending = true;
+		if (r->mappings[i]->retry_after_ms > *retry_ms)
+			*retry_ms = r->mappings[i]->retry_after_ms;
+	}
+	return pending;
+}
+
+/* One call; NULL (told) when it failed. */
+static Symbolizer__V1__SymbolizeProfileResponse *call_once(const struct opts *o, uint8_t *prof,
+							   size_t len, uint32_t max_wait)
+{
+	Symbolizer__V1__Options op = SYMBOLIZER__V1__OPTIONS__INIT;
+	op.max_wait_ms = max_wait;
+	op.no_inline = o->no_inline;
+	op.no_demangle = o->no_demangle;
+	Symbolizer__V1__SymbolizeProfileRequest req = SYMBOLIZER__V1__SYMBOLIZE_PROFILE_REQUEST__INIT;
+	req.profile.data = prof;
+	req.profile.len = len;
+	req.options = &op;
+	ProtobufCMessage *msg;
+	char why[CTL_RPC_WHY_MAX];
+	if (!ctl_rpc_call(o->server, METHOD, &req.base,
+			  &symbolizer__v1__symbolize_profile_response__descriptor,
+			  o->timeout_ms + max_wait, &msg, why)) {
+		fprintf(stderr, "symbolctl pprof: %s\n", why);
+		return NULL;
+	}
+	return (Symbolizer__V1__SymbolizeProfileResponse *)msg;
+}
+
+static int run(const struct opts *o, uint8_t *prof, size_t len)
+{
+	int64_t give_up = base_mono_ms() + o->wait_ms;
+	Symbolizer__V1__SymbolizeProfileResponse *r;
+	uint8_t *owned = NULL;  /* a profile the daemon gave back, sent again */
+	for (;;) {
+		int64_t left = give_up - base_mono_ms();
+		uint32_t max_wait = left > 0 ? (uint32_t)(left < 10000 ? left : 10000) : 1;
+		if (!(r = call_once(o, prof, len, max_wait))) {
+			free(owned);
+			return CTL_EXIT_SERVER;
+		}
+		uint32_t retry_ms = 0;
+		if (!any_pending(r, &retry_ms) || base_mono_ms() >= give_up)
+			break;
+		/* Again with what came back: its symbolized locations stay as they are. */
+		free(owned);
+		prof = owned = r->profile.data;
+		len = r->profile.len;
+		r->profile.data = NULL;
+		r->profile.len = 0;
+		symbolizer__v1__symbolize_profile_response__free_unpacked(r, NULL);
+		int64_t sleep_ms = retry_ms ? retry_ms : 500;
+		if (sleep_ms > give_up - base_mono_ms())
+			sleep_ms = give_up - base_mono_ms();
+		if (sleep_ms > 0) {
+			struct timespec ts = {sleep_ms / 1000, (long)(sleep_ms % 1000) * 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	int rc = report(prof, len, r) ? CTL_EXIT_NOT_FOUND : CTL_EXIT_OK;
+	if (!write_all(o->out, r->profile.data, r->profile.len))
+		rc = CTL_EXIT_IO;
+	symbolizer__v1__symbolize_profile_response__free_unpacked(r, NULL);
+	free(owned);
+	return rc;
+}
+
+static bool parse_args(int argc, char **argv, struct opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool takes_value = !strcmp(a, "-o") || !strcmp(a, "--output") ||
+				   !strcmp(a, "--server") || !strcmp(a, "--wait") ||
+				   !strcmp(a, "--timeout");
+		if (takes_value && !v) {
+			fprintf(stderr, "symbolctl pprof: %s needs a value\n", a);
+			return false;
+		}
+		if (takes_value)
+			i++;
+		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			o->out = v;
+		} else if (!strcmp(a, "--server")) {
+			o->server = v;
+		} else if (!strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
+			if (!base_parse_duration_ms(v, !strcmp(a, "--wait") ? &o->wait_ms
+									    : &o->timeout_ms)) {
+				fprintf(stderr, "symbolctl pprof: %s: '%s' is not a duration\n", a, v);
+				return false;
+			}
+		} else if (!strcmp(a, "--no-inlines")) {
+			o->no_inline = true;
+		} else if (!strcmp(a, "--no-demangle")) {
+			o->no_demangle = true;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "symbolctl pprof: unknown flag %s\n", a);
+			return false;
+		} else if (o->in) {
+			fprintf(stderr, "symbolctl pprof: one input profile only\n");
+			return false;
+		} else {
+			o->in = a;
+		}
+	}
+	if (!o->in) {
+		fprintf(stderr, "symbolctl pprof: no input profile\n");
+		return false;
+	}
+	return true;
+}
+
+int cmd_pprof(int argc, char **argv)
+{
+	struct opts o = {.server = DEFAULT_SERVER, .wait_ms = 60000, .timeout_ms = 60000};
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return CTL_EXIT_OK;
+		}
+	}
+	if (!parse_args(argc, argv, &o)) {
+		usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	size_t len;
+	uint8_t *prof = read_all(o.in, &len);
+	if (!prof)
+		return CTL_EXIT_IO;
+	int rc = run(&o, prof, len);
+	free(prof);
+	return rc;
+}
