@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"addr2line", cmd_addr2line, "symbolize addresses of a local ELF file (llvm-symbolizer format)"},
 	{"fetch", cmd_fetch, "fetch build IDs from local dirs and debuginfod upstreams into a store"},
 	{"layout", cmd_layout, "struct and union layouts of a local ELF file (pahole format or JSON)"},
+	{"status", cmd_status, "why a build ID is (not) symbolized by symbolizerd (--server URL)"},
 	{"symbolize", cmd_symbolize, "symbolize addresses through symbolizerd (llvm-symbolizer format)"},
 	{"version", cmd_version, "print the version (and, with --server URL, the daemon's)"},
 };

@@ -161,11 +161,31 @@ void svc_walk_start(svc_fetch_flight *fl, stor_kind want)
 
 static void walk_exhausted(svc_fetch_flight *fl);
 
+/* An upstream that never served an executable the debuginfo walk lacked is
+ * not asked for executables (svc_fetch_impl.h, SVC_FETCH_EXEC_LEARN). */
+static bool skip_executable(svc_fetch_flight *fl, svc_upstream *u)
+{
+	if (fl->want != STOR_KIND_EXECUTABLE || u->st.serves_executables ||
+	    u->st.executable_misses < SVC_FETCH_EXEC_LEARN ||
+	    ++u->exec_skips % SVC_FETCH_EXEC_REPROBE == 0)
+		return false;
+	char why[96];
+	snprintf(why, sizeof(why), "serves no executables without debug info (%u misses in a row)",
+		 u->st.executable_misses);
+	svc_trace_note(fl, fl->f->n_sources + fl->server, SVC_SOURCE_SKIPPED, why);
+	return true;
+}
+
 void svc_walk_next(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
 	while (fl->server < f->n_ups) {
 		svc_upstream *u = &f->ups[fl->server];
+		if (skip_executable(fl, u)) {
+			fl->server++;
+			fl->attempt = 0;
+			continue;
+		}
 		if (svc_breaker_allows(&u->breaker, base_mono_ms())) {
 			svc_error err = {0};
 			if (svc_slot_request(fl, &err) == SVC_OK)
@@ -173,6 +193,7 @@ void svc_walk_next(svc_fetch_flight *fl)
 			/* The queue is shared by every server: the walk ends here. */
 			fl->any_error = true;
 			svc_walk_note(fl, "upstream %s: %s", u->url, err.msg);
+			svc_trace_note(fl, f->n_sources + fl->server, SVC_SOURCE_ERROR, err.msg);
 			if (!f->queue.full_logged) /* once until it drains: no log flood */
 				svc_fetch_log(f, "%s: %s; refusing until it drains", fl->hex, err.msg);
 			f->queue.full_logged = true;
@@ -181,7 +202,10 @@ void svc_walk_next(svc_fetch_flight *fl)
 		}
 		u->st.skipped++;
 		fl->any_error = true;
-		svc_walk_note(fl, "upstream %s: skipped, circuit breaker open", u->url);
+		char why[SYM_ERROR_MSG_MAX];
+		svc_breaker_describe(&u->breaker, base_mono_ms(), why, sizeof(why));
+		svc_walk_note(fl, "upstream %s: skipped, %s", u->url, why);
+		svc_trace_note(fl, f->n_sources + fl->server, SVC_SOURCE_SKIPPED, why);
 		fl->server++;
 		fl->attempt = 0;
 	}

@@ -9,6 +9,9 @@
  *                                                     are svc_server.c's table)
  *   GET  /healthz                                     "ok" while serving
  *   GET  /metrics                                     Prometheus text (svc_metrics)
+ *   GET  /buildid/ID/{debuginfo,executable,section/N} debuginfod (svc_debuginfod)
+ *   GET  /buildid/ID/status                           why a build ID is (not) symbolized
+ *                                                     (JSON, svc_status.c)
  *
  * svc_server_create() opens the store, starts the fetcher, the pool, the
  * caches, and binds the listening socket. svc_server_shutdown() stops
@@ -43,6 +46,9 @@ typedef struct svc_server_options {
 	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
 	uint32_t max_hops;           /* debuginfod requests with this many X-Symbolizer-Hops: no upstreams */
+	uint64_t build_memory_bytes; /* budget of index builds at once (0: a quarter of RAM, 512M..4G) */
+	uint32_t negative_cache_entries; /* bound of remembered failures, in memory and in the store */
+	uint32_t max_new_lookups_per_call; /* build IDs one call may start resolving (0: no bound) */
 	const svc_config *config;    /* store and sources; copied where needed */
 } svc_server_options;
 
@@ -54,7 +60,8 @@ void svc_server_options_init(svc_server_options *o);
  * table bound to o: --listen ADDR --workers N --index-cache-bytes SIZE
  * --max-request-bytes SIZE --max-mappings N --max-locations N
  * --default-wait DUR --max-wait DUR --max-inflight-calls N
- * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
+ * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N --build-memory-bytes SIZE
+ * --negative-cache-entries N --max-new-lookups-per-call N
  */
 base_flag_group svc_server_flags(svc_server_options *o);
 

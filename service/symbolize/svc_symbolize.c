@@ -243,10 +243,23 @@ static void stop_hook(void *arg)
 		stop_waiting(c);  /* may free c */
 }
 
+/* A build ID nothing is known of, past the call's bound on new lookups. */
+static bool over_new_lookups(struct call *c, const sym_build_id *id, uint32_t *started)
+{
+	uint32_t max = c->sy->o.max_new_lookups;
+	if (!max || !svc_resolver_is_new(c->sy->o.resolver, id))
+		return false;
+	if (*started >= max)
+		return true;
+	(*started)++;
+	return false;
+}
+
 static void resolve_all(struct call *c)
 {
 	svc_resolver *resolver = c->sy->o.resolver;
 	size_t n = c->msg->n_mappings;
+	uint32_t started = 0;
 	for (size_t i = 0; i < n; i++) {
 		const Symbolizer__V1__Mapping *pm = c->msg->mappings[i];
 		svc_lookup_mapping *m = &c->maps[i];
@@ -260,6 +273,15 @@ static void resolve_all(struct call *c)
 		if (bad) {
 			m->status = STATUS(INVALID);
 			snprintf(m->error, sizeof(m->error), "%s", bad);
+			continue;
+		}
+		if (over_new_lookups(c, &m->id, &started)) {
+			m->status = STATUS(PENDING);
+			snprintf(m->error, sizeof(m->error),
+				 "not looked up yet: this call started %u new lookups "
+				 "(--max-new-lookups-per-call); ask again",
+				 c->sy->o.max_new_lookups);
+			m->retry_after_ms = 1000;
 			continue;
 		}
 		svc_resolution now;
