@@ -152,6 +152,7 @@ struct svc_fetch_flight {
 	bool holding_exec;       /* the store holds the executable; look for debuginfo only */
 	size_t server;
 	int attempt;
+	bool exec_probe;         /* asks this upstream for an executable it may not serve */
 	/* Outcome of the walk in progress, and of the debuginfo walk once done. */
 	bool any_error, too_large;
 	char walk_error[SYM_ERROR_MSG_MAX];
@@ -227,6 +228,10 @@ void svc_walk_exec_meta(const svc_fetch_flight *fl, stor_meta *m);
 /* The file is in the store: the result, then the dwz file when it needs one. */
 void svc_walk_succeed(svc_fetch_flight *fl, stor_kind kind, uint64_t size, const char *source,
 		      const sym_elf_info *info);
+/* An executable walk at an upstream learned to serve none (SVC_FETCH_EXEC_LEARN);
+ * skip: noted, and the walk's server moves on (the caller goes on from there). */
+bool svc_walk_executable_unwanted(const svc_fetch_flight *fl);
+void svc_walk_skip_executable(svc_fetch_flight *fl);
 /* The waiter callback of a dwz file's fetch. */
 void svc_walk_alt_done(const svc_fetch_result *res, void *arg);
 

@@ -146,6 +146,7 @@ void svc_walk_start(svc_fetch_flight *fl, stor_kind want)
 	fl->server = 0;
 	fl->attempt = 0;
 	fl->any_error = fl->too_large = false;
+	fl->exec_probe = false;
 	fl->walk_error[0] = '\0';
 	if (fl->f->n_sources) {
 		svc_fetch_job *j = svc_job_new(SVC_JOB_LOCAL, want);
@@ -161,18 +162,36 @@ void svc_walk_start(svc_fetch_flight *fl, stor_kind want)
 
 static void walk_exhausted(svc_fetch_flight *fl);
 
-/* An upstream that never served an executable the debuginfo walk lacked is
- * not asked for executables (svc_fetch_impl.h, SVC_FETCH_EXEC_LEARN). */
-static bool skip_executable(svc_fetch_flight *fl, svc_upstream *u)
+bool svc_walk_executable_unwanted(const svc_fetch_flight *fl)
 {
-	if (fl->want != STOR_KIND_EXECUTABLE || u->st.serves_executables ||
-	    u->st.executable_misses < SVC_FETCH_EXEC_LEARN ||
-	    ++u->exec_skips % SVC_FETCH_EXEC_REPROBE == 0)
-		return false;
+	const svc_upstream_stats *st = &fl->f->ups[fl->server].st;
+	return fl->want == STOR_KIND_EXECUTABLE && !fl->exec_probe && !st->serves_executables &&
+	       st->executable_misses >= SVC_FETCH_EXEC_LEARN;
+}
+
+void svc_walk_skip_executable(svc_fetch_flight *fl)
+{
 	char why[96];
 	snprintf(why, sizeof(why), "serves no executables without debug info (%u misses in a row)",
-		 u->st.executable_misses);
+		 fl->f->ups[fl->server].st.executable_misses);
 	svc_trace_note(fl, fl->f->n_sources + fl->server, SVC_SOURCE_SKIPPED, why);
+	fl->server++;
+	fl->attempt = 0;
+	fl->exec_probe = false;
+}
+
+/* An upstream that never served an executable the debuginfo walk lacked is
+ * not asked for executables, but for one walk in SVC_FETCH_EXEC_REPROBE
+ * (svc_fetcher.h, SVC_FETCH_EXEC_LEARN). */
+static bool skip_executable(svc_fetch_flight *fl, svc_upstream *u)
+{
+	if (!svc_walk_executable_unwanted(fl))
+		return false;
+	if (++u->exec_skips % SVC_FETCH_EXEC_REPROBE == 0) {
+		fl->exec_probe = true;
+		return false;
+	}
+	svc_walk_skip_executable(fl);
 	return true;
 }
 
@@ -181,11 +200,8 @@ void svc_walk_next(svc_fetch_flight *fl)
 	svc_fetcher *f = fl->f;
 	while (fl->server < f->n_ups) {
 		svc_upstream *u = &f->ups[fl->server];
-		if (skip_executable(fl, u)) {
-			fl->server++;
-			fl->attempt = 0;
+		if (skip_executable(fl, u))
 			continue;
-		}
 		if (svc_breaker_allows(&u->breaker, base_mono_ms())) {
 			svc_error err = {0};
 			if (svc_slot_request(fl, &err) == SVC_OK)
