@@ -41,7 +41,7 @@ bool svc_resolve_budget_take(svc_resolve_flight *f)
 	bool ok = take_locked(r, f->build_bytes, r->bq_len > 0);
 	pthread_mutex_unlock(&budget_mu);
 	f->build_reserved = ok;
-	f->build_waiting = !ok;
+	f->build_no_room = !ok;
 	return ok;
 }
 
@@ -75,8 +75,10 @@ static void dispatch(svc_resolver *r)
 void svc_resolve_budget_give(svc_resolve_flight *f)
 {
 	svc_resolver *r = f->r;
-	if (f->build_waiting) {
+	if (f->build_no_room) {
 		/* Back from a worker that found no room: into the queue. */
+		f->build_no_room = false;
+		f->build_waiting = true;
 		f->qnext = NULL;
 		pthread_mutex_lock(&budget_mu);
 		if (r->bq_tail)

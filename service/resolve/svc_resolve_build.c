@@ -130,13 +130,13 @@ static void build_done(void *arg, bool cancelled)
 	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	if (cancelled) {
-		f->build_waiting = false;
+		f->build_no_room = false;
 		svc_resolve_budget_give(f);
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
 		svc_resolve_flight_finish(f);
 		return;
 	}
-	if (f->build_waiting) {
+	if (f->build_no_room) {
 		svc_resolve_budget_give(f);  /* into the queue */
 		return;
 	}

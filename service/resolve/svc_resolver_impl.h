@@ -59,9 +59,11 @@ typedef struct svc_resolve_flight {
 	bool alt_held;
 	int64_t file_time;        /* fetch_time of the stored file the build reads */
 	/* The memory budget (svc_resolve_budget.c): the build's estimate, whether
-	 * it holds it, and whether it waits in the queue for it. */
+	 * it holds it, whether the worker found no room (both written by the
+	 * worker, read on the loop once it is done), and whether it waits in the
+	 * queue (loop only). */
 	uint64_t build_bytes;
-	bool build_reserved, build_waiting;
+	bool build_reserved, build_no_room, build_waiting;
 	struct svc_resolve_flight *qnext;
 } svc_resolve_flight;
 
@@ -172,10 +174,11 @@ const svc_resolve_failed *svc_resolve_failed_peek(const svc_resolver *r, const s
 void svc_resolve_failed_clear(svc_resolver *r);
 
 /* svc_resolve_budget.c */
-/* Takes the build's estimate from the budget when it fits (or nothing else
- * runs); false: the flight waits in the queue (build_waiting). */
+/* On the worker: takes the build's estimate from the budget when it fits (or
+ * nothing else runs); false (build_no_room): the flight is to wait in the queue. */
 bool svc_resolve_budget_take(svc_resolve_flight *f);
-/* The build ended: its estimate back, and the queued builds that now fit started. */
+/* On the loop, after the worker: a flight with no room goes into the queue;
+ * else its estimate goes back. Then the queued builds that now fit start. */
 void svc_resolve_budget_give(svc_resolve_flight *f);
 /* Shutdown: forgets the queue (its flights end with the others). */
 void svc_resolve_budget_drop_queue(svc_resolver *r);
