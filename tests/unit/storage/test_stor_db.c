@@ -323,52 +323,6 @@ TEST(lru_order_survives_reopen)
 	free(dir);
 }
 
-/* Negative records are bounded by count: least recently used out, files kept. */
-TEST(negative_records_bounded)
-{
-	char *dir = temp_dir();
-	stor_options o;
-	stor_options_init(&o);
-	o.path = dir;
-	o.sync_writes = false;
-	o.now_ms = fake_clock;
-	o.max_negative = 10;
-	stor_db *db = NULL;
-	REQUIRE(stor_open(&o, &db, NULL) == STOR_OK);
-	REQUIRE(put(db, 1000, STOR_KIND_DEBUGINFO, 100) == STOR_OK);
-	uint8_t id[20];
-	for (int i = 0; i < 50; i++) {
-		fake_now += 10;
-		make_id(id, i);
-		REQUIRE(stor_put_negative(db, id, 20, STOR_STATE_NOT_FOUND, "sources", "404",
-					  fake_now + 60000, NULL) == STOR_OK);
-	}
-	stor_stats st;
-	stor_get_stats(db, &st);
-	CHECK_EQ_U(st.negatives, 10);
-	CHECK_EQ_U(st.files, 1);
-	stor_meta m;
-	make_id(id, 49);
-	CHECK(stor_get_meta(db, id, 20, &m, NULL) == STOR_OK);   /* the newest stay */
-	make_id(id, 0);
-	CHECK(stor_get_meta(db, id, 20, &m, NULL) == STOR_E_NOT_FOUND); /* the oldest went */
-	CHECK(has_file(db, 1000));
-	/* Again for a held negative entry: no eviction needed. */
-	make_id(id, 49);
-	REQUIRE(stor_put_negative(db, id, 20, STOR_STATE_ERROR, "sources", "500",
-				  fake_now + 60000, NULL) == STOR_OK);
-	stor_get_stats(db, &st);
-	CHECK_EQ_U(st.negatives, 10);
-	REQUIRE(stor_verify(db, NULL) == STOR_OK);
-	stor_close(db);
-	REQUIRE(stor_open(&o, &db, NULL) == STOR_OK);
-	stor_get_stats(db, &st);
-	CHECK_EQ_U(st.negatives, 10);
-	stor_close(db);
-	rm_rf(dir);
-	free(dir);
-}
-
 static bool count_fn(void *arg, const uint8_t *id, size_t len, const stor_meta *m)
 {
 	(void)id;
