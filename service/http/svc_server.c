@@ -269,7 +269,7 @@ static bool start_resolution(svc_server *s, svc_error *err)
 		.max_decompressed_bytes = 0, /* the build memory budget */
 		.error_ttl_ms = s->config.error_cache_ttl_ms,
 		.negative_ttl_ms = s->config.negative_cache_ttl_ms,
-		.negative_entries = s->o.negative_cache_entries ? s->o.negative_cache_entries : 1,
+		.negative_entries = s->o.negative_cache_entries ? s->o.negative_cache_entries : SIZE_MAX,
 		.build_memory_bytes = s->o.build_memory_bytes ? s->o.build_memory_bytes
 							      : default_build_memory(),
 	};

@@ -63,7 +63,7 @@ static const base_flag flags[] = {
 	  "(0: a quarter of RAM, at least 512M, at most 4G)"),
 	F("--negative-cache-entries", "N", BASE_FLAG_U32, negative_cache_entries, 100000000,
 	  "build IDs whose failure is remembered, in memory and in the\n"
-	  "store; least recently used out (10000)"),
+	  "store; least recently used out (10000; 0: no bound)"),
 	F("--max-new-lookups-per-call", "N", BASE_FLAG_U32, max_new_lookups_per_call, 100000000,
 	  "build IDs one call may start looking up; the others answer\n"
 	  "PENDING and are started by the next calls (256; 0: no bound)"),
