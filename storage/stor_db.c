@@ -202,6 +202,7 @@ stor_errc stor_open(const stor_options *o, stor_db **out, stor_error *err)
 		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
 	db->now_ms = o->now_ms ? o->now_ms : base_real_ms;
 	db->max_bytes = o->max_bytes;
+	db->max_negative = o->max_negative;
 	pthread_mutex_init(&db->mu, NULL);
 	pthread_cond_init(&db->cv, NULL);
 	stor_entry_map_init(&db->entries);

@@ -18,7 +18,9 @@
  * least recently used entries are deleted first, never one that is pinned
  * (stor_pin: an in-flight request is using it) nor the one being written.
  * Recency is kept in memory, persisted in metadata at a coarse granularity, and
- * rebuilt from the metadata when the store is opened.
+ * rebuilt from the metadata when the store is opened. Negative records are
+ * bounded by count too (stor_options.max_negative, least recently used out),
+ * so a flood of unknown build IDs cannot grow the store or its opening time.
  *
  * Thread safety: every function may be called from any thread. Reads go to
  * RocksDB without a lock; writes and the in-memory LRU are serialized by one
@@ -100,6 +102,9 @@ typedef struct stor_meta {
 typedef struct stor_options {
 	const char *path;        /* data dir; created if missing */
 	uint64_t max_bytes;      /* bound on the logical size of all entries; 0 = none */
+	/* Bound on the negative entries (NOT_FOUND, ERROR, TOO_LARGE records
+	 * without a file); past it the least recently used go. 0 = none. */
+	uint64_t max_negative;
 	bool sync_writes;        /* fsync the WAL on each file/index write (default true) */
 	int64_t (*now_ms)(void); /* clock for metadata times; NULL = the real time */
 } stor_options;
@@ -112,6 +117,8 @@ typedef struct stor_stats {
 	uint64_t indexes;        /* entries with an index */
 	uint64_t evictions;      /* entries evicted since open */
 	uint64_t pinned;         /* build IDs pinned right now */
+	uint64_t negatives;      /* entries with a negative record (no file) */
+	uint64_t max_negative;
 } stor_stats;
 
 /* A value read from the store; release with stor_blob_release(). */

@@ -69,6 +69,7 @@ struct stor_db {
 	rocksdb_block_based_table_options_t *table_opts;
 	int64_t (*now_ms)(void);
 	uint64_t max_bytes;
+	uint64_t max_negative;    /* bound on negative records (0: none) */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;        /* signalled when an entry stops being busy */
@@ -107,6 +108,10 @@ void stor_entry_clear(stor_db *db, stor_entry *e);
  * added to batch until incoming more bytes fit, victims marked busy), then
  * apply once the batch is written, or cancel when it failed.
  */
+/* Adds to victims the least recently used negative records past
+ * max_negative, counting one more when new_negative (skipping keep). */
+void stor_plan_negative_eviction(stor_db *db, rocksdb_writebatch_t *batch, bool new_negative,
+				 const stor_entry *keep, base_vec *victims);
 size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t incoming,
 			  uint64_t outgoing, const stor_entry *keep, base_vec *victims);
 void stor_apply_eviction(stor_db *db, base_vec *victims);

@@ -146,6 +146,26 @@ size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t inc
 	return victims->len;
 }
 
+void stor_plan_negative_eviction(stor_db *db, rocksdb_writebatch_t *batch, bool new_negative,
+				 const stor_entry *keep, base_vec *victims)
+{
+	if (!db->max_negative)
+		return;
+	uint64_t n = db->stored_entries - db->files + (new_negative ? 1 : 0);
+	for (stor_entry *e = db->lru_tail; e && n > db->max_negative; e = e->prev) {
+		if (e->present || e->pins || e->busy || e == keep)
+			continue;
+		stor_entry **slot = base_vec_push(victims);
+		if (!slot)
+			break;
+		*slot = e;
+		e->busy = true; /* until the batch is written */
+		n--;
+		for (int cf = CF_DEBUGINFO; cf < CF_COUNT; cf++)
+			rocksdb_writebatch_delete_cf(batch, db->cf[cf], (const char *)e->id, e->id_len);
+	}
+}
+
 /* The batch was written: the victims are gone. */
 void stor_apply_eviction(stor_db *db, base_vec *victims)
 {

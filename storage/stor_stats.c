@@ -21,6 +21,8 @@ void stor_get_stats(stor_db *db, stor_stats *out)
 	out->indexes = db->indexes;
 	out->evictions = db->evictions;
 	out->pinned = db->pinned;
+	out->negatives = db->stored_entries - db->files;
+	out->max_negative = db->max_negative;
 	pthread_mutex_unlock(&db->mu);
 }
 
@@ -41,4 +43,8 @@ void stor_db_metrics_render(stor_db *db, base_buf *out)
 	base_expo_family(out, "symbolizer_store_evictions_total", "counter",
 			 "Store entries evicted to stay under the bound.");
 	base_expo_u64(out, "symbolizer_store_evictions_total", "", ss.evictions);
+	base_expo_family(out, "symbolizer_store_negative_entries", "gauge",
+			 "Negative records (not found, error, too large) in the store "
+			 "(bound: --negative-cache-entries).");
+	base_expo_u64(out, "symbolizer_store_negative_entries", "", ss.negatives);
 }

@@ -30,6 +30,9 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 	uint64_t outgoing = e->stored ? e->bytes : 0;
 	base_vec victims;
 	stor_plan_eviction(db, batch, incoming, outgoing, e, &victims);
+	stor_plan_negative_eviction(db, batch,
+				    m->state != STOR_STATE_PRESENT && !(e->stored && !e->present),
+				    e, &victims);
 	char *rerr = NULL;
 	if (unlocked)
 		pthread_mutex_unlock(&db->mu);

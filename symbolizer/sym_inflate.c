@@ -478,3 +478,34 @@ out:
 	elf_end(elf);
 	return rc;
 }
+
+sym_errc sym_inflate_estimate(const void *data, size_t size, uint64_t *debug_bytes,
+			      uint64_t *inflated_bytes, sym_error *err)
+{
+	*debug_bytes = *inflated_bytes = 0;
+	Elf *elf;
+	sym_errc rc = sym_elf_begin(data, size, &elf, err);
+	if (rc)
+		return rc;
+	size_t shnum = 0;
+	if (elf_getshdrnum(elf, &shnum) != 0)
+		rc = sym_error_set(err, SYM_E_BAD_ELF, "libelf: %s", elf_errmsg(-1));
+	for (size_t i = 1; rc == SYM_OK && i < shnum; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(elf, i);
+		const char *name = scn ? sym_elf_section_name(elf, scn, &sh) : NULL;
+		if (!name || !section_needed(name) || sh.sh_type == SHT_NOBITS)
+			continue;
+		struct inflated s = {.index = i};
+		sym_error ignored;
+		if (classify(data, size, &sh, name, &s, &ignored) != SYM_OK)
+			continue; /* the build itself will say what is wrong */
+		uint64_t n = s.method == COMP_NONE ? sh.sh_size : s.claimed;
+		if (s.method != COMP_NONE)
+			*inflated_bytes = *inflated_bytes + n < *inflated_bytes ? UINT64_MAX
+										 : *inflated_bytes + n;
+		*debug_bytes = *debug_bytes + n < *debug_bytes ? UINT64_MAX : *debug_bytes + n;
+	}
+	elf_end(elf);
+	return rc;
+}

@@ -27,4 +27,15 @@
 sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes,
 			   void **out, size_t *out_size, sym_error *err);
 
+/*
+ * What an index build of this image will hold, from its section headers alone
+ * (no inflation): *debug_bytes, the debug sections the builder reads at their
+ * inflated sizes, and *inflated_bytes, the part of them that is compressed in
+ * the file (inflated into a new image). Claimed sizes are the file's word, so
+ * a liar is caught by sym_inflate_image's cap, not here. SYM_E_BAD_ELF when
+ * the headers cannot be read.
+ */
+sym_errc sym_inflate_estimate(const void *data, size_t size, uint64_t *debug_bytes,
+			      uint64_t *inflated_bytes, sym_error *err);
+
 #endif

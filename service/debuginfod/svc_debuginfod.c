@@ -22,7 +22,8 @@
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_inflate.h"
 
-static const char *const kind_names[K_COUNT] = {"debuginfo", "executable", "section", "invalid"};
+static const char *const kind_names[K_COUNT] = {"debuginfo", "executable", "section", "status",
+						 "invalid"};
 enum { MAX_CODES = 8 };
 
 struct svc_debuginfod {
@@ -401,6 +402,27 @@ static uint64_t header_u64(struct evhttp_request *req, const char *name, uint64_
 	return strtoull(v, NULL, 10);
 }
 
+/* GET /buildid/ID/status: answered now, from memory and the store's metadata. */
+static bool handle_status(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id)
+{
+	if (!d->o.status) {
+		reply_error(d, req, K_STATUS, 404, "no status here");
+		return true;
+	}
+	struct evbuffer *b = evbuffer_new();
+	if (!b) {
+		evhttp_send_error(req, 500, NULL);
+		return true;
+	}
+	int code = d->o.status(d->o.status_arg, id, b);
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	reply(d, req, K_STATUS, code, b);
+	evbuffer_free(b);
+	return true;
+}
+
 bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const char *path)
 {
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
@@ -417,6 +439,11 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 		free(r);
 		reply_error(d, req, K_INVALID, 400, "bad build ID or path");
 		return true;
+	}
+	if (r->kind == K_STATUS) {
+		sym_build_id id = r->id;
+		free(r);
+		return handle_status(d, req, &id);
 	}
 	r->max_size = header_u64(req, "X-DEBUGINFOD-MAXSIZE", UINT64_MAX);
 	if (r->max_size == 0)

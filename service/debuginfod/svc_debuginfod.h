@@ -3,7 +3,8 @@
  * svc_debuginfod: the daemon as a debuginfod server (issue 13, items 1 and 2).
  *
  * GET and HEAD of /buildid/ID/debuginfo, /buildid/ID/executable and
- * /buildid/ID/section/NAME, answered from the store, else through the fetcher
+ * /buildid/ID/section/NAME (and GET /buildid/ID/status, the daemon's own
+ * JSON page of why a build ID is or is not symbolized, through a callback), answered from the store, else through the fetcher
  * (local debug dirs, then upstreams; single flight, negative cache) without
  * blocking the loop: store reads and section inflation run on the pool.
  * Headers as elfutils' debuginfod sends them; a request's
@@ -34,6 +35,7 @@
 #include "base/base_buf.h"
 #include "service/fetch/svc_fetcher.h"
 #include "storage/stor_db.h"
+#include "symbolizer/sym_build_id.h"
 
 struct evhttp_request;
 struct evbuffer;
@@ -42,6 +44,10 @@ struct evbuffer;
 
 typedef void (*svc_debuginfod_reply_fn)(void *arg, struct evhttp_request *req, int status,
 					struct evbuffer *body);
+
+/* GET /buildid/ID/status: writes the document into body, returns the HTTP
+ * status (the daemon's status page, svc_status.c; answered at once). */
+typedef int (*svc_debuginfod_status_fn)(void *arg, const sym_build_id *id, struct evbuffer *body);
 
 typedef struct svc_debuginfod_options {
 	stor_db *store;
@@ -57,6 +63,8 @@ typedef struct svc_debuginfod_options {
 	uint64_t max_section_bytes;  /* cap of a decompressed image (section requests) */
 	svc_debuginfod_reply_fn reply;
 	void *arg;
+	svc_debuginfod_status_fn status;  /* NULL: /status is 404 */
+	void *status_arg;
 } svc_debuginfod_options;
 
 typedef struct svc_debuginfod svc_debuginfod;

@@ -12,10 +12,10 @@
 #include "symbolizer/sym_build_id.h"
 
 /* What a request asks for; K_INVALID counts malformed paths. */
-enum { K_DEBUGINFO, K_EXECUTABLE, K_SECTION, K_INVALID, K_COUNT };
+enum { K_DEBUGINFO, K_EXECUTABLE, K_SECTION, K_STATUS, K_INVALID, K_COUNT };
 
 /* The part of a path after /buildid/ ("ID/debuginfo", "ID/executable",
- * "ID/section/NAME", percent-encoded) into hex (SYM_BUILD_ID_HEX_MAX bytes),
+ * "ID/section/NAME", "ID/status", percent-encoded) into hex (SYM_BUILD_ID_HEX_MAX bytes),
  * id, kind and section (SVC_DEBUGINFOD_SECTION_MAX + 1 bytes); false when
  * malformed (svc_debuginfod_path.c). */
 bool svc_debuginfod_parse_path(const char *encoded, char *hex, sym_build_id *id, int *kind,

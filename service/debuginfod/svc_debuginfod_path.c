@@ -2,7 +2,8 @@
 /*
  * svc_debuginfod_path: the path of a debuginfod request, percent-decoded first
  * (so %2e%2e and %00 are judged as what they mean), then validated: a build ID
- * of lowercase hex (svc_build_id), a known kind, a printable section name
+ * of lowercase hex (svc_build_id), a known kind (debuginfo, executable,
+ * section/NAME, or status: our own, not debuginfod's), a printable section name
  * without '/' (svc_debuginfod_impl.h).
  */
 #include "service/debuginfod/svc_debuginfod_impl.h"
@@ -57,6 +58,8 @@ static bool parse(const char *rest, char *hex, sym_build_id *id, int *kind, char
 		*kind = K_DEBUGINFO;
 	else if (strcmp(what, "executable") == 0)
 		*kind = K_EXECUTABLE;
+	else if (strcmp(what, "status") == 0)
+		*kind = K_STATUS;
 	else if (strncmp(what, "section/", 8) == 0 && valid_section(what + 8)) {
 		*kind = K_SECTION;
 		strcpy(section, what + 8);

@@ -34,6 +34,7 @@ static void retry_or_next(svc_fetch_flight *fl, svc_upstream *u, const char *why
 	u->st.failures++;
 	fl->any_error = true;
 	svc_walk_note(fl, "upstream %s: %s", u->url, why);
+	svc_breaker_note(&u->breaker, base_mono_ms(), why);
 	if (svc_breaker_failure(&u->breaker, base_mono_ms(), f->cfg.upstream_breaker_failures,
 				f->cfg.upstream_breaker_cooldown_ms)) {
 		u->st.breaker_opens++;
@@ -146,6 +147,7 @@ static void http_done(svc_http_result *res, void *arg)
 	u->active--;
 	svc_slot_busy_update(f, u);
 	svc_breaker_request_end(&u->breaker);
+	svc_trace_http(fl, res);
 	if (res->failure == SVC_HTTP_OK) {
 		answered(fl, u, res);
 	} else if (res->failure == SVC_HTTP_TOO_LARGE) {

@@ -21,6 +21,7 @@
  *   svc_fetch_queue.c     download slots and the bounded queue of flights waiting
  *   svc_fetch_breaker.c   the circuit breaker of one upstream server
  *   svc_fetch_url.c       upstream URLs, built whole
+ *   svc_fetch_trace.c     each source's last outcome per build ID (status pages)
  *   svc_fetch_metrics.c   the fetcher's Prometheus families
  *   svc_upstream_http.c   the libcurl-multi driver on the event loop
  */
@@ -29,6 +30,7 @@
 
 #include <event2/util.h>
 
+#include "base/base_hash_map.h"
 #include "service/core/svc_error.h"
 #include "service/core/svc_flight.h"
 #include "service/core/svc_pool.h"
@@ -43,7 +45,14 @@
 typedef struct svc_breaker {
 	int consecutive_failures;
 	int64_t open_until;      /* monotonic ms; 0 = closed */
+	int64_t opened_at;       /* monotonic ms of the last opening (0: never) */
 	bool probing;            /* half-open: the one probe is in flight */
+	/* The last failures (a ring, newest at recent_next - 1), and those that
+	 * opened the breaker last, for status pages and error texts. */
+	svc_breaker_failure_note recent[SVC_BREAKER_NOTES];
+	unsigned n_recent, recent_next;
+	svc_breaker_failure_note opened_by[SVC_BREAKER_NOTES];
+	unsigned n_opened_by;
 } svc_breaker;
 
 svc_breaker_state svc_breaker_state_at(const svc_breaker *b, int64_t now_ms);
@@ -58,6 +67,58 @@ bool svc_breaker_success(svc_breaker *b);
 /* The server failed; true when that opened the breaker (for cooldown_ms). A
  * threshold of 0 never opens it from closed. */
 bool svc_breaker_failure(svc_breaker *b, int64_t now_ms, int threshold, int64_t cooldown_ms);
+/* Notes why a request failed (before svc_breaker_failure, so that an opening
+ * keeps it among the failures that opened the breaker). */
+void svc_breaker_note(svc_breaker *b, int64_t now_ms, const char *why);
+/* The notes oldest first into out (SVC_BREAKER_NOTES); returns the count. */
+unsigned svc_breaker_recent(const svc_breaker *b, svc_breaker_failure_note *out);
+/* "open since Ns after N failures in a row (last: why)" for error texts. */
+void svc_breaker_describe(const svc_breaker *b, int64_t now_ms, char *out, size_t cap);
+
+/* ---- each source's last outcome per build ID (svc_fetch_trace.c) ---- */
+
+typedef struct svc_fetch_flight svc_fetch_flight;
+
+typedef struct svc_trace_row {
+	int64_t at_ms;           /* Unix ms; 0: never asked */
+	uint8_t outcome;         /* svc_source_outcome_kind */
+	char error[160];
+} svc_trace_row;
+
+/* One build ID: two rows (debuginfo, executable) per source, then per upstream. */
+typedef struct svc_trace_rec {
+	sym_build_id id;
+	svc_trace_row rows[];
+} svc_trace_rec;
+
+typedef const sym_build_id *svc_trace_key;
+
+static inline uint64_t svc_trace_hash(const svc_trace_key *k)
+{
+	return sym_build_id_hash(*k);
+}
+
+static inline bool svc_trace_eq(const svc_trace_key *a, const svc_trace_key *b)
+{
+	return sym_build_id_equal(*a, *b);
+}
+
+BASE_HASH_MAP(svc_trace_map, svc_trace_key, svc_trace_rec *, svc_trace_hash, svc_trace_eq)
+
+typedef struct svc_fetch_trace {
+	svc_trace_map map;
+	svc_trace_rec **ring;    /* insertion order: the oldest goes first */
+	size_t head, len, cap;
+} svc_fetch_trace;
+
+bool svc_trace_init(svc_fetch_trace *t, size_t cap);
+void svc_trace_deinit(svc_fetch_trace *t);
+/* Notes the outcome of source slot (local sources 0..n_sources-1, then the
+ * upstreams) for the flight's build ID and current want. */
+void svc_trace_note(svc_fetch_flight *fl, size_t slot, svc_source_outcome_kind oc,
+		    const char *error);
+/* An upstream request ended (not 200: a 200 is noted when its body is checked). */
+void svc_trace_http(svc_fetch_flight *fl, const svc_http_result *res);
 
 /* ---- the fetcher's objects ---- */
 
@@ -67,6 +128,7 @@ typedef struct svc_upstream {
 	bool peer;               /* of the peer tier: X-Symbolizer-Peer, its 404 is final */
 	int active;
 	int64_t busy_since;      /* monotonic ms since every slot is taken; 0: not */
+	uint32_t exec_skips;     /* executable walks that skipped it */
 	svc_breaker breaker;
 	svc_upstream_stats st;
 } svc_upstream;
@@ -98,6 +160,7 @@ struct svc_fetch_flight {
 	bool revisit;            /* the walk is past the last server, on the deferred ones */
 	char *path_hint;         /* a dwz file: where the file needing it says it is */
 	char *alt_where;         /* the dwz file of this flight's file: its path, if known */
+	bool exec_probe;         /* asks this upstream for an executable it may not serve */
 	/* Outcome of the walk in progress, and of the debuginfo walk once done. */
 	bool any_error, too_large;
 	char walk_error[SYM_ERROR_MSG_MAX];
@@ -134,6 +197,7 @@ struct svc_fetcher {
 	svc_fetch_queue queue;
 	struct event *defer_timer; /* moves queued flights off busy servers */
 	char *spool_dir;         /* DATA/tmp: downloads land here; NULL: in memory */
+	svc_fetch_trace trace;   /* each source's last outcome per build ID */
 	int active;              /* downloads in flight */
 	bool shutting_down;
 	svc_fetcher_stats st;
@@ -177,6 +241,10 @@ void svc_walk_exec_meta(const svc_fetch_flight *fl, stor_meta *m);
 /* The file is in the store: the result, then the dwz file when it needs one. */
 void svc_walk_succeed(svc_fetch_flight *fl, stor_kind kind, uint64_t size, const char *source,
 		      const sym_elf_info *info);
+/* An executable walk at an upstream learned to serve none (SVC_FETCH_EXEC_LEARN);
+ * skip: noted, and the walk's server moves on (the caller goes on from there). */
+bool svc_walk_executable_unwanted(const svc_fetch_flight *fl);
+void svc_walk_skip_executable(svc_fetch_flight *fl);
 /* The waiter callback of a dwz file's fetch. */
 void svc_walk_alt_done(const svc_fetch_result *res, void *arg);
 
@@ -200,6 +268,8 @@ typedef struct svc_fetch_job {
 	stor_meta meta_in;       /* neg_expiry/last_error for an executable */
 	/* out */
 	src_status found;        /* JOB_LOCAL */
+	size_t asked;            /* JOB_LOCAL: sources asked */
+	svc_trace_row *per_source; /* JOB_LOCAL: the outcome of each (n_sources) */
 	sym_errc check;          /* src_check_file */
 	stor_errc stored;
 	stor_kind kind;

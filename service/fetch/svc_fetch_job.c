@@ -27,6 +27,7 @@ svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want)
 
 static void job_free(svc_fetch_job *j)
 {
+	free(j->per_source);
 	if (j->mapped)
 		munmap(j->data, j->size);
 	else
@@ -68,6 +69,7 @@ static void find_in_sources(svc_fetch_job *j)
 {
 	svc_fetcher *f = j->fl->f;
 	j->found = SRC_NOT_FOUND;
+	j->per_source = calloc(f->n_sources ? f->n_sources : 1, sizeof(*j->per_source));
 	for (size_t i = 0; i < f->n_sources; i++) {
 		src_file file;
 		sym_error err = {0};
@@ -75,6 +77,14 @@ static void find_in_sources(svc_fetch_job *j)
 					 f->cfg.max_debuginfo_size, &file, &err);
 		if (err.code != SYM_OK)
 			snprintf(j->error, sizeof(j->error), "%s", err.msg);
+		j->asked = i + 1;
+		if (j->per_source) {
+			j->per_source[i].outcome = st == SRC_FOUND       ? SVC_SOURCE_FOUND
+						   : st == SRC_TOO_LARGE ? SVC_SOURCE_TOO_LARGE
+									 : SVC_SOURCE_NOT_FOUND;
+			snprintf(j->per_source[i].error, sizeof(j->per_source[i].error), "%.150s",
+				 err.code != SYM_OK ? err.msg : "");
+		}
 		if (st == SRC_TOO_LARGE)
 			j->found = SRC_TOO_LARGE;
 		if (st != SRC_FOUND)
@@ -194,6 +204,23 @@ static void store_failed(svc_fetch_flight *fl, svc_fetch_job *j)
 	svc_fetch_flight_finish(fl);
 }
 
+/* Each source's outcome for the status page (svc_fetch_trace.c). */
+static void trace_job(svc_fetch_flight *fl, const svc_fetch_job *j)
+{
+	if (j->type == SVC_JOB_LOCAL) {
+		for (size_t i = 0; j->per_source && i < j->asked; i++)
+			svc_trace_note(fl, i, j->per_source[i].outcome, j->per_source[i].error);
+		return;
+	}
+	size_t slot = fl->f->n_sources + fl->server;
+	if (j->check != SYM_OK)
+		svc_trace_note(fl, slot, SVC_SOURCE_REJECTED, j->error);
+	else if (j->stored != STOR_OK && j->stored != STOR_E_EXISTS)
+		svc_trace_note(fl, slot, SVC_SOURCE_ERROR, j->error);
+	else
+		svc_trace_note(fl, slot, SVC_SOURCE_FOUND, NULL);
+}
+
 static void job_done(void *arg, bool cancelled)
 {
 	svc_fetch_job *j = arg;
@@ -204,6 +231,7 @@ static void job_done(void *arg, bool cancelled)
 		job_free(j);
 		return;
 	}
+	trace_job(fl, j);
 	if (j->type == SVC_JOB_LOCAL && j->found != SRC_FOUND) {
 		local_missed(fl, j);
 	} else if (j->check != SYM_OK) {

@@ -136,7 +136,13 @@ void svc_slot_dispatch(svc_fetcher *f)
 	svc_fetch_flight *fl = f->queue.head;
 	while (fl && f->active < f->cfg.max_concurrent_fetches) {
 		svc_fetch_flight *next = fl->qnext;
-		if (slot_free(f, &f->ups[fl->server])) {
+		if (svc_walk_executable_unwanted(fl)) {
+			/* Learned while it waited: the server serves no such executable.
+			 * The walk goes on from the flight's timer, not from here. */
+			svc_queue_remove(&f->queue, fl);
+			svc_walk_skip_executable(fl);
+			svc_fetch_flight_schedule(fl, 0);
+		} else if (slot_free(f, &f->ups[fl->server])) {
 			svc_queue_remove(&f->queue, fl);
 			svc_download_start(fl);
 		}

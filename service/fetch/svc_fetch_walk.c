@@ -154,6 +154,7 @@ void svc_walk_start(svc_fetch_flight *fl, stor_kind want)
 	fl->deferred = 0;
 	fl->revisit = false;
 	fl->any_error = fl->too_large = false;
+	fl->exec_probe = false;
 	fl->walk_error[0] = '\0';
 	if (fl->f->n_sources) {
 		svc_fetch_job *j = svc_job_new(SVC_JOB_LOCAL, want);
@@ -188,11 +189,45 @@ void svc_walk_advance(svc_fetch_flight *fl)
 	fl->deferred &= fl->deferred - 1;
 }
 
+bool svc_walk_executable_unwanted(const svc_fetch_flight *fl)
+{
+	const svc_upstream_stats *st = &fl->f->ups[fl->server].st;
+	return fl->want == STOR_KIND_EXECUTABLE && !fl->exec_probe && !st->serves_executables &&
+	       st->executable_misses >= SVC_FETCH_EXEC_LEARN;
+}
+
+void svc_walk_skip_executable(svc_fetch_flight *fl)
+{
+	char why[96];
+	snprintf(why, sizeof(why), "serves no executables without debug info (%u misses in a row)",
+		 fl->f->ups[fl->server].st.executable_misses);
+	svc_trace_note(fl, fl->f->n_sources + fl->server, SVC_SOURCE_SKIPPED, why);
+	svc_walk_advance(fl);
+	fl->exec_probe = false;
+}
+
+/* An upstream that never served an executable the debuginfo walk lacked is
+ * not asked for executables, but for one walk in SVC_FETCH_EXEC_REPROBE
+ * (svc_fetcher.h, SVC_FETCH_EXEC_LEARN). */
+static bool skip_executable(svc_fetch_flight *fl, svc_upstream *u)
+{
+	if (!svc_walk_executable_unwanted(fl))
+		return false;
+	if (++u->exec_skips % SVC_FETCH_EXEC_REPROBE == 0) {
+		fl->exec_probe = true;
+		return false;
+	}
+	svc_walk_skip_executable(fl);
+	return true;
+}
+
 void svc_walk_next(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
 	while (fl->server < f->n_ups) {
 		svc_upstream *u = &f->ups[fl->server];
+		if (skip_executable(fl, u))
+			continue;
 		if (svc_slot_should_defer(fl, base_mono_ms())) {
 			/* Every slot of this server busy for a while: the next ones
 			 * first, this one after them. */
@@ -208,6 +243,7 @@ void svc_walk_next(svc_fetch_flight *fl)
 			/* The queue is shared by every server: the walk ends here. */
 			fl->any_error = true;
 			svc_walk_note(fl, "upstream %s: %s", u->url, err.msg);
+			svc_trace_note(fl, f->n_sources + fl->server, SVC_SOURCE_ERROR, err.msg);
 			if (!f->queue.full_logged) /* once until it drains: no log flood */
 				svc_fetch_log(f, "%s: %s; refusing until it drains", fl->hex, err.msg);
 			f->queue.full_logged = true;
@@ -217,7 +253,10 @@ void svc_walk_next(svc_fetch_flight *fl)
 		}
 		u->st.skipped++;
 		fl->any_error = true;
-		svc_walk_note(fl, "upstream %s: skipped, circuit breaker open", u->url);
+		char why[SYM_ERROR_MSG_MAX];
+		svc_breaker_describe(&u->breaker, base_mono_ms(), why, sizeof(why));
+		svc_walk_note(fl, "upstream %s: skipped, %s", u->url, why);
+		svc_trace_note(fl, f->n_sources + fl->server, SVC_SOURCE_SKIPPED, why);
 		svc_walk_advance(fl);
 	}
 	walk_exhausted(fl);

@@ -201,7 +201,7 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 	snprintf(ua, sizeof(ua), "symbolizer/%s (+debuginfod client)", SYMBOLIZER_VERSION);
 	f->user_agent = strdup(o->user_agent ? o->user_agent : ua);
 	if (!copy_config(f, o->config) || !f->user_agent || !make_sources(f, o) ||
-	    !make_upstreams(f)) {
+	    !make_upstreams(f) || !svc_trace_init(&f->trace, SVC_FETCH_TRACE_MAX)) {
 		svc_error_set(err, SVC_E_NOMEM, "fetcher: out of memory");
 		svc_fetcher_destroy(f);
 		return NULL;
@@ -252,6 +252,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 		free(f->ups[i].url);
 	free(f->ups);
 	free(f->spool_dir);
+	svc_trace_deinit(&f->trace);
 	free_list(f->cfg.debug_dirs, f->cfg.n_debug_dirs);
 	free_list(f->cfg.upstreams, f->cfg.n_upstreams);
 	free_list(f->cfg.peer_servers, f->cfg.n_peer_servers);
@@ -278,6 +279,17 @@ size_t svc_fetcher_get_upstreams(const svc_fetcher *f, svc_upstream_stats *out, 
 		out[i].breaker_remaining_ms =
 			out[i].breaker == SVC_BREAKER_OPEN ? u->breaker.open_until - now : 0;
 		out[i].active = u->active;
+		out[i].consecutive_failures = u->breaker.consecutive_failures;
+		/* Monotonic to Unix ms. */
+		int64_t to_real = base_real_ms() - now;
+		out[i].breaker_opened_at_ms = u->breaker.opened_at ? u->breaker.opened_at + to_real : 0;
+		out[i].n_recent = svc_breaker_recent(&u->breaker, out[i].recent);
+		out[i].n_opened_by = u->breaker.n_opened_by;
+		for (unsigned k = 0; k < SVC_BREAKER_NOTES; k++) {
+			out[i].opened_by[k] = u->breaker.opened_by[k];
+			out[i].opened_by[k].at_ms += to_real;
+			out[i].recent[k].at_ms += to_real;
+		}
 	}
 	return n;
 }

@@ -139,6 +139,20 @@ typedef enum svc_breaker_state {
 	SVC_BREAKER_HALF_OPEN,   /* one probe request allowed */
 } svc_breaker_state;
 
+/* After this many executable 404s in a row (and never an executable served
+ * after a debuginfo 404), an upstream is asked for /debuginfo only: one
+ * request per unknown build ID, not two; still asked one walk in
+ * SVC_FETCH_EXEC_REPROBE, in case it starts serving executables. */
+#define SVC_FETCH_EXEC_LEARN 16
+#define SVC_FETCH_EXEC_REPROBE 64
+
+/* A failure of an upstream request, as its circuit breaker remembers it. */
+#define SVC_BREAKER_NOTES 4
+typedef struct svc_breaker_failure_note {
+	int64_t at_ms;           /* monotonic in the breaker; Unix ms in svc_upstream_stats */
+	char why[160];
+} svc_breaker_failure_note;
+
 typedef struct svc_upstream_stats {
 	const char *url;         /* valid while the fetcher lives */
 	uint64_t requests, ok, not_found, too_large, failures, rejected, skipped;
@@ -146,6 +160,15 @@ typedef struct svc_upstream_stats {
 	uint64_t breaker_opens;
 	svc_breaker_state breaker;
 	int64_t breaker_remaining_ms;  /* OPEN: until it half-opens */
+	int64_t breaker_opened_at_ms;  /* Unix ms of the last opening (0: never opened) */
+	int consecutive_failures;
+	/* The last failures, oldest first; and those that opened the breaker last. */
+	unsigned n_recent, n_opened_by;
+	svc_breaker_failure_note recent[SVC_BREAKER_NOTES], opened_by[SVC_BREAKER_NOTES];
+	/* Learned: whether the server ever served an executable after a debuginfo
+	 * 404, and executable 404s since (svc_fetch_walk.c asks for executables). */
+	bool serves_executables;
+	uint32_t executable_misses;
 	int active;              /* downloads in flight now */
 } svc_upstream_stats;
 
@@ -166,6 +189,39 @@ void svc_fetcher_get_stats(const svc_fetcher *f, svc_fetcher_stats *out);
 
 /* Fills up to max entries (one per upstream, in order); returns the count. */
 size_t svc_fetcher_get_upstreams(const svc_fetcher *f, svc_upstream_stats *out, size_t max);
+
+/* The last outcome of one source for one build ID (svc_fetcher_describe). */
+typedef enum svc_source_outcome_kind {
+	SVC_SOURCE_NONE = 0,     /* not asked (yet) */
+	SVC_SOURCE_FOUND,        /* the file came from there */
+	SVC_SOURCE_NOT_FOUND,    /* 404, or no file in the directory */
+	SVC_SOURCE_TOO_LARGE,    /* 406, or over the size cap */
+	SVC_SOURCE_ERROR,        /* 5xx, timeout, broken connection, queue full */
+	SVC_SOURCE_REJECTED,     /* a file that is not an ELF with that build ID */
+	SVC_SOURCE_SKIPPED,      /* not asked: circuit breaker open, or no executables there */
+} svc_source_outcome_kind;
+
+const char *svc_source_outcome_name(svc_source_outcome_kind k); /* "found", ... */
+
+typedef struct svc_source_outcome {
+	const char *source;      /* directory, upstream URL, or the source's name (fetcher's) */
+	const char *type;        /* "upstream", or the source's ops name ("local", ...) */
+	const char *want;        /* "debuginfo" or "executable" */
+	svc_source_outcome_kind outcome;
+	char error[160];         /* "" when none */
+	int64_t at_ms;           /* Unix ms */
+} svc_source_outcome;
+
+/* Build IDs whose per-source outcomes are kept (the oldest forgotten first). */
+#define SVC_FETCH_TRACE_MAX 2048
+
+/*
+ * The last outcome of each source asked for id (up to max, in source order;
+ * local sources first, then upstreams), and whether a fetch of id is in
+ * flight. Cheap: memory only, no fetch. Loop thread.
+ */
+size_t svc_fetcher_describe(const svc_fetcher *f, const sym_build_id *id, svc_source_outcome *out,
+			    size_t max, bool *in_flight);
 
 /*
  * Writes the fetcher's Prometheus families into out (base_expo):

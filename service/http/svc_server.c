@@ -25,6 +25,7 @@
 #include "base/base_log.h"
 #include "base/base_version.h"
 #include "service/http/svc_server_impl.h"
+#include "service/http/svc_status.h"
 
 /* ---- replies ---- */
 
@@ -181,6 +182,15 @@ static int online_cpus(void)
 	return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
+/* --build-memory-bytes 0: a quarter of the RAM, at least 512 MiB, at most 4 GiB. */
+static uint64_t default_build_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+	uint64_t v = ram / 4, lo = 512ull << 20, hi = 4ull << 30;
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 static void stop_check_cb(evutil_socket_t fd, short what, void *arg);
 
 /* A deep copy of the config: the caller's may go away. */
@@ -215,6 +225,7 @@ static bool open_store(svc_server *s, svc_error *err)
 	stor_options_init(&so);
 	so.path = s->config.data_dir;
 	so.max_bytes = s->config.max_store_bytes;
+	so.max_negative = s->o.negative_cache_entries;
 	stor_error serr;
 	stor_errc rc = stor_open(&so, &s->store, &serr);
 	if (rc != STOR_OK) {
@@ -266,9 +277,12 @@ static bool start_resolution(svc_server *s, svc_error *err)
 		.pool = s->pool,
 		.cache = s->cache,
 		.build_threads = (unsigned)workers,
-		.max_decompressed_bytes = 0,
+		.max_decompressed_bytes = 0, /* the build memory budget */
 		.error_ttl_ms = s->config.error_cache_ttl_ms,
 		.negative_ttl_ms = s->config.negative_cache_ttl_ms,
+		.negative_entries = s->o.negative_cache_entries ? s->o.negative_cache_entries : SIZE_MAX,
+		.build_memory_bytes = s->o.build_memory_bytes ? s->o.build_memory_bytes
+							      : default_build_memory(),
 	};
 	if (!(s->resolver = svc_resolver_create(&ro)))
 		goto nomem;
@@ -325,6 +339,12 @@ static bool start_upload(svc_server *s, svc_error *err)
 	return (s->upload = svc_upload_create(&uo, err)) != NULL;
 }
 
+static int status_page(void *arg, const sym_build_id *id, struct evbuffer *body)
+{
+	svc_server *s = arg;
+	return svc_status_render(s->store, s->fetcher, s->resolver, id, body);
+}
+
 /* The RPC methods of symbolizer.v1.SymbolizerService, and their handler. */
 static bool start_rpc(svc_server *s)
 {
@@ -338,6 +358,7 @@ static bool start_rpc(svc_server *s)
 		.default_wait_ms = s->o.default_wait_ms,
 		.max_wait_ms = s->o.max_wait_ms,
 		.worker_lookup_min = s->o.worker_lookup_min,
+		.max_new_lookups = s->o.max_new_lookups_per_call,
 	};
 	if (!(s->symbolize = svc_symbolize_create(&yo)))
 		return false;
@@ -355,6 +376,7 @@ static bool start_rpc(svc_server *s)
 		.max_mappings = s->o.max_mappings,
 		.max_locations = (size_t)s->o.max_locations * SVC_PROFILE_LOCATIONS_PER_CALL,
 		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
+		.max_new_lookups = s->o.max_new_lookups_per_call,
 	};
 	if (!(s->profile = svc_profile_create(&po)))
 		return false;
@@ -382,6 +404,7 @@ static bool start_rpc(svc_server *s)
 		.debug_dirs = s->config.debug_dirs, .n_debug_dirs = s->config.n_debug_dirs,
 		.max_hops = s->o.max_hops, .max_section_bytes = s->config.max_debuginfo_size,
 		.reply = debuginfod_reply, .arg = s,
+		.status = status_page, .status_arg = s,
 	};
 	s->debuginfod = svc_debuginfod_create(&dopt);
 	return s->rpc != NULL && s->debuginfod != NULL;

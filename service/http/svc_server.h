@@ -9,7 +9,9 @@
  *                                                     are svc_server.c's table)
  *   GET  /healthz                                     "ok" while serving
  *   GET  /metrics                                     Prometheus text (svc_metrics)
- *   GET|HEAD /buildid/ID/...                          debuginfod (svc_debuginfod)
+ *   GET|HEAD /buildid/ID/{debuginfo,executable,section/N} debuginfod (svc_debuginfod)
+ *   GET  /buildid/ID/status                           why a build ID is (not) symbolized
+ *                                                     (JSON, svc_status.c)
  *   PUT  /buildid/ID/{debuginfo,executable}           uploads (svc_upload)
  *
  * svc_server_create() opens the store, starts the fetcher, the pool, the
@@ -48,6 +50,9 @@ typedef struct svc_server_options {
 	const char *upload_token_file; /* bearer token of PUT /buildid/... (NULL: uploads disabled) */
 	uint64_t max_upload_bytes;   /* largest upload body */
 	uint32_t upload_allow_remote; /* 1: uploads from any peer, not only loopback */
+	uint64_t build_memory_bytes; /* budget of index builds at once (0: a quarter of RAM, 512M..4G) */
+	uint32_t negative_cache_entries; /* bound of remembered failures, in memory and in the store */
+	uint32_t max_new_lookups_per_call; /* build IDs one call may start resolving (0: no bound) */
 	const svc_config *config;    /* store and sources; copied where needed */
 } svc_server_options;
 
@@ -59,7 +64,8 @@ void svc_server_options_init(svc_server_options *o);
  * table bound to o: --listen ADDR --workers N --index-cache-bytes SIZE
  * --max-request-bytes SIZE --max-mappings N --max-locations N
  * --default-wait DUR --max-wait DUR --max-inflight-calls N
- * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
+ * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N --build-memory-bytes SIZE
+ * --negative-cache-entries N --max-new-lookups-per-call N
  * --upload-token-file FILE --max-upload-bytes SIZE --upload-allow-remote 0|1
  */
 base_flag_group svc_server_flags(svc_server_options *o);

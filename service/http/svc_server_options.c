@@ -24,6 +24,9 @@ void svc_server_options_init(svc_server_options *o)
 	o->gzip_min_bytes = 1024;
 	o->max_hops = 1;
 	o->max_upload_bytes = 1024ull * 1024 * 1024;
+	o->build_memory_bytes = 0;
+	o->negative_cache_entries = 10000;
+	o->max_new_lookups_per_call = 256;
 }
 
 #define F(name, meta, kind, field, max, help) \
@@ -63,6 +66,16 @@ static const base_flag flags[] = {
 	F("--upload-allow-remote", "0|1", BASE_FLAG_U32, upload_allow_remote, 1,
 	  "1: accept uploads from any peer; 0: over loopback only, as there\n"
 	  "is no TLS (0)"),
+	F("--build-memory-bytes", "SIZE", BASE_FLAG_SIZE, build_memory_bytes, 0,
+	  "expected memory of the index builds running at once; more wait\n"
+	  "in a queue; also the inflate cap of compressed debug sections\n"
+	  "(0: a quarter of RAM, at least 512M, at most 4G)"),
+	F("--negative-cache-entries", "N", BASE_FLAG_U32, negative_cache_entries, 100000000,
+	  "build IDs whose failure is remembered, in memory and in the\n"
+	  "store; least recently used out (10000; 0: no bound)"),
+	F("--max-new-lookups-per-call", "N", BASE_FLAG_U32, max_new_lookups_per_call, 100000000,
+	  "build IDs one call may start looking up; the others answer\n"
+	  "PENDING and are started by the next calls (256; 0: no bound)"),
 };
 #undef F
 

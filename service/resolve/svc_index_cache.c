@@ -111,6 +111,11 @@ svc_index_entry *svc_index_cache_get(svc_index_cache *c, const sym_build_id *id)
 	return e;
 }
 
+const svc_index_entry *svc_index_cache_peek(const svc_index_cache *c, const sym_build_id *id)
+{
+	return find(c, id);
+}
+
 static void evict(svc_index_cache *c)
 {
 	svc_index_entry *e = c->lru_head;

@@ -53,6 +53,10 @@ void svc_index_cache_destroy(svc_index_cache *c);
 /* A referenced entry (most recently used now), or NULL (counted as a miss). */
 svc_index_entry *svc_index_cache_get(svc_index_cache *c, const sym_build_id *id);
 
+/* The entry of id without using it (no reference, no recency, not counted;
+ * valid until the cache next changes), or NULL. For status pages. */
+const svc_index_entry *svc_index_cache_peek(const svc_index_cache *c, const sym_build_id *id);
+
 /*
  * Adds a loaded index (taking ownership of blob, freed with free_blob, and of
  * index; blob_size is what the bound counts) and returns it referenced. When

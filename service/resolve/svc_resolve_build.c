@@ -3,7 +3,10 @@
  * svc_resolve_build: a flight's BUILD step (svc_resolver_impl.h). On a
  * worker, the index is built from the file in the store (a dwz supplementary
  * file is read from the store too), written back to the store and loaded;
- * back on the loop the build is counted and timed, and the flight ends.
+ * back on the loop the build is counted and timed, and the flight ends. A
+ * build first takes its expected memory from the budget (svc_resolve_budget.c);
+ * when there is no room, the worker lets the file go and the flight waits in
+ * the budget's queue, to be started again (the file read again) when there is.
  */
 #include "service/resolve/svc_resolver_impl.h"
 
@@ -12,6 +15,7 @@
 
 #include "base/base_clock.h"
 #include "base/base_log.h"
+#include "symbolizer/sym_inflate.h"
 
 static bool alt_resolve(void *ctx, const sym_build_id *id, const char *path, const void **data,
 			size_t *size)
@@ -69,6 +73,19 @@ static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size)
 	f->status = SVC_RESOLVE_OK;
 }
 
+/* Expected memory of the build: the file, the debug sections it reads at
+ * their inflated sizes (what libdw and the builder hold, about), and the
+ * inflated copy of the compressed ones. */
+static uint64_t estimate(const stor_blob *file)
+{
+	uint64_t debug = 0, inflated = 0;
+	sym_error err;
+	sym_inflate_estimate(file->data, file->size, &debug, &inflated, &err);
+	uint64_t sum = (uint64_t)file->size + debug;
+	sum = sum < debug ? UINT64_MAX : sum;
+	return sum + inflated < sum ? UINT64_MAX : sum + inflated;
+}
+
 static void build_work(void *arg)
 {
 	svc_resolve_flight *f = arg;
@@ -79,6 +96,13 @@ static void build_work(void *arg)
 	if (stor_get_file(r->o.store, f->fl.id.bytes, f->fl.id.len, &file, NULL, &serr) != STOR_OK) {
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "store: %.200s", serr.msg);
 		return;
+	}
+	if (!f->build_reserved) {
+		f->build_bytes = estimate(&file);
+		if (!svc_resolve_budget_take(f)) {
+			stor_blob_release(&file);  /* queued: read again when it starts */
+			return;
+		}
 	}
 	sym_build_options bo = {
 		.max_decompressed_bytes = r->o.max_decompressed_bytes,
@@ -106,10 +130,18 @@ static void build_done(void *arg, bool cancelled)
 	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	if (cancelled) {
+		f->build_no_room = false;
+		svc_resolve_budget_give(f);
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
 		svc_resolve_flight_finish(f);
 		return;
 	}
+	if (f->build_no_room) {
+		svc_resolve_budget_give(f);  /* into the queue */
+		return;
+	}
+	svc_resolve_budget_give(f);
+	svc_resolve_failed_update(f);
 	base_histogram_observe(&r->st.build_seconds, f->build_seconds);
 	if (f->status == SVC_RESOLVE_OK)
 		r->st.builds_ok++;

@@ -77,6 +77,14 @@ static void fetch_cb(const svc_fetch_result *res, void *arg)
 		return;
 	}
 	pin_files(f, res);
+	stor_meta m;
+	if (stor_get_meta(r->o.store, f->fl.id.bytes, f->fl.id.len, &m, NULL) == STOR_OK)
+		f->file_time = m.fetch_time;
+	if (svc_resolve_failed_check(f)) {
+		/* The same file failed to build before: not again before its backoff. */
+		svc_resolve_flight_finish(f);
+		return;
+	}
 	f->stage = SVC_RESOLVE_STAGE_BUILD;
 	if (!svc_resolve_build_start(f)) {
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "cannot queue the index build");

@@ -3,8 +3,10 @@
  * svc_resolve_negative: the failures the resolver remembers (svc_resolver.h):
  * a flight's result other than OK is answered from memory until it expires
  * (error TTL for failures; not found, no symbols and too large at most a
- * minute), so that a flood of calls for a missing build ID costs nothing. At
- * most NEG_MAX_ENTRIES are kept: when full, the expired ones go, then all.
+ * minute), so that a flood of calls for a missing build ID costs nothing.
+ * Bounded by count (svc_resolver_options.negative_entries): least recently
+ * used first out, so a flood of random unknown build IDs keeps the bound and
+ * does not push out the entries in use.
  */
 #include "service/resolve/svc_resolver_impl.h"
 
@@ -12,42 +14,50 @@
 #include <stdlib.h>
 
 #include "base/base_clock.h"
-#include "base/base_vec.h"
 
-#define NEG_MAX_ENTRIES 100000
+static void lru_unlink(svc_resolver *r, svc_resolve_negative *n)
+{
+	if (n->prev)
+		n->prev->next = n->next;
+	else
+		r->neg_lru = n->next;
+	if (n->next)
+		n->next->prev = n->prev;
+	else
+		r->neg_mru = n->prev;
+	n->prev = n->next = NULL;
+}
+
+static void lru_push(svc_resolver *r, svc_resolve_negative *n)
+{
+	n->prev = r->neg_mru;
+	n->next = NULL;
+	if (r->neg_mru)
+		r->neg_mru->next = n;
+	else
+		r->neg_lru = n;
+	r->neg_mru = n;
+}
 
 static void neg_remove(svc_resolver *r, svc_resolve_negative *n)
 {
 	svc_resolve_neg_key key = &n->id;
 	svc_resolve_neg_map_remove(&r->negs, &key);
+	lru_unlink(r, n);
 	free(n);
 }
 
 void svc_resolve_neg_clear(svc_resolver *r)
 {
-	size_t pos = 0;
-	svc_resolve_neg_map_entry *e;
-	while ((e = svc_resolve_neg_map_next(&r->negs, &pos)))
-		free(e->value);
+	while (r->neg_lru)
+		neg_remove(r, r->neg_lru);
 	svc_resolve_neg_map_clear(&r->negs);
 }
 
-/* Drops the expired entries (collected first: the map may not change while iterated). */
-static void neg_clear_expired(svc_resolver *r)
+const svc_resolve_negative *svc_resolve_neg_peek(const svc_resolver *r, const sym_build_id *id)
 {
-	int64_t now = base_mono_ms();
-	base_vec expired;
-	base_vec_init(&expired, sizeof(svc_resolve_negative *), NEG_MAX_ENTRIES);
-	size_t pos = 0;
-	svc_resolve_neg_map_entry *e;
-	while ((e = svc_resolve_neg_map_next(&r->negs, &pos))) {
-		svc_resolve_negative **slot;
-		if (e->value->expiry_ms <= now && (slot = base_vec_push(&expired)))
-			*slot = e->value;
-	}
-	for (size_t i = 0; i < expired.len; i++)
-		neg_remove(r, BASE_VEC_AT(&expired, svc_resolve_negative *, i));
-	base_vec_deinit(&expired);
+	svc_resolve_negative *const *slot = svc_resolve_neg_map_get(&r->negs, &id);
+	return slot && (*slot)->expiry_ms > base_mono_ms() ? *slot : NULL;
 }
 
 const svc_resolve_negative *svc_resolve_neg_find(svc_resolver *r, const sym_build_id *id)
@@ -59,6 +69,8 @@ const svc_resolve_negative *svc_resolve_neg_find(svc_resolver *r, const sym_buil
 		neg_remove(r, *slot);
 		return NULL;
 	}
+	lru_unlink(r, *slot);
+	lru_push(r, *slot);
 	return *slot;
 }
 
@@ -66,8 +78,15 @@ const svc_resolve_negative *svc_resolve_neg_find(svc_resolver *r, const sym_buil
 static svc_resolve_negative *neg_get(svc_resolver *r, const sym_build_id *id)
 {
 	svc_resolve_negative **slot = svc_resolve_neg_map_get(&r->negs, &id);
-	if (slot)
+	if (slot) {
+		lru_unlink(r, *slot);
+		lru_push(r, *slot);
 		return *slot;
+	}
+	while (r->neg_lru && svc_resolve_neg_map_size(&r->negs) >= r->neg_max) {
+		neg_remove(r, r->neg_lru);
+		r->st.negative_evictions++;
+	}
 	svc_resolve_negative *n = calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
@@ -78,6 +97,7 @@ static svc_resolve_negative *neg_get(svc_resolver *r, const sym_build_id *id)
 		return NULL;
 	}
 	*slot = n;
+	lru_push(r, n);
 	return n;
 }
 
@@ -87,13 +107,8 @@ void svc_resolve_neg_remember(svc_resolver *r, const sym_build_id *id, svc_resol
 	int64_t ttl = status == SVC_RESOLVE_ERROR ? r->o.error_ttl_ms : r->o.negative_ttl_ms;
 	if (status != SVC_RESOLVE_ERROR && ttl > SVC_RESOLVE_NEG_TTL_CAP_MS)
 		ttl = SVC_RESOLVE_NEG_TTL_CAP_MS;
-	if (ttl <= 0)
+	if (ttl <= 0 || r->neg_max == 0)
 		return;
-	if (svc_resolve_neg_map_size(&r->negs) >= NEG_MAX_ENTRIES) {
-		neg_clear_expired(r);
-		if (svc_resolve_neg_map_size(&r->negs) >= NEG_MAX_ENTRIES)
-			svc_resolve_neg_clear(r);
-	}
 	svc_resolve_negative *n = neg_get(r, id);
 	if (!n)
 		return;

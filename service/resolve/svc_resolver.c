@@ -30,6 +30,13 @@ svc_resolver *svc_resolver_create(const svc_resolver_options *opts)
 	r->o = *opts;
 	svc_flight_table_init(&r->flights);
 	svc_resolve_neg_map_init(&r->negs);
+	svc_resolve_failed_map_init(&r->failed);
+	r->neg_max = opts->negative_entries ? opts->negative_entries : SVC_RESOLVE_NEG_ENTRIES_DEFAULT;
+	r->build_max = opts->build_memory_bytes ? opts->build_memory_bytes
+						: SVC_RESOLVE_BUILD_MEMORY_DEFAULT;
+	/* The inflate cap: by default the budget (a build past it cannot fit). */
+	if (!r->o.max_decompressed_bytes)
+		r->o.max_decompressed_bytes = r->build_max;
 	base_histogram_init(&r->st.build_seconds, base_build_bounds, base_build_n_bounds);
 	return r;
 }
@@ -44,6 +51,7 @@ void svc_resolver_destroy(svc_resolver *r)
 	if (!r)
 		return;
 	r->stopping = true;
+	svc_resolve_budget_drop_queue(r);
 	svc_flight *f;
 	while ((f = svc_flight_any(&r->flights))) {
 		svc_resolve_flight_fail(svc_resolve_flight_of(f), SVC_RESOLVE_ERROR, "%s",
@@ -53,6 +61,8 @@ void svc_resolver_destroy(svc_resolver *r)
 	svc_flight_table_deinit(&r->flights);
 	svc_resolve_neg_clear(r);
 	svc_resolve_neg_map_deinit(&r->negs);
+	svc_resolve_failed_clear(r);
+	svc_resolve_failed_map_deinit(&r->failed);
 	free(r);
 }
 
@@ -138,7 +148,9 @@ const char *svc_resolver_waiter_stage(const svc_resolve_waiter *w)
 	case SVC_RESOLVE_STAGE_FETCH:
 		return "fetching debug info";
 	default:
-		return "building the index";
+		return svc_resolve_flight_of(w->fw.flight)->build_waiting
+			       ? "waiting for room in the build memory budget"
+			       : "building the index";
 	}
 }
 

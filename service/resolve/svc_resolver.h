@@ -70,7 +70,14 @@ typedef struct svc_resolver_options {
 	uint64_t max_decompressed_bytes; /* cap for compressed debug sections (0: default) */
 	int64_t error_ttl_ms;       /* how long a failure is remembered */
 	int64_t negative_ttl_ms;    /* ... and not found / no symbols / too large (capped at 60 s) */
+	size_t negative_entries;    /* bound of the remembered failures (LRU); 0: default */
+	/* Memory budget of the index builds running at once (their estimates);
+	 * builds past it wait in a queue. 0: SVC_RESOLVE_BUILD_MEMORY_DEFAULT. */
+	uint64_t build_memory_bytes;
 } svc_resolver_options;
+
+#define SVC_RESOLVE_NEG_ENTRIES_DEFAULT 10000
+#define SVC_RESOLVE_BUILD_MEMORY_DEFAULT (2ull << 30)
 
 typedef struct svc_resolver_stats {
 	uint64_t memory_hits, memory_misses;    /* index cache */
@@ -79,6 +86,9 @@ typedef struct svc_resolver_stats {
 	uint64_t store_file_hits;               /* debug info already in the store */
 	uint64_t source_fetches;                /* fetched from a local dir or an upstream */
 	uint64_t builds_ok, builds_failed;
+	uint64_t builds_skipped;                /* not built: the same file failed before */
+	uint64_t builds_queued;                 /* waited for the memory budget */
+	uint64_t negative_evictions;            /* remembered failures pushed out (LRU) */
 	uint64_t stored_index_rejected;         /* stored index of another version or corrupt */
 	uint64_t joined;                        /* waiters that joined a flight in progress */
 	/* Indexes built from an executable alone: searches for debug info since,
@@ -122,6 +132,34 @@ void svc_resolver_release(svc_resolver *r, svc_index_entry *e);
  * of the new file. Lookups holding the old index finish with it.
  */
 void svc_resolver_forget(svc_resolver *r, const sym_build_id *id);
+/* Whether resolving id now would start new work (nothing in memory, nothing
+ * remembered, no flight): what a call's bound on new lookups counts. */
+bool svc_resolver_is_new(const svc_resolver *r, const sym_build_id *id);
+
+/* What the resolver knows of a build ID, from memory only (status pages). */
+typedef struct svc_resolver_info {
+	bool loaded;                 /* the index is in the index cache */
+	size_t index_bytes;          /* ... its size */
+	bool from_executable;        /* ... built from the executable alone */
+	const char *stage;           /* a flight in progress: "loading the index", ...; NULL */
+	bool build_queued;           /* ... waiting for the build memory budget */
+	bool negative;               /* a remembered failure answers calls */
+	svc_resolve_status neg_status;
+	char neg_error[SYM_ERROR_MSG_MAX];
+	int64_t neg_expires_ms;      /* Unix ms */
+	bool build_failed;           /* the build of the stored file failed */
+	svc_resolve_status failed_status;
+	char failed_error[SYM_ERROR_MSG_MAX];
+	uint32_t failures;
+	int64_t failed_file_time;    /* fetch_time of the file that failed (Unix ms) */
+	int64_t retry_at_ms;         /* Unix ms: the next build of that file, not before */
+} svc_resolver_info;
+
+void svc_resolver_describe(const svc_resolver *r, const sym_build_id *id, svc_resolver_info *out);
+
+/* The build memory budget, in use now, its high-water mark, builds queued. */
+void svc_resolver_build_memory(const svc_resolver *r, uint64_t *max, uint64_t *in_use,
+			       uint64_t *peak, size_t *queued);
 
 const svc_resolver_stats *svc_resolver_get_stats(const svc_resolver *r);
 
@@ -129,7 +167,9 @@ const svc_resolver_stats *svc_resolver_get_stats(const svc_resolver *r);
  * Appends the resolver's families to the /metrics exposition:
  * symbolizer_cache_requests_total, symbolizer_resolutions_in_flight,
  * symbolizer_index_builds_total, symbolizer_index_build_duration_seconds,
- * symbolizer_stored_index_rejected_total, symbolizer_debuginfo_rechecks_total.
+ * symbolizer_stored_index_rejected_total, symbolizer_debuginfo_rechecks_total,
+ * symbolizer_index_build_memory_{bytes,peak_bytes,max_bytes}, symbolizer_index_builds_queued,
+ * symbolizer_negative_cache_entries, symbolizer_negative_cache_evictions_total.
  */
 void svc_resolver_metrics_render(const svc_resolver *r, base_buf *out);
 

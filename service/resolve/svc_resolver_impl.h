@@ -9,7 +9,10 @@
  *   svc_resolve_load.c       LOAD: the index from the store (worker)
  *   svc_resolve_fetch.c      FETCH: debug info into the store (fetcher); rechecks
  *   svc_resolve_build.c      BUILD: the index build (worker)
- *   svc_resolve_negative.c   the failures remembered for a while
+ *   svc_resolve_negative.c   the failures remembered for a while (LRU, by count)
+ *   svc_resolve_failed.c     the index builds that failed, not retried at once
+ *   svc_resolve_budget.c     the memory budget of index builds, and their queue
+ *   svc_resolve_describe.c   what the resolver knows of a build ID (status pages)
  *   svc_resolver_metrics.c   the resolver's metric families
  * Loop thread only, except the *_work functions, which run on a worker and
  * touch only their flight.
@@ -54,11 +57,20 @@ typedef struct svc_resolve_flight {
 	bool stored_rejected;
 	stor_blob alt_blob;       /* the dwz file while a build runs */
 	bool alt_held;
+	int64_t file_time;        /* fetch_time of the stored file the build reads */
+	/* The memory budget (svc_resolve_budget.c): the build's estimate, whether
+	 * it holds it, whether the worker found no room (both written by the
+	 * worker, read on the loop once it is done), and whether it waits in the
+	 * queue (loop only). */
+	uint64_t build_bytes;
+	bool build_reserved, build_no_room, build_waiting;
+	struct svc_resolve_flight *qnext;
 } svc_resolve_flight;
 
 /* A failure remembered until expiry_ms (monotonic). */
 typedef struct svc_resolve_negative {
 	sym_build_id id;
+	struct svc_resolve_negative *prev, *next;  /* LRU: prev is older */
 	svc_resolve_status status;
 	char error[SYM_ERROR_MSG_MAX];
 	int64_t expiry_ms;
@@ -80,10 +92,39 @@ static inline bool svc_resolve_neg_eq(const svc_resolve_neg_key *a, const svc_re
 BASE_HASH_MAP(svc_resolve_neg_map, svc_resolve_neg_key, svc_resolve_negative *,
 	      svc_resolve_neg_hash, svc_resolve_neg_eq)
 
+/* An index build that failed: not tried again before retry_ms (monotonic),
+ * unless the stored file changes (its fetch_time). */
+typedef struct svc_resolve_failed {
+	sym_build_id id;
+	svc_resolve_status status;
+	char error[SYM_ERROR_MSG_MAX];
+	int64_t file_time;
+	int64_t retry_ms;
+	uint32_t failures;
+} svc_resolve_failed;
+
+typedef const sym_build_id *svc_resolve_failed_key;
+BASE_HASH_MAP(svc_resolve_failed_map, svc_resolve_failed_key, svc_resolve_failed *,
+	      svc_resolve_neg_hash, svc_resolve_neg_eq)
+
+#define SVC_RESOLVE_FAILED_BACKOFF_MIN_MS (60 * 1000)
+/* Longest wait before a failed build is tried again with the same file. */
+#define SVC_RESOLVE_FAILED_BACKOFF_MAX_MS (60 * 60 * 1000)
+/* Failed builds remembered at most (the oldest retry first goes). */
+#define SVC_RESOLVE_FAILED_MAX 4096
+
 struct svc_resolver {
 	svc_resolver_options o;
 	svc_flight_table flights;
 	svc_resolve_neg_map negs;
+	svc_resolve_negative *neg_lru, *neg_mru;
+	size_t neg_max;
+	svc_resolve_failed_map failed;
+	/* The build memory budget: estimates held by running builds, and the
+	 * flights waiting for room, oldest first (loop thread). */
+	uint64_t build_max, build_in_use, build_peak;
+	svc_resolve_flight *bq_head, *bq_tail;
+	size_t bq_len;
 	bool stopping;
 	svc_resolver_stats st;
 };
@@ -117,8 +158,29 @@ int64_t svc_resolve_recheck_interval_ms(const svc_resolver *r);
 
 /* svc_resolve_negative.c */
 const svc_resolve_negative *svc_resolve_neg_find(svc_resolver *r, const sym_build_id *id);
+/* The same without using it (no recency change, nothing removed). */
+const svc_resolve_negative *svc_resolve_neg_peek(const svc_resolver *r, const sym_build_id *id);
 void svc_resolve_neg_remember(svc_resolver *r, const sym_build_id *id, svc_resolve_status status,
 			      const char *error);
 void svc_resolve_neg_clear(svc_resolver *r);
+
+/* svc_resolve_failed.c */
+/* True (the flight failed with the remembered reason) when the build of the
+ * flight's file failed before and its retry time has not come. */
+bool svc_resolve_failed_check(svc_resolve_flight *f);
+/* After a build: remembers a failure (backoff doubling), forgets on success. */
+void svc_resolve_failed_update(svc_resolve_flight *f);
+const svc_resolve_failed *svc_resolve_failed_peek(const svc_resolver *r, const sym_build_id *id);
+void svc_resolve_failed_clear(svc_resolver *r);
+
+/* svc_resolve_budget.c */
+/* On the worker: takes the build's estimate from the budget when it fits (or
+ * nothing else runs); false (build_no_room): the flight is to wait in the queue. */
+bool svc_resolve_budget_take(svc_resolve_flight *f);
+/* On the loop, after the worker: a flight with no room goes into the queue;
+ * else its estimate goes back. Then the queued builds that now fit start. */
+void svc_resolve_budget_give(svc_resolve_flight *f);
+/* Shutdown: forgets the queue (its flights end with the others). */
+void svc_resolve_budget_drop_queue(svc_resolver *r);
 
 #endif

@@ -9,6 +9,35 @@
 
 #include "base/base_expo.h"
 
+/* The build memory budget and the remembered failures. */
+static void render_budget(const svc_resolver *r, base_buf *out)
+{
+	uint64_t max, in_use, peak;
+	size_t queued;
+	svc_resolver_build_memory(r, &max, &in_use, &peak, &queued);
+	base_expo_family(out, "symbolizer_index_build_memory_bytes", "gauge",
+			 "Expected memory of the index builds running now (their estimates).");
+	base_expo_u64(out, "symbolizer_index_build_memory_bytes", "", in_use);
+	base_expo_family(out, "symbolizer_index_build_memory_peak_bytes", "gauge",
+			 "Highest symbolizer_index_build_memory_bytes since start.");
+	base_expo_u64(out, "symbolizer_index_build_memory_peak_bytes", "", peak);
+	base_expo_family(out, "symbolizer_index_build_memory_max_bytes", "gauge",
+			 "The build memory budget (--build-memory-bytes).");
+	base_expo_u64(out, "symbolizer_index_build_memory_max_bytes", "", max);
+	base_expo_family(out, "symbolizer_index_builds_queued", "gauge",
+			 "Index builds waiting for room in the build memory budget.");
+	base_expo_u64(out, "symbolizer_index_builds_queued", "", queued);
+	base_expo_family(out, "symbolizer_index_builds_queued_total", "counter",
+			 "Index builds that waited for room in the build memory budget.");
+	base_expo_u64(out, "symbolizer_index_builds_queued_total", "", r->st.builds_queued);
+	base_expo_family(out, "symbolizer_negative_cache_entries", "gauge",
+			 "Failures remembered in memory (bound: --negative-cache-entries).");
+	base_expo_u64(out, "symbolizer_negative_cache_entries", "", svc_resolve_neg_map_size(&r->negs));
+	base_expo_family(out, "symbolizer_negative_cache_evictions_total", "counter",
+			 "Remembered failures pushed out by newer ones (LRU).");
+	base_expo_u64(out, "symbolizer_negative_cache_evictions_total", "", r->st.negative_evictions);
+}
+
 void svc_resolver_metrics_render(const svc_resolver *r, base_buf *out)
 {
 	const svc_resolver_stats *rs = &r->st;
@@ -34,6 +63,8 @@ void svc_resolver_metrics_render(const svc_resolver *r, base_buf *out)
 	base_expo_family(out, "symbolizer_index_builds_total", "counter", "Index builds by result.");
 	base_expo_u64(out, "symbolizer_index_builds_total", "result=\"ok\"", rs->builds_ok);
 	base_expo_u64(out, "symbolizer_index_builds_total", "result=\"failed\"", rs->builds_failed);
+	base_expo_u64(out, "symbolizer_index_builds_total", "result=\"skipped_failed_before\"",
+		      rs->builds_skipped);
 	base_expo_family(out, "symbolizer_index_build_duration_seconds", "histogram",
 			 "Wall time of index builds (reading the debug info from the store included).");
 	base_expo_histogram(out, "symbolizer_index_build_duration_seconds", "", &rs->build_seconds);
@@ -45,4 +76,5 @@ void svc_resolver_metrics_render(const svc_resolver *r, base_buf *out)
 			 "alone, by result (found: the index was rebuilt with it).");
 	base_expo_u64(out, "symbolizer_debuginfo_rechecks_total", "result=\"started\"", rs->rechecks);
 	base_expo_u64(out, "symbolizer_debuginfo_rechecks_total", "result=\"found\"", rs->upgrades);
+	render_budget(r, out);
 }

@@ -31,6 +31,7 @@ struct svc_mappings {
 	struct event *timer;
 	void (*done)(void *arg);
 	void *arg;
+	uint32_t max_new_lookups;  /* 0: no bound */
 };
 
 svc_mappings *svc_mappings_create(struct event_base *base, svc_resolver *resolver,
@@ -160,8 +161,25 @@ static const char *check(const Symbolizer__V1__Mapping *pm, sym_build_id *id)
 	return bad;
 }
 
+void svc_mappings_bound_new_lookups(svc_mappings *m, uint32_t max)
+{
+	m->max_new_lookups = max;
+}
+
+/* A build ID nothing is known of, past the call's bound on new lookups. */
+static bool over_new_lookups(svc_mappings *m, const sym_build_id *id, uint32_t *started)
+{
+	if (!m->max_new_lookups || !svc_resolver_is_new(m->resolver, id))
+		return false;
+	if (*started >= m->max_new_lookups)
+		return true;
+	(*started)++;
+	return false;
+}
+
 bool svc_mappings_start(svc_mappings *m, int64_t wait_ms, void (*done)(void *arg), void *arg)
 {
+	uint32_t started = 0;
 	m->done = done;
 	m->arg = arg;
 	for (size_t i = 0; i < m->n; i++) {
@@ -172,6 +190,15 @@ bool svc_mappings_start(svc_mappings *m, int64_t wait_ms, void (*done)(void *arg
 		if (bad) {
 			lm->status = STATUS(INVALID);
 			snprintf(lm->error, sizeof(lm->error), "%s", bad);
+			continue;
+		}
+		if (over_new_lookups(m, &lm->id, &started)) {
+			lm->status = STATUS(PENDING);
+			snprintf(lm->error, sizeof(lm->error),
+				 "not looked up yet: this call started %u new lookups "
+				 "(--max-new-lookups-per-call); ask again",
+				 m->max_new_lookups);
+			lm->retry_after_ms = 1000;
 			continue;
 		}
 		svc_resolution now;

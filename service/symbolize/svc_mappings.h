@@ -41,6 +41,13 @@ void svc_mappings_destroy(svc_mappings *m);
  */
 bool svc_mappings_start(svc_mappings *m, int64_t wait_ms, void (*done)(void *arg), void *arg);
 
+/*
+ * Bounds the build IDs nothing is known of (svc_resolver_is_new) that one
+ * start may begin resolving; past max they answer PENDING ("not looked up
+ * yet") with a retry hint. 0: no bound (the default). Before start.
+ */
+void svc_mappings_bound_new_lookups(svc_mappings *m, uint32_t max);
+
 /* True while some mapping waits. */
 bool svc_mappings_waiting(const svc_mappings *m);
 /* The waiting mappings answer PENDING now, then done runs (shutdown). */

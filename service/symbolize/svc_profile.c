@@ -250,6 +250,8 @@ static bool prepare_mappings(struct call *c)
 		}
 	}
 	c->resolve = svc_mappings_create(c->sp->o.base, c->sp->o.resolver, c->maps, p->n_mapping);
+	if (c->resolve)
+		svc_mappings_bound_new_lookups(c->resolve, c->sp->o.max_new_lookups);
 	return c->resolve != NULL;
 }
 

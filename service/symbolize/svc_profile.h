@@ -39,6 +39,7 @@ typedef struct svc_profile_options {
 	size_t max_locations;           /* per profile */
 	int64_t default_wait_ms;
 	int64_t max_wait_ms;
+	uint32_t max_new_lookups;       /* per call, as for Symbolize (0: no bound) */
 } svc_profile_options;
 
 typedef struct svc_profile svc_profile;

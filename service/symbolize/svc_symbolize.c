@@ -247,6 +247,7 @@ void svc_symbolize_handle(void *ctx, svc_rpc_call *rpc)
 	}
 	for (size_t i = 0; i < n; i++)
 		c->maps[i].pb = c->msg->mappings[i];
+	svc_mappings_bound_new_lookups(c->resolve, sy->o.max_new_lookups);
 	if (svc_mappings_start(c->resolve, wait_budget_ms(c), resolved, c))
 		lookup_start(c);
 }

@@ -33,6 +33,9 @@ typedef struct svc_symbolize_options {
 	int64_t default_wait_ms;        /* how long a call waits for fetches/builds by default */
 	int64_t max_wait_ms;            /* cap on a request's Options.max_wait_ms */
 	uint32_t worker_lookup_min;     /* locations from which lookups run on the pool */
+	/* Build IDs one call may start resolving (nothing known of them yet); the
+	 * others answer PENDING with a retry hint, for the next call. 0: no bound. */
+	uint32_t max_new_lookups;
 } svc_symbolize_options;
 
 typedef struct svc_symbolize svc_symbolize;

@@ -2,12 +2,15 @@
 /*
  * libFuzzer target: an ELF image (with DWARF, compressed sections, symbols) ->
  * sym_index_build -> sym_index_load -> lookups. A built blob must always load.
+ * Also the build memory estimate of the same image (sym_inflate_estimate, read
+ * by the daemon before every build).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "symbolizer/sym_index.h"
+#include "symbolizer/sym_inflate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -18,6 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!img)
 		return 0;
 	memcpy(img, data, size);
+	uint64_t debug_bytes, inflated_bytes;
+	sym_error eerr;
+	sym_inflate_estimate(img, size, &debug_bytes, &inflated_bytes, &eerr);
 	sym_build_options o = {.max_decompressed_bytes = 64u << 20, .threads = 1};
 	void *blob = NULL;
 	size_t bs = 0;

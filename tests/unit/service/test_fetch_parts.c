@@ -98,6 +98,34 @@ TEST(breaker_states)
 		CHECK(!svc_breaker_failure(&never, 0, 0, 500)); /* threshold 0: never opens */
 }
 
+/* The breaker keeps the last failures, and those that opened it. */
+TEST(breaker_remembers_why)
+{
+	svc_breaker b = {0};
+	svc_breaker_failure_note n[SVC_BREAKER_NOTES];
+	char why[16], text[256];
+	for (int i = 0; i < 6; i++) {
+		snprintf(why, sizeof(why), "HTTP %d", 500 + i);
+		svc_breaker_note(&b, 1000 + i, why);
+		svc_breaker_failure(&b, 1000 + i, 100, 500); /* never opens */
+	}
+	CHECK_EQ_U(svc_breaker_recent(&b, n), SVC_BREAKER_NOTES);
+	CHECK(!strcmp(n[0].why, "HTTP 502") && !strcmp(n[3].why, "HTTP 505"));
+	CHECK(n[3].at_ms == 1005);
+	CHECK_EQ_U(b.n_opened_by, 0);
+	CHECK(svc_breaker_success(&b) == false);
+	/* Two failures open it (threshold 2): those two opened it. */
+	svc_breaker_note(&b, 2000, "timeout");
+	CHECK(!svc_breaker_failure(&b, 2000, 2, 500));
+	svc_breaker_note(&b, 2001, "HTTP 503");
+	CHECK(svc_breaker_failure(&b, 2001, 2, 500));
+	CHECK_EQ_U(b.n_opened_by, 2);
+	CHECK(!strcmp(b.opened_by[0].why, "timeout") && !strcmp(b.opened_by[1].why, "HTTP 503"));
+	svc_breaker_describe(&b, 2101, text, sizeof(text));
+	CHECK(strstr(text, "open for 0.4 s more") && strstr(text, "since 0.1 s ago") &&
+	      strstr(text, "last: HTTP 503"));
+}
+
 /* ---- a fetcher on an event loop ---- */
 
 struct env {

@@ -57,6 +57,29 @@ TEST(zlib_sections_inflate)
 	free(img);
 }
 
+/* The build memory estimate: the needed debug sections at their inflated
+ * sizes; the compressed part apart; garbage is refused. */
+TEST(estimate_counts_inflated_sizes)
+{
+	size_t n, out_size;
+	uint8_t *img = test_read_fixture("c_O2_zlib", &n);
+	REQUIRE(img);
+	uint64_t debug = 0, inflated = 0;
+	sym_error err;
+	REQUIRE(sym_inflate_estimate(img, n, &debug, &inflated, &err) == SYM_OK);
+	void *out = NULL;
+	REQUIRE(sym_inflate_image(img, n, 1 << 30, &out, &out_size, &err) == SYM_OK);
+	uint64_t sh, off, len;
+	REQUIRE(find_section(out, out_size, ".debug_info", &sh, &off, &len) == 0);
+	CHECK(inflated >= len && debug >= inflated);
+	uint64_t d2 = 0, i2 = 0;
+	REQUIRE(sym_inflate_estimate(out, out_size, &d2, &i2, &err) == SYM_OK);
+	CHECK(i2 == 0 && d2 == debug);  /* the same sections, now plain */
+	CHECK(sym_inflate_estimate("not an elf", 10, &d2, &i2, &err) != SYM_OK);
+	free(out);
+	free(img);
+}
+
 TEST(zdebug_renamed_and_inflated)
 {
 	size_t n, out_size;

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * symbolctl status: why a build ID is (or is not) symbolized, from the
+ * daemon's GET /buildid/ID/status (service/http/svc_status.c), printed as
+ * lines an operator reads (or the JSON document itself with --json). It asks
+ * nothing new of the daemon: no fetch, no build.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "base/base_flag.h"
+#include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/exit_codes.h"
+#include "service/core/svc_build_id.h"
+#include "service/rpc/svc_client.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: symbolctl status --server URL [--json] [--timeout DUR] BUILDID...\n"
+		"\n"
+		"Says why each build ID is or is not symbolized by the symbolizerd at URL\n"
+		"(its GET /buildid/ID/status): what the store holds, the negative-cache\n"
+		"entries and when they expire, each source's last outcome, the upstreams'\n"
+		"circuit breakers and the failures that opened them, and the index (loaded,\n"
+		"stored, building, queued for build memory, or failed and why). Asks for no\n"
+		"fetch and no build.\n"
+		"\n"
+		"  --server URL    the daemon, e.g. http://127.0.0.1:8080\n"
+		"  --json          print the daemon's JSON document as it is\n"
+		"  --timeout DUR   deadline of each request (default 10s)\n"
+		"\n"
+		"1 means some build ID is not symbolized (its state is not ok).\n" CTL_EXIT_HELP);
+}
+
+static const char *str(json_object *o, const char *key)
+{
+	json_object *v;
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : "";
+}
+
+static int64_t num(json_object *o, const char *key)
+{
+	json_object *v;
+	return o && json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+static json_object *obj(json_object *o, const char *key)
+{
+	json_object *v;
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* Unix ms as UTC "2026-01-02T03:04:05Z" ("-" for 0). */
+static const char *when(int64_t ms, char *buf, size_t cap)
+{
+	if (ms <= 0)
+		return "-";
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+static void print_negative(json_object *doc)
+{
+	char t[32];
+	json_object *neg = obj(doc, "negative_cache"), *st = obj(neg, "store"),
+		    *mem = obj(neg, "memory");
+	if (st)
+		printf("negative   store: %s until %s%s: %s\n", str(st, "state"),
+		       when(num(st, "expires_at_ms"), t, sizeof(t)),
+		       json_object_get_boolean(obj(st, "expired")) ? " (expired)" : "",
+		       str(st, "error"));
+	if (mem)
+		printf("negative   memory: %s until %s: %s\n", str(mem, "status"),
+		       when(num(mem, "expires_at_ms"), t, sizeof(t)), str(mem, "error"));
+	if (!st && !mem)
+		printf("negative   none\n");
+}
+
+static void print_index(json_object *doc)
+{
+	char t[32];
+	json_object *ix = obj(doc, "index"), *fail = obj(ix, "failed");
+	printf("index      %s", str(ix, "state"));
+	if (num(ix, "memory_bytes"))
+		printf(", %lld bytes in memory", (long long)num(ix, "memory_bytes"));
+	if (num(ix, "stored_bytes"))
+		printf(", %lld bytes stored", (long long)num(ix, "stored_bytes"));
+	if (json_object_get_boolean(obj(ix, "from_executable")))
+		printf(", from the executable alone");
+	printf("\n");
+	if (fail)
+		printf("           build failed %lld time(s) (%s), not before %s: %s\n",
+		       (long long)num(fail, "failures"), str(fail, "status"),
+		       when(num(fail, "retry_at_ms"), t, sizeof(t)), str(fail, "error"));
+}
+
+static void print_sources(json_object *doc)
+{
+	char t[32];
+	json_object *a = obj(doc, "sources");
+	size_t n = a ? json_object_array_length(a) : 0;
+	if (!n)
+		printf("sources    none asked (since the daemon started)\n");
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = json_object_array_get_idx(a, i);
+		const char *err = str(s, "error");
+		printf("%s %s %s %s: %s%s%s (%s)\n", i ? "          " : "sources   ", str(s, "type"),
+		       str(s, "source"), str(s, "want"), str(s, "outcome"), *err ? ": " : "", err,
+		       when(num(s, "at_ms"), t, sizeof(t)));
+	}
+}
+
+static void print_upstreams(json_object *doc)
+{
+	char t[32];
+	json_object *a = obj(doc, "upstreams");
+	size_t n = a ? json_object_array_length(a) : 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *u = json_object_array_get_idx(a, i), *b = obj(u, "breaker");
+		printf("upstream   %s: breaker %s", str(u, "url"), str(b, "state"));
+		if (!strcmp(str(b, "state"), "closed")) {
+			printf(" (%lld failure(s) in a row)\n", (long long)num(b, "consecutive_failures"));
+			continue;
+		}
+		printf(" since %s, after:", when(num(b, "opened_at_ms"), t, sizeof(t)));
+		json_object *by = obj(b, "opened_by");
+		for (size_t k = 0; by && k < json_object_array_length(by); k++)
+			printf("%s %s", k ? ";" : "", str(json_object_array_get_idx(by, k), "reason"));
+		printf("\n");
+	}
+}
+
+/* One build ID: 0 ok, 1 not symbolized, 3 the daemon could not say. */
+static int status_one(const char *server, const char *hex, bool raw, int64_t timeout_ms)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "/buildid/%s/status", hex);
+	svc_client_result res;
+	if (svc_client_get(server, path, timeout_ms, 16 << 20, &res) != SVC_OK) {
+		fprintf(stderr, "symbolctl status: %s: %s\n", hex, res.message);
+		svc_client_result_deinit(&res);
+		return CTL_EXIT_SERVER;
+	}
+	json_tokener *tok = json_tokener_new();
+	json_object *doc = tok ? json_tokener_parse_ex(tok, (const char *)res.body,
+						       (int)res.body_size) : NULL;
+	if (tok && json_tokener_get_error(tok) != json_tokener_success) {
+		json_object_put(doc);
+		doc = NULL;
+	}
+	json_tokener_free(tok);
+	if (raw)
+		fwrite(res.body, 1, res.body_size, stdout);
+	svc_client_result_deinit(&res);
+	if (!doc || !json_object_is_type(doc, json_type_object)) {
+		fprintf(stderr, "symbolctl status: %s: not a status document\n", hex);
+		json_object_put(doc);
+		return CTL_EXIT_SERVER;
+	}
+	int rc = strcmp(str(doc, "state"), "ok") ? CTL_EXIT_NOT_FOUND : CTL_EXIT_OK;
+	if (!raw) {
+		char t[32];
+		json_object *st = obj(doc, "store");
+		printf("build id   %s\nstate      %s: %s\n", str(doc, "build_id"), str(doc, "state"),
+		       str(doc, "summary"));
+		if (!strcmp(str(st, "state"), "present"))
+			printf("store      %s, %lld bytes from %s, stored %s\n", str(st, "kind"),
+			       (long long)num(st, "size"), str(st, "source"),
+			       when(num(st, "stored_at_ms"), t, sizeof(t)));
+		else if (!strcmp(str(st, "state"), "none"))
+			printf("store      nothing\n");
+		else
+			printf("store      no file (a negative record: %s)\n", str(st, "state"));
+		print_negative(doc);
+		print_index(doc);
+		print_sources(doc);
+		print_upstreams(doc);
+	}
+	json_object_put(doc);
+	return rc;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	const char *server = NULL;
+	int64_t timeout_ms = 10000;
+	bool raw = false;
+	const char *ids[256];
+	size_t n_ids = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *eq = strchr(a, '=');
+		size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
+		bool is_server = name_len == 8 && !strncmp(a, "--server", 8);
+		bool is_timeout = name_len == 9 && !strncmp(a, "--timeout", 9);
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return CTL_EXIT_OK;
+		}
+		if (!strcmp(a, "--json")) {
+			raw = true;
+			continue;
+		}
+		const char *value = eq ? eq + 1 : NULL;
+		if (!eq && (is_server || is_timeout) && i + 1 < argc)
+			value = argv[++i];
+		sym_build_id id;
+		if (is_server && value && *value) {
+			server = value;
+		} else if (is_timeout && value && base_parse_duration_ms(value, &timeout_ms) &&
+			   timeout_ms > 0) {
+			continue;
+		} else if (a[0] != '-' && svc_build_id_parse(a, strlen(a), &id) &&
+			   n_ids < sizeof(ids) / sizeof(ids[0])) {
+			ids[n_ids++] = a;
+		} else {
+			fprintf(stderr, "symbolctl status: bad argument '%s'%s\n", a,
+				a[0] == '-' ? "" : " (a build ID is lowercase hex, 2 to 128 digits)");
+			usage(stderr);
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (!server || !n_ids) {
+		fprintf(stderr, "symbolctl status: %s\n",
+			!server ? "--server URL is required" : "no build ID given");
+		usage(stderr);
+		return CTL_EXIT_USAGE;
+	}
+	int worst = CTL_EXIT_OK;
+	for (size_t i = 0; i < n_ids; i++) {
+		if (i && !raw)
+			printf("\n");
+		int rc = status_one(server, ids[i], raw, timeout_ms);
+		worst = rc > worst ? rc : worst;
+	}
+	return worst;
+}
