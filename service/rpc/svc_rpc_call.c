@@ -173,7 +173,7 @@ static bool to_json(svc_rpc_call *c)
 	const uint8_t *wire = n ? evbuffer_pullup(c->response, -1) : (const uint8_t *)"";
 	base_buf out;
 	base_buf_init(&out, SIZE_MAX);
-	if (!wire || !base_buf_reserve(&out, n * 2 + 64)) {
+	if (!wire || !base_buf_reserve(&out, n * 3 + 64)) {
 		svc_error_set(&c->encode_err, SVC_E_NOMEM, "out of memory writing JSON");
 		base_buf_deinit(&out);
 		return false;

@@ -87,9 +87,14 @@ static bool fill(svc_rpc_json *j)
 			return false;
 		j->msgs[i].fields = fields;
 		j->msgs[i].n_fields = d->n_fields;
-		for (unsigned k = 0; k < d->n_fields; k++)
+		for (unsigned k = 0; k < JSON_MSG_DIRECT; k++)
+			j->msgs[i].by_id[k] = -1;
+		for (unsigned k = 0; k < d->n_fields; k++) {
 			if (!fill_field(&fields[k], &d->fields[k]))
 				return false;
+			if (d->fields[k].id < JSON_MSG_DIRECT && k <= INT16_MAX)
+				j->msgs[i].by_id[d->fields[k].id] = (int16_t)k;
+		}
 	}
 	return true;
 }

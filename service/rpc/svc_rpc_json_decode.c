@@ -39,10 +39,35 @@ static svc_errc fail(dec *d, const char *what)
 /* Appends a segment to the path (cut when long); returns the length to restore. */
 static size_t push(dec *d, const char *sep, const char *name, long index)
 {
-	size_t was = d->plen, room = sizeof(d->path) - d->plen;
-	int n = index >= 0 ? snprintf(d->path + d->plen, room, "[%ld]", index)
-			   : snprintf(d->path + d->plen, room, "%s%s", d->plen ? sep : "", name);
-	d->plen = n < 0 ? was : (size_t)n >= room ? sizeof(d->path) - 1 : d->plen + (size_t)n;
+	size_t was = d->plen, room = sizeof(d->path) - 1 - d->plen;
+	char seg[64];
+	size_t n = 0;
+	if (index >= 0) {
+		char digits[24];
+		size_t k = 0;
+		unsigned long v = (unsigned long)index;
+		do {
+			digits[k++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		seg[n++] = '[';
+		while (k)
+			seg[n++] = digits[--k];
+		seg[n++] = ']';
+	} else {
+		if (d->plen)
+			seg[n++] = *sep;
+		size_t len = strlen(name);
+		if (len > sizeof(seg) - 2)
+			len = sizeof(seg) - 2;
+		memcpy(seg + n, name, len);
+		n += len;
+	}
+	if (n > room)
+		n = room;
+	memcpy(d->path + d->plen, seg, n);
+	d->plen += n;
+	d->path[d->plen] = '\0';
 	return was;
 }
 

@@ -420,13 +420,38 @@ static svc_errc put_singular(enc *e, const json_field *f, wire_value w, const ui
 	return put_value(e, f, &w, &count);
 }
 
-static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+/* Fields already written: a bit per field (a small message's on the stack). */
+typedef struct field_set {
+	uint64_t small[4], *bits;
+} field_set;
+
+static bool set_init(field_set *s, unsigned n)
 {
-	if (++e->depth > SVC_RPC_JSON_MAX_DEPTH)
-		return svc_error_set(e->err, SVC_E_INTERNAL, "response nested too deep");
-	/* Fields already written: a bit per field (a small message's on the stack). */
-	uint64_t small[4] = {0}, *done = small;
-	if (m->n_fields > 256 && !(done = calloc((m->n_fields + 63) / 64, 8)))
+	memset(s->small, 0, sizeof(s->small));
+	s->bits = n > 256 ? calloc((n + 63) / 64, 8) : s->small;
+	return s->bits != NULL;
+}
+
+static void set_deinit(field_set *s)
+{
+	if (s->bits != s->small)
+		free(s->bits);
+}
+
+/* Whether k was in the set (and puts it in). */
+static bool set_test_add(field_set *s, size_t k)
+{
+	bool was = s->bits[k / 64] >> (k % 64) & 1;
+	s->bits[k / 64] |= 1ull << (k % 64);
+	return was;
+}
+
+/* The slow path, for any message: each field's first occurrence gathers the
+ * rest (a repeated field's elements, a singular field's last value). */
+static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+{
+	field_set done;
+	if (!set_init(&done, m->n_fields))
 		return SVC_E_NOMEM;
 	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
 	bool first = true;
@@ -440,12 +465,8 @@ static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const ui
 			break;
 		}
 		const json_field *f = json_msg_field(m, id);
-		if (!f)
-			continue;  /* unknown: dropped, as protojson does */
-		size_t k = (size_t)(f - m->fields);
-		if (done[k / 64] >> (k % 64) & 1)
-			continue;
-		done[k / 64] |= 1ull << (k % 64);
+		if (!f || set_test_add(&done, (size_t)(f - m->fields)))
+			continue;  /* unknown (dropped, as protojson does) or written */
 		size_t before = e->b->len;
 		if (!first && !put_char(e->b, ',')) {
 			rc = SVC_E_NOMEM;
@@ -458,11 +479,85 @@ static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const ui
 		else
 			first = false;
 	}
-	if (done != small)
-		free(done);
-	e->depth--;
+	set_deinit(&done);
 	if (rc == SVC_OK && !put_char(e->b, '}'))
 		rc = SVC_E_NOMEM;
+	return rc;
+}
+
+#define RETRY SVC_E_N_CODES  /* the fast path met a field twice: take the slow one */
+
+/*
+ * The fast path, for messages as encoders write them (each field once, a
+ * repeated field's elements in one run): one read of each field. RETRY when
+ * the message is not so.
+ */
+static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+{
+	field_set done;
+	if (!set_init(&done, m->n_fields))
+		return SVC_E_NOMEM;
+	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
+	bool first = true;
+	while (rc == SVC_OK && p < end) {
+		uint32_t id;
+		wire_value w;
+		if (!read_field(&p, end, &id, &w)) {
+			rc = svc_error_set(e->err, SVC_E_INTERNAL, "response: malformed %s",
+					   m->d->name);
+			break;
+		}
+		const json_field *f = json_msg_field(m, id);
+		if (!f)
+			continue;
+		if (set_test_add(&done, (size_t)(f - m->fields))) {
+			rc = RETRY;
+			break;
+		}
+		if (!f->repeated && is_default(f, &w))
+			continue;
+		size_t before = e->b->len, count = 0;
+		if ((!first && !put_char(e->b, ',')) || !put(e->b, f->key, f->key_len) ||
+		    (f->repeated && !put_char(e->b, '['))) {
+			rc = SVC_E_NOMEM;
+			break;
+		}
+		rc = put_value(e, f, &w, &count);
+		/* The rest of a repeated field's run. */
+		while (rc == SVC_OK && f->repeated && p < end) {
+			const uint8_t *next = p;
+			uint32_t nid;
+			if (!read_field(&next, end, &nid, &w) || nid != id)
+				break;
+			p = next;
+			rc = put_value(e, f, &w, &count);
+		}
+		if (rc != SVC_OK)
+			break;
+		if (!count)
+			e->b->len = before;  /* empty packed runs: nothing */
+		else if (f->repeated && !put_char(e->b, ']'))
+			rc = SVC_E_NOMEM;
+		else
+			first = false;
+	}
+	set_deinit(&done);
+	if (rc == SVC_OK && !put_char(e->b, '}'))
+		rc = SVC_E_NOMEM;
+	return rc;
+}
+
+static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+{
+	if (++e->depth > SVC_RPC_JSON_MAX_DEPTH)
+		return svc_error_set(e->err, SVC_E_INTERNAL, "response nested too deep");
+	size_t mark = e->b->len;
+	svc_errc rc = encode_fast(e, m, p, end);
+	if (rc == RETRY) {
+		e->b->len = mark;
+		rc = encode_slow(e, m, p, end);
+	}
+	e->depth--;
 	return rc;
 }
 

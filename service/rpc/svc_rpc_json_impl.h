@@ -27,11 +27,14 @@ typedef struct json_field {
 	bool packed;            /* written packed (the descriptor's flag) */
 } json_field;
 
+#define JSON_MSG_DIRECT 64  /* field numbers below this are found by a table */
+
 /* A message type. */
 struct json_msg {
 	const ProtobufCMessageDescriptor *d;
 	json_field *fields;     /* d->fields' order */
 	unsigned n_fields;
+	int16_t by_id[JSON_MSG_DIRECT];  /* field number -> index in fields, -1: none */
 };
 
 struct svc_rpc_json {
@@ -42,6 +45,8 @@ struct svc_rpc_json {
 /* The field of number id (NULL: unknown). */
 static inline const json_field *json_msg_field(const json_msg *m, uint32_t id)
 {
+	if (id < JSON_MSG_DIRECT)
+		return m->by_id[id] < 0 ? NULL : &m->fields[m->by_id[id]];
 	const ProtobufCFieldDescriptor *fd =
 		protobuf_c_message_descriptor_get_field(m->d, (unsigned)id);
 	return fd ? &m->fields[fd - m->d->fields] : NULL;
