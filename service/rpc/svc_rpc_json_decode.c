@@ -128,17 +128,20 @@ typedef struct integral {
 	bool neg;
 } integral;
 
-static bool from_double(double x, integral *v)
+/* 0: integral, in *v; 1: not an integer; 2: an integer past 64 bits. */
+static int from_double(double x, integral *v)
 {
-	if (!isfinite(x) || x != trunc(x) || fabs(x) >= 18446744073709551616.0)
-		return false;
+	if (!isfinite(x) || x != trunc(x))
+		return 1;
+	if (fabs(x) >= 18446744073709551616.0)
+		return 2;
 	v->neg = x < 0;
 	v->mag = (uint64_t)fabs(x);
-	return true;
+	return 0;
 }
 
-/* "123", "-5", or a number in string form ("1e3") whose value is integral. */
-static bool from_text(const char *s, integral *v)
+/* "123", "-5", or a number in string form ("1e3"): as from_double. */
+static int from_text(const char *s, integral *v)
 {
 	const char *p = s + (*s == '-');
 	if (*p >= '0' && *p <= '9') {
@@ -148,12 +151,20 @@ static bool from_text(const char *s, integral *v)
 		if (!*end && !errno) {
 			v->neg = *s == '-' && u != 0;
 			v->mag = u;
-			return true;
+			return 0;
 		}
 	}
 	char *end;
 	double x = strtod(s, &end);
-	return *s && !*end && strspn(s, "0123456789+-.eE") == strlen(s) && from_double(x, v);
+	if (!*s || *end || strspn(s, "0123456789+-.eE") != strlen(s))
+		return 1;
+	return from_double(x, v);
+}
+
+static svc_errc integral_result(dec *d, int r)
+{
+	return r == 0 ? SVC_OK : fail(d, r == 2 ? "integer out of the field's range"
+						: "not an integer");
 }
 
 static svc_errc get_integral(dec *d, json_object *o, integral *v)
@@ -166,14 +177,11 @@ static svc_errc get_integral(dec *d, json_object *o, integral *v)
 		return SVC_OK;
 	}
 	case json_type_double:
-		if (from_double(json_object_get_double(o), v))
-			return SVC_OK;
-		return fail(d, "not an integer");
+		return integral_result(d, from_double(json_object_get_double(o), v));
 	case json_type_string:
-		if (strlen(json_object_get_string(o)) == (size_t)json_object_get_string_len(o) &&
-		    from_text(json_object_get_string(o), v))
-			return SVC_OK;
-		return fail(d, "not an integer");
+		if (strlen(json_object_get_string(o)) != (size_t)json_object_get_string_len(o))
+			return fail(d, "not an integer");
+		return integral_result(d, from_text(json_object_get_string(o), v));
 	default:
 		return fail(d, "expected an integer (a number or a string)");
 	}
