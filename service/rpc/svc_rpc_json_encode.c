@@ -86,33 +86,6 @@ static bool put_double(base_buf *b, double d, bool is_float)
 	return put(b, tmp, (size_t)n);
 }
 
-/* The length of a valid UTF-8 sequence at s (at most n bytes), 0 if none. */
-static size_t utf8_len(const uint8_t *s, size_t n)
-{
-	uint8_t c = s[0];
-	size_t len;
-	uint32_t min;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, min = 0x10000;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	uint32_t cp = c & (0x3f >> (len - 1));
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -131,7 +104,7 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 			break;
 		uint8_t c = s[i];
 		if (c >= 0x80) {
-			size_t len = utf8_len(s + i, n - i);
+			size_t len = svc_rpc_json_utf8_len(s + i, n - i);
 			if (!(len ? put(b, s + i, len) : put(b, "\xef\xbf\xbd", 3)))
 				return false;
 			i += len ? len : 1;
