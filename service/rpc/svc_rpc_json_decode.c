@@ -21,27 +21,27 @@
 typedef struct dec {
 	base_buf *w;
 	svc_error *err;
-	char path[160];         /* the field being read, for errors */
-	size_t plen;
+	const char *what;       /* an INVALID's reason (set by fail) */
+	char path[160];         /* its field's path, written from the end as */
+	size_t pstart;          /* the error unwinds: path + pstart, cut when long */
 	int depth;
 } dec;
 
 /* ---- errors and the path ---- */
 
+/* An invalid value: the reason now, the field's path as the error unwinds
+ * (nothing is spent on paths while all goes well). */
 static svc_errc fail(dec *d, const char *what)
 {
-	if (!d->plen)
-		return svc_error_set(d->err, SVC_E_INVALID, "invalid JSON request: %s", what);
-	return svc_error_set(d->err, SVC_E_INVALID, "invalid JSON request: field %s: %s",
-			     d->path, what);
+	d->what = what;
+	return SVC_E_INVALID;
 }
 
-/* Appends a segment to the path (cut when long); returns the length to restore. */
-static size_t push(dec *d, const char *sep, const char *name, long index)
+/* Puts a segment in front of the path: a field's name or an index. */
+static void prepend(dec *d, const char *name, long index)
 {
-	size_t was = d->plen, room = sizeof(d->path) - 1 - d->plen;
-	char seg[64];
-	size_t n = 0;
+	char seg[80];
+	size_t n;
 	if (index >= 0) {
 		char digits[24];
 		size_t k = 0;
@@ -50,31 +50,24 @@ static size_t push(dec *d, const char *sep, const char *name, long index)
 			digits[k++] = (char)('0' + v % 10);
 			v /= 10;
 		} while (v);
+		n = 0;
 		seg[n++] = '[';
 		while (k)
 			seg[n++] = digits[--k];
 		seg[n++] = ']';
 	} else {
-		if (d->plen)
-			seg[n++] = *sep;
 		size_t len = strlen(name);
-		if (len > sizeof(seg) - 2)
-			len = sizeof(seg) - 2;
-		memcpy(seg + n, name, len);
-		n += len;
+		len = len < sizeof(seg) - 2 ? len : sizeof(seg) - 2;
+		memcpy(seg, name, len);
+		n = len;
 	}
-	if (n > room)
-		n = room;
-	memcpy(d->path + d->plen, seg, n);
-	d->plen += n;
-	d->path[d->plen] = '\0';
-	return was;
-}
-
-static void pop(dec *d, size_t was)
-{
-	d->plen = was;
-	d->path[was] = '\0';
+	/* A name follows with a '.', an index without. */
+	if (d->pstart < sizeof(d->path) - 1 && d->path[d->pstart] != '[')
+		seg[n++] = '.';
+	if (n > d->pstart)
+		return;  /* too long: the innermost part is kept */
+	d->pstart -= n;
+	memcpy(d->path + d->pstart, seg, n);
 }
 
 /* ---- writing the wire ---- */
@@ -414,7 +407,6 @@ static svc_errc put_array(dec *d, const json_field *f, json_object *o)
 	}
 	for (size_t i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(o, i);
-		size_t was = push(d, "", "", (long)i);
 		svc_errc rc = SVC_OK;
 		if (!e) {
 			rc = fail(d, "null in a list");
@@ -427,9 +419,11 @@ static svc_errc put_array(dec *d, const json_field *f, json_object *o)
 		} else {
 			rc = put_one(d, f, e);
 		}
-		if (rc != SVC_OK)
+		if (rc != SVC_OK) {
+			if (rc == SVC_E_INVALID)
+				prepend(d, NULL, (long)i);
 			return rc;
-		pop(d, was);
+		}
 	}
 	return f->packed && !close_len(d, start) ? wire_full(d) : SVC_OK;
 }
@@ -453,11 +447,12 @@ static svc_errc decode_msg(dec *d, const json_msg *m, json_object *o)
 		const json_field *f = find(m, key);
 		if (!f || !val)
 			continue;  /* unknown fields are ignored (Connect-Go's way); null: default */
-		size_t was = push(d, ".", f->json_name, -1);
 		svc_errc rc = f->repeated ? put_array(d, f, val) : put_one(d, f, val);
-		if (rc != SVC_OK)
+		if (rc != SVC_OK) {
+			if (rc == SVC_E_INVALID)
+				prepend(d, f->json_name, -1);
 			return rc;
-		pop(d, was);
+		}
 	}
 	d->depth--;
 	return SVC_OK;
@@ -486,6 +481,16 @@ static size_t count_containers(const char *s, size_t n)
 	return count;
 }
 
+/* The error of a fail(), with the field's path when there is one. */
+static svc_errc named(dec *d)
+{
+	d->path[sizeof(d->path) - 1] = '\0';
+	if (d->pstart == sizeof(d->path) - 1)
+		return svc_error_set(d->err, SVC_E_INVALID, "invalid JSON request: %s", d->what);
+	return svc_error_set(d->err, SVC_E_INVALID, "invalid JSON request: field %s: %s",
+			     d->path + d->pstart, d->what);
+}
+
 static bool only_space(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -497,9 +502,9 @@ static bool only_space(const char *s, size_t n)
 svc_errc svc_rpc_json_decode(const svc_rpc_json *j, const char *text, size_t len,
 			     size_t max_containers, base_buf *wire, svc_error *err)
 {
-	dec d = {.w = wire, .err = err};
+	dec d = {.w = wire, .err = err, .pstart = sizeof(d.path) - 1};
 	if (len == 0)
-		return fail(&d, "an empty body is not a JSON object");
+		return fail(&d, "an empty body is not a JSON object"), named(&d);
 	if (len > INT_MAX)
 		return svc_error_set(err, SVC_E_TOO_LARGE, "JSON request too large");
 	size_t containers = count_containers(text, len);
@@ -517,7 +522,7 @@ svc_errc svc_rpc_json_decode(const svc_rpc_json *j, const char *text, size_t len
 	json_tokener_free(tok);
 	svc_errc rc;
 	if (jerr == json_tokener_continue)
-		rc = fail(&d, "the JSON text ends early");
+		rc = fail(&d, "the JSON text ends early");  /* named below */
 	else if (jerr != json_tokener_success || !o)
 		rc = svc_error_set(err, SVC_E_INVALID, "invalid JSON request: %s at byte %zu",
 				   json_tokener_error_desc(jerr), end);
@@ -526,5 +531,5 @@ svc_errc svc_rpc_json_decode(const svc_rpc_json *j, const char *text, size_t len
 	else
 		rc = decode_msg(&d, &j->msgs[0], o);
 	json_object_put(o);
-	return rc;
+	return rc == SVC_E_INVALID && d.what ? named(&d) : rc;
 }
