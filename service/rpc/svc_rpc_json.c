@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "service/rpc/svc_rpc_json_impl.h"
+#include "service/rpc/svc_wire.h"
 
 /* protoc's ToJsonName. */
 static char *json_name(const char *name)
@@ -60,9 +61,31 @@ static long find_or_add(svc_rpc_json *j, const ProtobufCMessageDescriptor *d, si
 	return (long)j->n_msgs++;
 }
 
+/* The wire type a value of type t is written with. */
+static uint8_t wire_type(ProtobufCType t)
+{
+	switch (t) {
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_FLOAT:
+		return SVC_WIRE_I32;
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return SVC_WIRE_I64;
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_BYTES:
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return SVC_WIRE_LEN;
+	default:
+		return SVC_WIRE_VARINT;
+	}
+}
+
 static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd)
 {
 	f->fd = fd;
+	f->wire_type = wire_type(fd->type);
 	f->repeated = fd->label == PROTOBUF_C_LABEL_REPEATED;
 	f->packable = f->repeated && packable(fd->type);
 	f->packed = f->packable && (fd->flags & PROTOBUF_C_FIELD_FLAG_PACKED);

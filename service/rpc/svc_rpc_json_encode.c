@@ -48,17 +48,29 @@ static inline bool put_char(base_buf *b, char c)
 /* v in decimal, with a '-' when neg, between quotes when quoted. */
 static bool put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
 {
-	char tmp[24];
-	char *e = tmp + sizeof(tmp), *s = e;
-	do {
-		*--s = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	if (neg)
-		*--s = '-';
-	uint8_t *p = room(b, (size_t)(e - s) + 2);
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	uint8_t *p = room(b, 24);
 	if (!p)
 		return false;
+	char tmp[24];
+	char *e = tmp + sizeof(tmp), *s = e;
+	while (v >= 100) {
+		unsigned k = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--s = pairs[k + 1];
+		*--s = pairs[k];
+	}
+	if (v >= 10) {
+		*--s = pairs[v * 2 + 1];
+		*--s = pairs[v * 2];
+	} else {
+		*--s = (char)('0' + v);
+	}
+	if (neg)
+		*--s = '-';
 	uint8_t *q = p;
 	if (quoted)
 		*q++ = '"';
@@ -86,6 +98,19 @@ static bool put_double(base_buf *b, double d, bool is_float)
 	return put(b, tmp, (size_t)n);
 }
 
+/* Bytes written as they are in a JSON string: printable ASCII but '"' and '\\'. */
+static const bool plain_char[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x80 to 0xff: 0 (UTF-8, checked) */
+};
+
 bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -94,8 +119,7 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 	size_t i = 0;
 	while (i < n) {
 		size_t run = i;
-		while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
-		       s[run] != '\\')
+		while (run < n && plain_char[s[run]])
 			run++;
 		if (run > i && !put(b, s + i, run - i))
 			return false;
@@ -174,12 +198,20 @@ typedef struct wire_value {
 static bool read_field(const uint8_t **p, const uint8_t *end, uint32_t *id, wire_value *w)
 {
 	uint64_t tag;
-	if (!svc_wire_get_varint(p, end, &tag) || tag >> 3 == 0 || tag >> 3 > UINT32_MAX)
+	if (*p < end && **p < 0x80)
+		tag = *(*p)++;  /* fields 1 to 15: one byte */
+	else if (!svc_wire_get_varint(p, end, &tag))
+		return false;
+	if (tag >> 3 == 0 || tag >> 3 > UINT32_MAX)
 		return false;
 	*id = (uint32_t)(tag >> 3);
 	w->type = (int)(tag & 7);
 	switch (w->type) {
 	case SVC_WIRE_VARINT:
+		if (*p < end && **p < 0x80) {
+			w->v = *(*p)++;
+			return true;
+		}
 		return svc_wire_get_varint(p, end, &w->v);
 	case SVC_WIRE_I64:
 	case SVC_WIRE_I32: {
@@ -203,27 +235,6 @@ static bool read_field(const uint8_t **p, const uint8_t *end, uint32_t *id, wire
 	}
 	default:
 		return false;
-	}
-}
-
-/* The wire type a scalar of type t is written with. */
-static int scalar_wire_type(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_FIXED32:
-	case PROTOBUF_C_TYPE_FLOAT:
-		return SVC_WIRE_I32;
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_FIXED64:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		return SVC_WIRE_I64;
-	case PROTOBUF_C_TYPE_STRING:
-	case PROTOBUF_C_TYPE_BYTES:
-	case PROTOBUF_C_TYPE_MESSAGE:
-		return SVC_WIRE_LEN;
-	default:
-		return SVC_WIRE_VARINT;
 	}
 }
 
@@ -303,7 +314,7 @@ static bool put_scalar(base_buf *b, const json_field *f, uint64_t v)
 static svc_errc put_packed(enc *e, const json_field *f, const wire_value *w, size_t *count)
 {
 	const uint8_t *p = w->data, *end = w->data + w->len;
-	int wt = scalar_wire_type(f->fd->type);
+	int wt = f->wire_type;
 	while (p < end) {
 		uint64_t v = 0;
 		if (wt == SVC_WIRE_VARINT) {
@@ -330,7 +341,7 @@ static svc_errc put_value(enc *e, const json_field *f, const wire_value *w, size
 	ProtobufCType t = f->fd->type;
 	if (f->packable && w->type == SVC_WIRE_LEN)
 		return put_packed(e, f, w, count);
-	if (w->type != scalar_wire_type(t))
+	if (w->type != f->wire_type)
 		return bad(e, f, "wire type does not match the field's type");
 	if (*count && !put_char(e->b, ','))
 		return SVC_E_NOMEM;
@@ -395,19 +406,19 @@ static svc_errc put_singular(enc *e, const json_field *f, wire_value w, const ui
 
 /* Fields already written: a bit per field (a small message's on the stack). */
 typedef struct field_set {
-	uint64_t small[4], *bits;
+	uint64_t small, *bits;
 } field_set;
 
 static bool set_init(field_set *s, unsigned n)
 {
-	memset(s->small, 0, sizeof(s->small));
-	s->bits = n > 256 ? calloc((n + 63) / 64, 8) : s->small;
+	s->small = 0;
+	s->bits = n > 64 ? calloc((n + 63) / 64, 8) : &s->small;
 	return s->bits != NULL;
 }
 
 static void set_deinit(field_set *s)
 {
-	if (s->bits != s->small)
+	if (s->bits != &s->small)
 		free(s->bits);
 }
 
@@ -490,11 +501,18 @@ static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const u
 		if (!f->repeated && is_default(f, &w))
 			continue;
 		size_t before = e->b->len, count = 0;
-		if ((!first && !put_char(e->b, ',')) || !put(e->b, f->key, f->key_len) ||
-		    (f->repeated && !put_char(e->b, '['))) {
+		uint8_t *q = room(e->b, f->key_len + 2);
+		if (!q) {
 			rc = SVC_E_NOMEM;
 			break;
 		}
+		if (!first)
+			*q++ = ',';
+		memcpy(q, f->key, f->key_len);
+		q += f->key_len;
+		if (f->repeated)
+			*q++ = '[';
+		e->b->len = (size_t)(q - e->b->data);
 		rc = put_value(e, f, &w, &count);
 		/* The rest of a repeated field's run. */
 		while (rc == SVC_OK && f->repeated && p < end) {

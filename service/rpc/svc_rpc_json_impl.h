@@ -23,6 +23,7 @@ typedef struct json_field {
 	size_t key_len;
 	const json_msg *msg;    /* the type of a message field */
 	bool repeated;
+	uint8_t wire_type;      /* SVC_WIRE_* of one value */
 	bool packable;          /* a repeated scalar that may come packed */
 	bool packed;            /* written packed (the descriptor's flag) */
 } json_field;
