@@ -320,6 +320,7 @@ static bool start_rpc(svc_server *s)
 		.max_request_bytes = s->o.max_request_bytes,
 		.gzip_min_bytes = s->o.gzip_min_bytes,
 		.max_inflight_calls = s->o.max_inflight_calls,
+		.pool = s->pool,
 		.reply = rpc_reply,
 		.call_ended = rpc_call_ended,
 		.arg = s,

@@ -38,6 +38,10 @@
 struct evbuffer;
 struct evhttp_request;
 struct ProtobufCServiceDescriptor;
+struct svc_pool;
+
+/* JSON requests this large are parsed on the pool (json-c: ~20 ns a byte). */
+#define SVC_RPC_JSON_WORKER_MIN 16384
 
 typedef struct svc_rpc svc_rpc;
 typedef struct svc_rpc_call svc_rpc_call;
@@ -59,6 +63,9 @@ typedef struct svc_rpc_options {
 	uint64_t max_request_bytes;  /* request body cap, after gzip too */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting it */
 	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
+	/* Where JSON requests of SVC_RPC_JSON_WORKER_MIN bytes and more are
+	 * parsed (off the loop's thread). NULL: on the loop's thread. */
+	struct svc_pool *pool;
 	/* Sends a reply (the HTTP room's accounting); NULL: evhttp_send_reply. */
 	void (*reply)(void *arg, struct evhttp_request *req, int status, struct evbuffer *body);
 	/* A call ended (its reply is sent); NULL: nothing. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_rpc_call: one Connect call from its start (the body taken and
- * inflated) to its reply (the response encoded, or a Connect error), with
+ * svc_rpc_call: one Connect call from its start (the body taken, inflated,
+ * and for JSON transcoded, on the pool when big) to its reply (the response encoded, or a Connect error), with
  * the accounting of both (svc_rpc.h).
  */
 #include <inttypes.h>
@@ -14,6 +14,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "base/base_clock.h"
+#include "service/core/svc_pool.h"
 #include "service/rpc/svc_connect.h"
 #include "service/rpc/svc_rpc_impl.h"
 
@@ -46,9 +47,9 @@ static bool from_json(svc_rpc_call *c, svc_error *err)
 	return true;
 }
 
-/* The request's message: the input buffer's bytes, inflated when gzipped,
- * transcoded when JSON. */
-static bool take_body(svc_rpc_call *c, bool gzip_in, svc_error *err)
+/* The request's message: the input buffer's bytes, inflated when gzipped
+ * (and transcoded when JSON, but for a big JSON body: *later). */
+static bool take_body(svc_rpc_call *c, bool gzip_in, bool *later, svc_error *err)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
 	size_t len = evbuffer_get_length(in);
@@ -60,7 +61,8 @@ static bool take_body(svc_rpc_call *c, bool gzip_in, svc_error *err)
 		return false;
 	}
 	if (!gzip_in)
-		return !c->json || from_json(c, err);
+		return !c->json || (*later = c->rpc->o.pool && len >= SVC_RPC_JSON_WORKER_MIN) ||
+		       from_json(c, err);
 	uint64_t cap = c->rpc->o.max_request_bytes;
 	svc_errc rc = svc_gunzip(c->body, len, cap, &c->inflated, &c->body_len);
 	if (rc == SVC_E_TOO_LARGE) {
@@ -73,7 +75,44 @@ static bool take_body(svc_rpc_call *c, bool gzip_in, svc_error *err)
 		return false;
 	}
 	c->body = c->inflated;
-	return !c->json || from_json(c, err);
+	return !c->json || (*later = c->rpc->o.pool && c->body_len >= SVC_RPC_JSON_WORKER_MIN) ||
+	       from_json(c, err);
+}
+
+/* ---- a big JSON request, parsed on the pool ---- */
+
+static void json_work(void *arg)
+{
+	svc_rpc_call *c = arg;
+	if (from_json(c, &c->decode_err))
+		c->decode_err.code = SVC_OK;
+}
+
+static void json_done(void *arg, bool cancelled)
+{
+	svc_rpc_call *c = arg;
+	if (cancelled)
+		svc_rpc_call_failf(c, SVC_E_SHUTTING_DOWN, "server shutting down");
+	else if (c->decode_err.code != SVC_OK)
+		svc_rpc_call_fail(c, &c->decode_err);
+	else
+		c->row->m.handle(c->row->m.ctx, c);
+}
+
+/* Hands a big JSON request to the pool: the call's own copy of the text (the
+ * worker never touches the HTTP request). False: parse it here instead. */
+static bool json_later(svc_rpc_call *c)
+{
+	if (!c->inflated) {
+		void *copy = malloc(c->body_len);
+		if (!copy)
+			return false;
+		memcpy(copy, c->body, c->body_len);
+		c->inflated = copy;
+		c->body = copy;
+	}
+	c->decode_err.code = SVC_E_INTERNAL;
+	return svc_pool_submit(c->rpc->o.pool, c, json_work, json_done);
 }
 
 void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
@@ -100,7 +139,14 @@ void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *r
 	c->json = h->json;
 	link_call(rpc, c);
 	svc_error err;
-	if (!take_body(c, h->gzip_in, &err)) {
+	bool later = false;
+	if (!take_body(c, h->gzip_in, &later, &err)) {
+		svc_rpc_call_fail(c, &err);
+		return;
+	}
+	if (later && json_later(c))
+		return;  /* json_done goes on */
+	if (later && !from_json(c, &err)) {
 		svc_rpc_call_fail(c, &err);
 		return;
 	}

@@ -48,6 +48,7 @@ struct svc_rpc_call {
 	bool json;                   /* application/json: transcoded both ways */
 	bool encoded, gzipped;
 	svc_error encode_err;        /* the response did not transcode (code SVC_OK: it did) */
+	svc_error decode_err;        /* the JSON request, parsed on the pool */
 	const uint8_t *body;         /* the request message */
 	size_t body_len;
 	void *inflated;              /* body, when it came gzipped or in JSON */

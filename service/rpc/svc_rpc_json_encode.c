@@ -55,30 +55,30 @@ static bool put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
 	uint8_t *p = room(b, 24);
 	if (!p)
 		return false;
-	char tmp[24];
-	char *e = tmp + sizeof(tmp), *s = e;
-	while (v >= 100) {
-		unsigned k = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--s = pairs[k + 1];
-		*--s = pairs[k];
-	}
-	if (v >= 10) {
-		*--s = pairs[v * 2 + 1];
-		*--s = pairs[v * 2];
-	} else {
-		*--s = (char)('0' + v);
-	}
-	if (neg)
-		*--s = '-';
+	unsigned digits = 1;
+	for (uint64_t x = v; x >= 10; x /= 10)
+		digits++;
 	uint8_t *q = p;
 	if (quoted)
 		*q++ = '"';
-	memcpy(q, s, (size_t)(e - s));
-	q += e - s;
+	if (neg)
+		*q++ = '-';
+	uint8_t *e = q + digits, *s = e;
+	while (v >= 100) {
+		unsigned k = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--s = (uint8_t)pairs[k + 1];
+		*--s = (uint8_t)pairs[k];
+	}
+	if (v >= 10) {
+		*--s = (uint8_t)pairs[v * 2 + 1];
+		*--s = (uint8_t)pairs[v * 2];
+	} else {
+		*--s = (uint8_t)('0' + v);
+	}
 	if (quoted)
-		*q++ = '"';
-	b->len += (size_t)(q - p);
+		*e++ = '"';
+	b->len += (size_t)(e - p);
 	return true;
 }
 

@@ -141,6 +141,20 @@ def main():
                            [{"buildId": bid, "addressKind": 2}],
                            [pb.mapping(bid, kind=pb.FILE_OFFSET)], text,
                            [a - vaddr + off for a in text])
+        # A request over 16 KB: parsed on a worker (SVC_RPC_JSON_WORKER_MIN), the same answer;
+        # gzipped too.
+        path = fx("c_O2_dw5")
+        bid = build_id(path)
+        addrs = function_addresses(path, 1400, 13)
+        same_as_binary("c_O2_dw5 1,400 addresses (a worker parses the JSON)",
+                       [{"buildId": bid}], [pb.mapping(bid)], addrs, addrs)
+        big = json.dumps({"mappings": [{"buildId": bid}],
+                          "locations": [{"address": str(a)} for a in addrs]}).encode()
+        check(len(big) > 16384, "the big request is only %d bytes" % len(big))
+        status, _, j = post_json(d, gzip.compress(big), {"Content-Encoding": "gzip"})
+        check(status == 200 and len(j["locations"]) == len(addrs), "big gzipped JSON: %d" % status)
+        status, code, msg = d.connect_error(big[:-1], JSON_CT)
+        check(status == 400 and code == "invalid_argument", "big truncated JSON: %d %s" % (status, msg))
         # A mapping nobody has, and unknown fields (ignored, as Connect-Go does).
         status, _, j = post_json(d, {"mappings": [{"buildId": "00" * 20, "someday": {"x": 1}}],
                                      "locations": [{"address": "4096", "note": "hi"}],
