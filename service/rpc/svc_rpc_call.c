@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * svc_rpc_call: one Connect call from its start (the body taken, inflated,
- * and for JSON transcoded, on the pool when big) to its reply (the response encoded, or a Connect error), with
- * the accounting of both (svc_rpc.h).
+ * and for JSON transcoded, on the pool when big) to its reply (the response
+ * encoded, or a Connect error), with the accounting of both (svc_rpc.h).
  */
 #include <inttypes.h>
 #include <stdarg.h>

@@ -154,7 +154,8 @@ def main():
         status, _, j = post_json(d, gzip.compress(big), {"Content-Encoding": "gzip"})
         check(status == 200 and len(j["locations"]) == len(addrs), "big gzipped JSON: %d" % status)
         status, code, msg = d.connect_error(big[:-1], JSON_CT)
-        check(status == 400 and code == "invalid_argument", "big truncated JSON: %d %s" % (status, msg))
+        check(status == 400 and code == "invalid_argument",
+              "big truncated JSON: %d %s" % (status, msg))
         # A mapping nobody has, and unknown fields (ignored, as Connect-Go does).
         status, _, j = post_json(d, {"mappings": [{"buildId": "00" * 20, "someday": {"x": 1}}],
                                      "locations": [{"address": "4096", "note": "hi"}],
