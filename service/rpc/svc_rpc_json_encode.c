@@ -500,6 +500,24 @@ static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const u
 		}
 		if (!f->repeated && is_default(f, &w))
 			continue;
+		if (!f->repeated && w.type == SVC_WIRE_VARINT && f->wire_type == SVC_WIRE_VARINT) {
+			/* The common case, a varint scalar, written here. */
+			uint8_t *q = room(e->b, f->key_len + 1);
+			if (!q) {
+				rc = SVC_E_NOMEM;
+				break;
+			}
+			if (!first)
+				*q++ = ',';
+			memcpy(q, f->key, f->key_len);
+			e->b->len = (size_t)(q + f->key_len - e->b->data);
+			if (!put_scalar(e->b, f, w.v)) {
+				rc = SVC_E_NOMEM;
+				break;
+			}
+			first = false;
+			continue;
+		}
 		size_t before = e->b->len, count = 0;
 		uint8_t *q = room(e->b, f->key_len + 2);
 		if (!q) {
