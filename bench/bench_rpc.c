@@ -22,13 +22,15 @@
  *
  * usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N]
  *                  [--requests M] [--batch B] [--seed S]
- *                  [--decode walk|protobuf-c] [--gzip] [--warm]
+ *                  [--decode walk|protobuf-c] [--gzip] [--json] [--warm]
  *
  * --gzip sends Accept-Encoding: gzip (as Connect clients do by default) and
- * inflates the gzipped responses, inside the clock.
+ * inflates the gzipped responses, inside the clock. --json sends the
+ * requests in Connect JSON (application/json) and reads the JSON responses by
+ * a scan of their text (bench_rpc_json.c); --warm stays binary.
  *
  * This file: the flags, the client threads, the report; the HTTP client is in
- * bench_rpc_http.c, the messages in bench_rpc_wire.c.
+ * bench_rpc_http.c, the messages in bench_rpc_wire.c and bench_rpc_json.c.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -75,6 +77,7 @@ struct shared {
 	size_t batch;
 	bool gzip;       /* --gzip */
 	bool decode_pbc; /* --decode protobuf-c */
+	bool json;       /* --json */
 	const struct body *bodies;
 	pthread_barrier_t start;
 };
@@ -93,14 +96,15 @@ static void *client_main(void *arg)
 {
 	struct client *cl = arg;
 	struct shared *sh = cl->sh;
-	struct conn c = {.port = sh->port, .accept_gzip = sh->gzip};
+	struct conn c = {.port = sh->port, .accept_gzip = sh->gzip, .json = sh->json};
 	conn_open(&c);
 	size_t len;
 	/* One untimed exchange: connection set up, server and client warm. */
 	int st = call(&c, &sh->bodies[cl->id % N_BODIES], &len);
 	if (st != 200)
 		die("warm-up request: HTTP %d: %.*s", st, (int)(len < 300 ? len : 300), c.buf);
-	decode(c.buf, len, sh->batch, true, sh->decode_pbc);
+	if (!sh->json)
+		decode(c.buf, len, sh->batch, true, sh->decode_pbc);
 	pthread_barrier_wait(&sh->start);
 	double cpu0 = base_thread_cpu_s();
 	for (int i = 0; i < sh->requests; i++) {
@@ -109,7 +113,8 @@ static void *client_main(void *arg)
 		st = call(&c, b, &len);
 		if (st != 200)
 			die("HTTP %d: %.*s", st, (int)(len < 300 ? len : 300), c.buf);
-		struct outcome o = decode(c.buf, len, sh->batch, false, sh->decode_pbc);
+		struct outcome o = sh->json ? decode_json(c.buf, len)
+					    : decode(c.buf, len, sh->batch, false, sh->decode_pbc);
 		cl->lat[i] = base_mono_s() - t0;
 		cl->frames += o.frames;
 		cl->located += o.located;
@@ -138,7 +143,8 @@ static double pct(const double *v, size_t n, double p)
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N] "
-			"[--requests M] [--batch B] [--seed S] [--decode walk|protobuf-c] [--gzip] [--warm]\n");
+			"[--requests M] [--batch B] [--seed S] [--decode walk|protobuf-c] [--gzip] [--json] "
+			"[--warm]\n");
 	exit(2);
 }
 
@@ -147,7 +153,7 @@ struct opts {
 	size_t batch;
 	uint64_t seed;
 	const char *build_id, *addr_path;
-	bool warm, gzip, decode_pbc;
+	bool warm, gzip, decode_pbc, json;
 };
 
 /* The command line into o; usage() on bad usage. */
@@ -165,6 +171,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(a, "--gzip")) {
 			o->gzip = true;
+			continue;
+		}
+		if (!strcmp(a, "--json")) {
+			o->json = true;
 			continue;
 		}
 		if (!strcmp(a, "--warm")) {
@@ -309,7 +319,7 @@ static void report(const struct opts *o, const struct totals *t, size_t body_byt
 	printf("latency_p50_ms %.3f\n", pct(t->lat, n_lat, 0.50) * 1e3);
 	printf("latency_p99_ms %.3f\n", pct(t->lat, n_lat, 0.99) * 1e3);
 	printf("latency_max_ms %.3f\n", t->lat[n_lat - 1] * 1e3);
-	printf("client_decode %s%s\n", o->decode_pbc ? "protobuf-c" : "walk",
+	printf("client_decode %s%s\n", o->json ? "json" : o->decode_pbc ? "protobuf-c" : "walk",
 	       o->gzip ? "+gzip" : "");
 	printf("client_cpu_seconds %.3f\n", cpu);
 	printf("client_cpu_fraction %.3f\n", cpu / wall);
@@ -331,8 +341,9 @@ int main(int argc, char **argv)
 	uint64_t rs = o.seed;
 	size_t body_bytes = 0;
 	for (int i = 0; i < N_BODIES; i++) {
-		bodies[i] = encode(o.build_id, pool, n_pool, (size_t)(rng_next(&rs) % n_pool),
-				   o.batch, 0);
+		size_t start = (size_t)(rng_next(&rs) % n_pool);
+		bodies[i] = o.json ? encode_json(o.build_id, pool, n_pool, start, o.batch, 0)
+				   : encode(o.build_id, pool, n_pool, start, o.batch, 0);
 		body_bytes += bodies[i].len;
 	}
 	struct shared sh = {.port = o.port,
@@ -340,6 +351,7 @@ int main(int argc, char **argv)
 			    .batch = o.batch,
 			    .gzip = o.gzip,
 			    .decode_pbc = o.decode_pbc,
+			    .json = o.json,
 			    .bodies = bodies};
 	struct totals t = {0};
 	run_clients(&sh, o.clients, &t);

@@ -128,9 +128,9 @@ static int exchange(struct conn *c, const struct body *body, size_t *body_len, b
 	char head[256];
 	int hl = snprintf(head, sizeof(head),
 			  "POST " PATH " HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-			  "Content-Type: application/proto\r\nConnect-Protocol-Version: 1\r\n"
+			  "Content-Type: application/%s\r\nConnect-Protocol-Version: 1\r\n"
 			  "%sContent-Length: %zu\r\n\r\n",
-			  c->port, c->accept_gzip ? "Accept-Encoding: gzip\r\n" : "", body->len);
+			  c->port, c->json ? "json" : "proto", c->accept_gzip ? "Accept-Encoding: gzip\r\n" : "", body->len);
 	struct iovec iov[2] = {{head, (size_t)hl}, {body->data, body->len}};
 	write_all(c->fd, iov, 2);
 

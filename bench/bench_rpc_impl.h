@@ -28,6 +28,10 @@ struct body {
 struct body encode(const char *build_id, const uint64_t *pool, size_t n_pool, size_t start,
 		   size_t batch, uint32_t max_wait_ms);
 
+/* The same request in Connect JSON (bench_rpc_json.c). */
+struct body encode_json(const char *build_id, const uint64_t *pool, size_t n_pool, size_t start,
+			size_t batch, uint32_t max_wait_ms);
+
 struct outcome {
 	uint64_t frames;
 	uint64_t located; /* locations with at least one line */
@@ -40,6 +44,9 @@ struct outcome {
  */
 struct outcome decode(const uint8_t *data, size_t len, size_t batch, bool first, bool with_pbc);
 
+/* What a JSON response says (a scan of its text). */
+struct outcome decode_json(const uint8_t *data, size_t len);
+
 struct conn {
 	int fd;
 	int port;
@@ -49,6 +56,7 @@ struct conn {
 	size_t carry; /* bytes of the next response already read */
 	uint64_t reconnects;
 	bool accept_gzip; /* --gzip: requests carry Accept-Encoding: gzip */
+	bool json;        /* --json: Content-Type application/json */
 	bool gzipped;     /* the last response had Content-Encoding: gzip */
 };
 

@@ -10,8 +10,9 @@ PKGS=(
   # libraries
   libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev
   libevent-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev librocksdb-dev
-  # JSON (json-c): GET /buildid/ID/status, Connect JSON
-  libjson-c-dev
+  # JSON (json-c): Connect JSON requests (service/rpc), GET /buildid/ID/status;
+  # gzip of responses (libdeflate): service/rpc
+  libjson-c-dev libdeflate-dev
   # test and benchmark peers and fixtures
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine

@@ -24,6 +24,7 @@
 
 #include "base/base_log.h"
 #include "base/base_version.h"
+#include "proto/symbolizer/v1/symbolizer.pb-c.h"
 #include "service/http/svc_server_impl.h"
 #include "service/http/svc_status.h"
 
@@ -389,9 +390,11 @@ static bool start_rpc(svc_server *s)
 	};
 	svc_rpc_options ro = {
 		.service = "symbolizer.v1.SymbolizerService",
+		.descriptor = &symbolizer__v1__symbolizer_service__descriptor,
 		.max_request_bytes = s->o.max_request_bytes,
 		.gzip_min_bytes = s->o.gzip_min_bytes,
 		.max_inflight_calls = s->o.max_inflight_calls,
+		.pool = s->pool,
 		.reply = rpc_reply,
 		.call_ended = rpc_call_ended,
 		.arg = s,

@@ -15,10 +15,23 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <protobuf-c/protobuf-c.h>
 
 #include "base/base_expo.h"
 #include "service/rpc/svc_connect.h"
 #include "service/rpc/svc_rpc_impl.h"
+
+/* The JSON codecs of a method the service descriptor has; false: out of memory. */
+static bool add_json(svc_rpc_row *row, const ProtobufCServiceDescriptor *sd)
+{
+	const ProtobufCMethodDescriptor *md =
+		sd ? protobuf_c_service_descriptor_get_method_by_name(sd, row->m.name) : NULL;
+	if (!md)
+		return true;
+	row->json_in = svc_rpc_json_create(md->input);
+	row->json_out = svc_rpc_json_create(md->output);
+	return row->json_in && row->json_out;
+}
 
 svc_rpc *svc_rpc_create(const svc_rpc_options *o, const svc_rpc_method *methods,
 			size_t n_methods)
@@ -38,12 +51,16 @@ svc_rpc *svc_rpc_create(const svc_rpc_options *o, const svc_rpc_method *methods,
 	snprintf(rpc->prefix, n, "/%s/", o->service);
 	rpc->prefix_len = n - 1;
 	rpc->o.service = rpc->service;
+	rpc->n_rows = n_methods;
 	for (size_t i = 0; i < n_methods; i++) {
 		rpc->rows[i].m = methods[i];
 		base_histogram_init(&rpc->rows[i].seconds, base_latency_bounds,
 				    base_latency_n_bounds);
+		if (!add_json(&rpc->rows[i], o->descriptor)) {
+			svc_rpc_destroy(rpc);
+			return NULL;
+		}
 	}
-	rpc->n_rows = n_methods;
 	return rpc;
 }
 
@@ -51,6 +68,10 @@ void svc_rpc_destroy(svc_rpc *rpc)
 {
 	if (!rpc)
 		return;
+	for (size_t i = 0; rpc->rows && i < rpc->n_rows; i++) {
+		svc_rpc_json_destroy(rpc->rows[i].json_in);
+		svc_rpc_json_destroy(rpc->rows[i].json_out);
+	}
 	free(rpc->rows);
 	free(rpc->prefix);
 	free(rpc->service);
@@ -91,11 +112,6 @@ void svc_rpc_reply_error(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *
 
 /* ---- the checks of a request ---- */
 
-typedef struct call_headers {
-	int64_t timeout_ms;
-	bool gzip_in, gzip_out;
-} call_headers;
-
 static const char *header(struct evhttp_request *req, const char *name)
 {
 	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
@@ -113,22 +129,39 @@ static bool refuse(svc_error *err, svc_errc code, const char *fmt, ...)
 	return false;
 }
 
-/* Content-Type: application/proto (Connect: an unsupported codec is HTTP 415). */
-static bool check_codec(struct evhttp_request *req, struct evkeyvalq *oh, svc_error *err)
+/* Whether ctype is type, alone or with parameters ("; charset=utf-8"). */
+static bool is_type(const char *ctype, const char *type)
+{
+	size_t n = strlen(type);
+	return strncasecmp(ctype, type, n) == 0 && (ctype[n] == '\0' || ctype[n] == ';' ||
+						    ctype[n] == ' ');
+}
+
+/*
+ * Content-Type: application/proto, or application/json for a method of the
+ * service descriptor (Connect: an unsupported codec is HTTP 415).
+ */
+static bool check_codec(const svc_rpc_row *row, struct evhttp_request *req,
+			struct evkeyvalq *oh, svc_rpc_call_headers *h, svc_error *err)
 {
 	const char *ctype = header(req, "Content-Type");
-	if (ctype && (strcasecmp(ctype, "application/proto") == 0 ||
-		      strncasecmp(ctype, "application/proto;", 18) == 0))
+	h->json = false;
+	if (ctype && is_type(ctype, "application/proto"))
 		return true;
-	evhttp_add_header(oh, "Accept-Post", "application/proto");
-	return refuse(err, SVC_E_MEDIA_TYPE,
-		      "content type %s is not supported; use application/proto",
-		      ctype ? ctype : "(none)");
+	if (ctype && row->json_in && is_type(ctype, "application/json")) {
+		h->json = true;
+		return true;
+	}
+	const char *accepted = row->json_in ? "application/proto, application/json"
+					    : "application/proto";
+	evhttp_add_header(oh, "Accept-Post", accepted);
+	return refuse(err, SVC_E_MEDIA_TYPE, "content type %s is not supported; use %s",
+		      ctype ? ctype : "(none)", accepted);
 }
 
 /* The checks that need no call, in the order the protocol gives them. */
 static bool check_request(svc_rpc *rpc, const svc_rpc_row *row, struct evhttp_request *req,
-			  call_headers *h, svc_error *err)
+			  svc_rpc_call_headers *h, svc_error *err)
 {
 	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
 	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
@@ -136,7 +169,7 @@ static bool check_request(svc_rpc *rpc, const svc_rpc_row *row, struct evhttp_re
 		return refuse(err, SVC_E_METHOD, "%s is called with POST (Connect unary)",
 			      row->m.name);
 	}
-	if (!check_codec(req, oh, err))
+	if (!check_codec(row, req, oh, h, err))
 		return false;
 	const char *version = header(req, "Connect-Protocol-Version");
 	const char *timeout = header(req, "Connect-Timeout-Ms");
@@ -193,12 +226,12 @@ bool svc_rpc_handle(svc_rpc *rpc, struct evhttp_request *req, const char *path)
 		svc_rpc_reply_error(rpc, rpc->n_rows ? &rpc->rows[0] : NULL, req, &err);
 		return true;
 	}
-	call_headers h;
+	svc_rpc_call_headers h;
 	if (!check_request(rpc, row, req, &h, &err)) {
 		svc_rpc_reply_error(rpc, row, req, &err);
 		return true;
 	}
-	svc_rpc_call_start(rpc, row, req, h.timeout_ms, h.gzip_in, h.gzip_out);
+	svc_rpc_call_start(rpc, row, req, &h);
 	return true;
 }
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * svc_rpc: the generic Connect unary handler (application/proto over
- * HTTP/1.1) and the table of methods it serves. The handler owns everything
- * that is not about one method: the route /<service>/<Method>, POST only, the
- * Content-Type (415 otherwise), Connect-Protocol-Version, Connect-Timeout-Ms
+ * svc_rpc: the generic Connect unary handler (application/proto and
+ * application/json over HTTP/1.1) and the table of methods it serves. The
+ * handler owns everything that is not about one method: the route
+ * /<service>/<Method>, POST only, the Content-Type (415 otherwise; JSON is
+ * transcoded to and from the wire format with the service descriptor's
+ * message types, svc_rpc_json.h, so methods only see binary),
+ * Connect-Protocol-Version, Connect-Timeout-Ms
  * (the call's deadline), Content-Encoding gzip inflated under the request cap,
  * the cap on the request body, the cap on calls in flight, the response's
  * gzip (Accept-Encoding, gzip_min_bytes), Connect error bodies with the
@@ -34,6 +37,11 @@
 
 struct evbuffer;
 struct evhttp_request;
+struct ProtobufCServiceDescriptor;
+struct svc_pool;
+
+/* JSON requests this large are parsed on the pool (json-c: ~20 ns a byte). */
+#define SVC_RPC_JSON_WORKER_MIN 16384
 
 typedef struct svc_rpc svc_rpc;
 typedef struct svc_rpc_call svc_rpc_call;
@@ -49,9 +57,15 @@ typedef struct svc_rpc_method {
 
 typedef struct svc_rpc_options {
 	const char *service;         /* "symbolizer.v1.SymbolizerService" */
+	/* The service's protobuf-c descriptor: a method found in it by name is
+	 * served in JSON too. NULL: binary only. */
+	const struct ProtobufCServiceDescriptor *descriptor;
 	uint64_t max_request_bytes;  /* request body cap, after gzip too */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting it */
 	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
+	/* Where JSON requests of SVC_RPC_JSON_WORKER_MIN bytes and more are
+	 * parsed (off the loop's thread). NULL: on the loop's thread. */
+	struct svc_pool *pool;
 	/* Sends a reply (the HTTP room's accounting); NULL: evhttp_send_reply. */
 	void (*reply)(void *arg, struct evhttp_request *req, int status, struct evbuffer *body);
 	/* A call ended (its reply is sent); NULL: nothing. */
@@ -59,7 +73,12 @@ typedef struct svc_rpc_options {
 	void *arg;
 } svc_rpc_options;
 
-/* The methods are copied (the contexts are not owned). NULL when out of memory. */
+/*
+ * The methods are copied (the contexts are not owned). NULL when out of
+ * memory. svc_rpc_options.max_request_bytes also bounds a JSON request's
+ * objects and arrays (one per 16 bytes: json-c's tree costs about 500 bytes
+ * each).
+ */
 svc_rpc *svc_rpc_create(const svc_rpc_options *o, const svc_rpc_method *methods,
 			size_t n_methods);
 /* Calls must have ended (svc_rpc_calls_in_flight() == 0). NULL is a no-op. */
@@ -111,9 +130,11 @@ void svc_rpc_call_on_stop(svc_rpc_call *c, void (*fn)(void *arg), void *arg);
  */
 struct evbuffer *svc_rpc_call_response(svc_rpc_call *c);
 /*
- * Compresses the response when the client accepts gzip and it is at least
- * gzip_min_bytes. Any thread that holds the call; once (later calls do
- * nothing). False when out of memory.
+ * Transcodes the response to JSON for a JSON call, then compresses it when
+ * the client accepts gzip and it is at least gzip_min_bytes. Any thread that
+ * holds the call; once (later calls do nothing). False when out of memory;
+ * another failure (a response that does not transcode) is kept for
+ * svc_rpc_call_ok to answer.
  */
 bool svc_rpc_call_encode(svc_rpc_call *c);
 

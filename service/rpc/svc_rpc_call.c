@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_rpc_call: one Connect call from its start (the body taken and
- * inflated) to its reply (the response encoded, or a Connect error), with
- * the accounting of both (svc_rpc.h).
+ * svc_rpc_call: one Connect call from its start (the body taken, inflated,
+ * and for JSON transcoded, on the pool when big) to its reply (the response
+ * encoded, or a Connect error), with the accounting of both (svc_rpc.h).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "base/base_clock.h"
+#include "service/core/svc_pool.h"
 #include "service/rpc/svc_connect.h"
 #include "service/rpc/svc_rpc_impl.h"
 
@@ -28,8 +29,27 @@ static void link_call(svc_rpc *rpc, svc_rpc_call *c)
 	rpc->n_calls++;
 }
 
-/* The request's message: the input buffer's bytes, inflated when gzipped. */
-static bool take_body(svc_rpc_call *c, bool gzip_in, svc_error *err)
+/* A JSON request's wire bytes in place of its text (freed with the call). */
+static bool from_json(svc_rpc_call *c, svc_error *err)
+{
+	uint64_t cap = c->rpc->o.max_request_bytes;
+	base_buf wire;
+	base_buf_init(&wire, cap > SIZE_MAX ? SIZE_MAX : (size_t)cap);
+	svc_errc rc = svc_rpc_json_decode(c->row->json_in, (const char *)c->body, c->body_len,
+					  (size_t)(cap / 16) + 16, &wire, err);
+	if (rc != SVC_OK) {
+		base_buf_deinit(&wire);
+		return false;
+	}
+	free(c->inflated);
+	c->inflated = base_buf_take(&wire, &c->body_len);
+	c->body = c->inflated ? c->inflated : (const uint8_t *)"";
+	return true;
+}
+
+/* The request's message: the input buffer's bytes, inflated when gzipped
+ * (and transcoded when JSON, but for a big JSON body: *later). */
+static bool take_body(svc_rpc_call *c, bool gzip_in, bool *later, svc_error *err)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
 	size_t len = evbuffer_get_length(in);
@@ -41,7 +61,8 @@ static bool take_body(svc_rpc_call *c, bool gzip_in, svc_error *err)
 		return false;
 	}
 	if (!gzip_in)
-		return true;
+		return !c->json || (*later = c->rpc->o.pool && len >= SVC_RPC_JSON_WORKER_MIN) ||
+		       from_json(c, err);
 	uint64_t cap = c->rpc->o.max_request_bytes;
 	svc_errc rc = svc_gunzip(c->body, len, cap, &c->inflated, &c->body_len);
 	if (rc == SVC_E_TOO_LARGE) {
@@ -54,11 +75,48 @@ static bool take_body(svc_rpc_call *c, bool gzip_in, svc_error *err)
 		return false;
 	}
 	c->body = c->inflated;
-	return true;
+	return !c->json || (*later = c->rpc->o.pool && c->body_len >= SVC_RPC_JSON_WORKER_MIN) ||
+	       from_json(c, err);
+}
+
+/* ---- a big JSON request, parsed on the pool ---- */
+
+static void json_work(void *arg)
+{
+	svc_rpc_call *c = arg;
+	if (from_json(c, &c->decode_err))
+		c->decode_err.code = SVC_OK;
+}
+
+static void json_done(void *arg, bool cancelled)
+{
+	svc_rpc_call *c = arg;
+	if (cancelled)
+		svc_rpc_call_failf(c, SVC_E_SHUTTING_DOWN, "server shutting down");
+	else if (c->decode_err.code != SVC_OK)
+		svc_rpc_call_fail(c, &c->decode_err);
+	else
+		c->row->m.handle(c->row->m.ctx, c);
+}
+
+/* Hands a big JSON request to the pool: the call's own copy of the text (the
+ * worker never touches the HTTP request). False: parse it here instead. */
+static bool json_later(svc_rpc_call *c)
+{
+	if (!c->inflated) {
+		void *copy = malloc(c->body_len);
+		if (!copy)
+			return false;
+		memcpy(copy, c->body, c->body_len);
+		c->inflated = copy;
+		c->body = copy;
+	}
+	c->decode_err.code = SVC_E_INTERNAL;
+	return svc_pool_submit(c->rpc->o.pool, c, json_work, json_done);
 }
 
 void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
-			int64_t timeout_ms, bool gzip_in, bool gzip_out)
+			const svc_rpc_call_headers *h)
 {
 	svc_rpc_call *c = calloc(1, sizeof(*c));
 	struct evbuffer *response = c ? evbuffer_new() : NULL;
@@ -74,13 +132,21 @@ void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *r
 	c->row = row;
 	c->req = req;
 	c->response = response;
-	c->timeout_ms = timeout_ms;
-	if (timeout_ms >= 0)
-		c->deadline_ms = c->start_ns / 1000000 + timeout_ms;
-	c->gzip_out = gzip_out;
+	c->timeout_ms = h->timeout_ms;
+	if (h->timeout_ms >= 0)
+		c->deadline_ms = c->start_ns / 1000000 + h->timeout_ms;
+	c->gzip_out = h->gzip_out;
+	c->json = h->json;
 	link_call(rpc, c);
 	svc_error err;
-	if (!take_body(c, gzip_in, &err)) {
+	bool later = false;
+	if (!take_body(c, h->gzip_in, &later, &err)) {
+		svc_rpc_call_fail(c, &err);
+		return;
+	}
+	if (later && json_later(c))
+		return;  /* json_done goes on */
+	if (later && !from_json(c, &err)) {
 		svc_rpc_call_fail(c, &err);
 		return;
 	}
@@ -139,10 +205,49 @@ struct evbuffer *svc_rpc_call_response(svc_rpc_call *c)
 	return c->response;
 }
 
+static void free_data(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	free(arg);
+}
+
+/* The response (wire bytes) as JSON, in place. False: out of memory or failed
+ * (c->encode_err says which). */
+static bool to_json(svc_rpc_call *c)
+{
+	size_t n = evbuffer_get_length(c->response);
+	const uint8_t *wire = n ? evbuffer_pullup(c->response, -1) : (const uint8_t *)"";
+	base_buf out;
+	base_buf_init(&out, SIZE_MAX);
+	if (!wire || !base_buf_reserve(&out, n * 3 + 64)) {
+		svc_error_set(&c->encode_err, SVC_E_NOMEM, "out of memory writing JSON");
+		base_buf_deinit(&out);
+		return false;
+	}
+	struct evbuffer *json = NULL;
+	if (svc_rpc_json_encode(c->row->json_out, wire, n, &out, &c->encode_err) == SVC_OK &&
+	    (json = evbuffer_new()) &&
+	    evbuffer_add_reference(json, out.data, out.len, free_data, out.data) == 0) {
+		evbuffer_free(c->response);
+		c->response = json;
+		return true;
+	}
+	if (json)
+		evbuffer_free(json);
+	else if (c->encode_err.code == SVC_OK)
+		svc_error_set(&c->encode_err, SVC_E_NOMEM, "out of memory writing JSON");
+	base_buf_deinit(&out);
+	return false;
+}
+
 bool svc_rpc_call_encode(svc_rpc_call *c)
 {
 	if (c->encoded)
 		return true;
+	if (c->json && !to_json(c)) {
+		c->encoded = true;
+		return c->encode_err.code != SVC_E_NOMEM;
+	}
 	size_t n = evbuffer_get_length(c->response);
 	if (!c->gzip_out || n < c->rpc->o.gzip_min_bytes) {
 		c->encoded = true;
@@ -196,13 +301,17 @@ bool svc_rpc_call_ok(svc_rpc_call *c)
 				   "the call's deadline passed before the answer was ready");
 		return false;
 	}
-	if (!svc_rpc_call_encode(c)) {
-		svc_rpc_call_failf(c, SVC_E_NOMEM, "out of memory compressing the response");
+	if (!svc_rpc_call_encode(c) || c->encode_err.code != SVC_OK) {
+		if (c->encode_err.code == SVC_OK)
+			svc_error_set(&c->encode_err, SVC_E_NOMEM,
+				      "out of memory compressing the response");
+		svc_error err = c->encode_err;
+		svc_rpc_call_fail(c, &err);
 		return false;
 	}
 	account(c, SVC_CONNECT_OK);
 	struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
-	evhttp_add_header(h, "Content-Type", "application/proto");
+	evhttp_add_header(h, "Content-Type", c->json ? "application/json" : "application/proto");
 	evhttp_add_header(h, "Accept-Encoding", "gzip");
 	if (c->gzipped)
 		evhttp_add_header(h, "Content-Encoding", "gzip");

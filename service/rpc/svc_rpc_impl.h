@@ -13,10 +13,13 @@
 
 #include "base/base_histogram.h"
 #include "service/rpc/svc_rpc.h"
+#include "service/rpc/svc_rpc_json.h"
 
 /* A method of the table and its metrics. */
 typedef struct svc_rpc_row {
 	svc_rpc_method m;
+	svc_rpc_json *json_in;                    /* the request's JSON codec (NULL: none) */
+	svc_rpc_json *json_out;                   /* the response's */
 	uint64_t requests[SVC_CONNECT_N_CODES];  /* calls by Connect code */
 	base_histogram seconds;                   /* latency of the calls that started */
 } svc_rpc_row;
@@ -42,10 +45,13 @@ struct svc_rpc_call {
 	int64_t timeout_ms;          /* -1: none */
 	int64_t deadline_ms;         /* monotonic; 0: none */
 	bool gzip_out;               /* the client accepts gzip */
+	bool json;                   /* application/json: transcoded both ways */
 	bool encoded, gzipped;
+	svc_error encode_err;        /* the response did not transcode (code SVC_OK: it did) */
+	svc_error decode_err;        /* the JSON request, parsed on the pool */
 	const uint8_t *body;         /* the request message */
 	size_t body_len;
-	void *inflated;              /* body, when it came gzipped */
+	void *inflated;              /* body, when it came gzipped or in JSON */
 	size_t drain;                /* bytes of the request's input buffer to drain */
 	struct evbuffer *response;
 	void (*on_stop)(void *arg);
@@ -69,7 +75,13 @@ void svc_rpc_reply_error(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *
  * Starts a call of row on req: takes (and inflates) the body, then hands the
  * call to the method. Failures are answered here.
  */
+typedef struct svc_rpc_call_headers {
+	int64_t timeout_ms;          /* -1: none */
+	bool gzip_in, gzip_out;
+	bool json;
+} svc_rpc_call_headers;
+
 void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
-			int64_t timeout_ms, bool gzip_in, bool gzip_out);
+			const svc_rpc_call_headers *h);
 
 #endif

@@ -396,7 +396,8 @@ def main():
             cases = [
                 ("garbage body", b"\xff\xff\xff\xff\x0f", {}, 400, "invalid_argument"),
                 ("truncated message", good[:-3], {}, 400, "invalid_argument"),
-                ("JSON content type", b"{}", {"Content-Type": "application/json"}, 415, None),
+                ("JSON of a wrong type", b'{"mappings":{}}', {"Content-Type": "application/json"},
+                 400, "invalid_argument"),
                 ("no content type", good, {"Content-Type": ""}, 415, None),
                 ("text content type", good, {"Content-Type": "text/plain"}, 415, None),
                 ("bad timeout", good, {"Connect-Timeout-Ms": "soon"}, 400, "invalid_argument"),

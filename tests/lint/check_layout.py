@@ -7,7 +7,8 @@ the static libraries' links alone do not stop one).
 
 cmd -> service -> {source, storage, symbolizer} -> base; inside service/, the
 rooms use each other one way (service/CMakeLists.txt draws it). proto/ is the
-generated API, for service/symbolize, cmd/, tests and benchmarks."""
+generated API, for service/symbolize, service/layout, service/http (the service
+descriptor it hands the RPC room, for Connect JSON), cmd/, tests and benchmarks."""
 import os
 import re
 import sys
@@ -31,7 +32,7 @@ ALLOWED = {
     "service/upload": {"service/rpc", "service/fetch", "service/core", "proto",
                        "source", "storage", "symbolizer", "base"},
     "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/upload", "service/rpc", "service/resolve", "service/fetch",
-                     "service/core", "storage", "symbolizer", "base"},
+                     "service/core", "storage", "symbolizer", "base", "proto"},
 }
 ROOMS = sorted(ALLOWED, key=len, reverse=True)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -2,7 +2,8 @@
 // connect_client.mjs: symbolizerd called by a real Connect client.
 //
 // The client is @connectrpc/connect-node's Connect transport (HTTP/1.1,
-// binary protobuf) with code that @bufbuild/protoc-gen-es generated from
+// binary protobuf, then JSON: steps 3 and 4 run with useBinaryFormat true,
+// then false) with code that @bufbuild/protoc-gen-es generated from
 // proto/symbolizer/v1/symbolizer.proto into ./gen at test time (see
 // connect_client_test.sh, which also runs `npm ci` and protoc). This script:
 //
@@ -285,16 +286,21 @@ async function main() {
 async function tests(port, fixtures, upstream) {
   const proxy = await startProxy(port);
   try {
-    await testsVia(port, proxy, fixtures, upstream);
+    // Every case in both of Connect's codecs: binary protobuf, then JSON
+    // (application/json, the protobuf JSON mapping the daemon transcodes).
+    for (const binary of [true, false]) {
+      console.log(`== ${binary ? "binary (application/proto)" : "JSON (application/json)"}`);
+      await testsVia(port, proxy, fixtures, upstream, binary);
+    }
   } finally {
     proxy.close();
   }
 }
 
-async function testsVia(port, proxy, fixtures, upstream) {
+async function testsVia(port, proxy, fixtures, upstream, binary) {
   const baseUrl = `http://127.0.0.1:${port}`;
   const client = createClient(SymbolizerService,
-    createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: true }));
+    createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: binary }));
   const [dw5, stripped] = fixtures;
 
   // 1. Every address of both fixtures in one call, two mappings; frames equal
@@ -412,7 +418,7 @@ async function testsVia(port, proxy, fixtures, upstream) {
   //    compressed, the answer comes back compressed, the frames are the same.
   const viaProxy = `http://127.0.0.1:${proxy.port}`;
   const gz = createClient(SymbolizerService, createConnectTransport({
-    baseUrl: viaProxy, httpVersion: "1.1", useBinaryFormat: true,
+    baseUrl: viaProxy, httpVersion: "1.1", useBinaryFormat: binary,
     sendCompression: compressionGzip, acceptCompression: [compressionGzip], compressMinBytes: 0,
   }));
   proxy.take();
@@ -421,15 +427,18 @@ async function testsVia(port, proxy, fixtures, upstream) {
   check(/\r\ncontent-encoding: gzip\r\n/i.test(wire.up), "request was not sent with Content-Encoding: gzip:\n" + wire.up.slice(0, 600));
   check(/\r\naccept-encoding: [^\r]*gzip/i.test(wire.up), "request did not accept gzip");
   check(/\r\ncontent-encoding: gzip\r\n/i.test(wire.down), "response was not gzip:\n" + wire.down.slice(0, 400));
+  const ctype = binary ? "application/proto" : "application/json";
+  check(new RegExp(`\r\ncontent-type: ${ctype}\r\n`, "i").test(wire.up), `request was not ${ctype}`);
+  check(new RegExp(`\r\ncontent-type: ${ctype}\r\n`, "i").test(wire.down), `response was not ${ctype}`);
   const reqBytes = create(SymbolizeRequestSchema, req);
   check(resp6.locations.length === reqBytes.locations.length, "gzip: wrong number of locations");
   for (let i = 0; i < resp6.locations.length; i++)
     check(fmt(ourFrames(resp6, i)) === fmt(ourFrames(resp, i)), `gzip: location ${i} differs`);
-  ok(`gzip both ways (seen on the wire): ${resp6.locations.length} locations, same frames as uncompressed`);
+  ok(`gzip both ways (seen on the wire, ${ctype}): ${resp6.locations.length} locations, same frames as uncompressed`);
 
   // 7. A per-call timeout: sent as Connect-Timeout-Ms, the call succeeds.
   const plain = createClient(SymbolizerService,
-    createConnectTransport({ baseUrl: viaProxy, httpVersion: "1.1", useBinaryFormat: true }));
+    createConnectTransport({ baseUrl: viaProxy, httpVersion: "1.1", useBinaryFormat: binary }));
   proxy.take();
   const resp7 = await plain.symbolize({
     mappings: [{ buildId: dw5.id }],

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_rpc_json: the codec's tables (svc_rpc_json.h): every message type the
+ * root reaches, each field with its JSON name (lowerCamelCase, as protoc
+ * derives it: underscores dropped, the letter after one upper-cased) and the
+ * key written before its value; and the UTF-8 checks both directions share.
+ */
+#include "service/rpc/svc_rpc_json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/rpc/svc_rpc_json_impl.h"
+#include "service/rpc/svc_wire.h"
+
+/* protoc's ToJsonName. */
+static char *json_name(const char *name)
+{
+	size_t n = strlen(name);
+	char *out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	bool upper = false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (c == '_') {
+			upper = true;
+			continue;
+		}
+		out[o++] = upper && c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+		upper = false;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static bool packable(ProtobufCType t)
+{
+	return t != PROTOBUF_C_TYPE_STRING && t != PROTOBUF_C_TYPE_BYTES &&
+	       t != PROTOBUF_C_TYPE_MESSAGE;
+}
+
+/* The index of d in j->msgs, added (fields not yet filled) when new; -1: no memory. */
+static long find_or_add(svc_rpc_json *j, const ProtobufCMessageDescriptor *d, size_t *alloc)
+{
+	for (size_t i = 0; i < j->n_msgs; i++)
+		if (j->msgs[i].d == d)
+			return (long)i;
+	if (j->n_msgs == *alloc) {
+		size_t n = *alloc ? *alloc * 2 : 8;
+		json_msg *m = realloc(j->msgs, n * sizeof(*m));
+		if (!m)
+			return -1;
+		j->msgs = m;
+		*alloc = n;
+	}
+	memset(&j->msgs[j->n_msgs], 0, sizeof(j->msgs[0]));
+	j->msgs[j->n_msgs].d = d;
+	return (long)j->n_msgs++;
+}
+
+/* The wire type a value of type t is written with. */
+static uint8_t wire_type(ProtobufCType t)
+{
+	switch (t) {
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_FLOAT:
+		return SVC_WIRE_I32;
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return SVC_WIRE_I64;
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_BYTES:
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return SVC_WIRE_LEN;
+	default:
+		return SVC_WIRE_VARINT;
+	}
+}
+
+static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd)
+{
+	f->fd = fd;
+	f->wire_type = wire_type(fd->type);
+	f->repeated = fd->label == PROTOBUF_C_LABEL_REPEATED;
+	f->packable = f->repeated && packable(fd->type);
+	f->packed = f->packable && (fd->flags & PROTOBUF_C_FIELD_FLAG_PACKED);
+	f->json_name = json_name(fd->name);
+	if (!f->json_name)
+		return false;
+	f->key_len = strlen(f->json_name) + 3;
+	f->key = malloc(f->key_len + 1);
+	if (!f->key)
+		return false;
+	snprintf(f->key, f->key_len + 1, "\"%s\":", f->json_name);
+	return true;
+}
+
+/* The fields of every type (all discovered). */
+static bool fill(svc_rpc_json *j)
+{
+	for (size_t i = 0; i < j->n_msgs; i++) {
+		const ProtobufCMessageDescriptor *d = j->msgs[i].d;
+		json_field *fields = calloc(d->n_fields ? d->n_fields : 1, sizeof(*fields));
+		if (!fields)
+			return false;
+		j->msgs[i].fields = fields;
+		j->msgs[i].n_fields = d->n_fields;
+		for (unsigned k = 0; k < JSON_MSG_DIRECT; k++)
+			j->msgs[i].by_id[k] = -1;
+		for (unsigned k = 0; k < d->n_fields; k++) {
+			if (!fill_field(&fields[k], &d->fields[k]))
+				return false;
+			if (d->fields[k].id < JSON_MSG_DIRECT && k <= INT16_MAX)
+				j->msgs[i].by_id[d->fields[k].id] = (int16_t)k;
+		}
+	}
+	return true;
+}
+
+svc_rpc_json *svc_rpc_json_create(const ProtobufCMessageDescriptor *d)
+{
+	svc_rpc_json *j = calloc(1, sizeof(*j));
+	size_t alloc = 0;
+	if (!j || find_or_add(j, d, &alloc) < 0)
+		goto fail;
+	/* Discover every reachable type first (the array may move while it grows). */
+	for (size_t i = 0; i < j->n_msgs; i++) {
+		const ProtobufCMessageDescriptor *m = j->msgs[i].d;
+		for (unsigned k = 0; k < m->n_fields; k++)
+			if (m->fields[k].type == PROTOBUF_C_TYPE_MESSAGE &&
+			    find_or_add(j, m->fields[k].descriptor, &alloc) < 0)
+				goto fail;
+	}
+	if (!fill(j))
+		goto fail;
+	for (size_t i = 0; i < j->n_msgs; i++)
+		for (unsigned k = 0; k < j->msgs[i].n_fields; k++) {
+			json_field *f = &j->msgs[i].fields[k];
+			if (f->fd->type == PROTOBUF_C_TYPE_MESSAGE)
+				f->msg = &j->msgs[find_or_add(j, f->fd->descriptor, &alloc)];
+		}
+	return j;
+fail:
+	svc_rpc_json_destroy(j);
+	return NULL;
+}
+
+void svc_rpc_json_destroy(svc_rpc_json *j)
+{
+	if (!j)
+		return;
+	for (size_t i = 0; i < j->n_msgs; i++) {
+		for (unsigned k = 0; k < j->msgs[i].n_fields; k++) {
+			free(j->msgs[i].fields[k].json_name);
+			free(j->msgs[i].fields[k].key);
+		}
+		free(j->msgs[i].fields);
+	}
+	free(j->msgs);
+	free(j);
+}
+
+/* The length of a valid UTF-8 sequence at s (at most n bytes), 0 if none. */
+size_t svc_rpc_json_utf8_len(const uint8_t *s, size_t n)
+{
+	uint8_t c = s[0];
+	size_t len;
+	uint32_t min;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, min = 0x10000;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	uint32_t cp = c & (0x3f >> (len - 1));
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+bool svc_rpc_json_utf8_valid(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		size_t len = svc_rpc_json_utf8_len(s + i, n - i);
+		if (!len)
+			return false;
+		i += len;
+	}
+	return true;
+}

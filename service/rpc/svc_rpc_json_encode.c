@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_rpc_json_encode: a message's wire bytes -> its proto3 JSON
+ * (svc_rpc_json.h), written straight into a buffer from the descriptors: no
+ * unpacked message and no JSON tree, since a big SymbolizeResponse is a hot
+ * path. The fields are written in the order they first appear in the wire;
+ * a repeated field's elements, wherever they are in the message, make one
+ * array (the first occurrence gathers them all; later ones are skipped).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/rpc/svc_rpc_json_impl.h"
+#include "service/rpc/svc_wire.h"
+
+/* ---- primitives ---- */
+
+/* Room for n bytes at the end of b; NULL when refused. */
+static inline uint8_t *room(base_buf *b, size_t n)
+{
+	if (b->cap - b->len < n && !base_buf_reserve(b, n))
+		return NULL;
+	return b->data + b->len;
+}
+
+static inline bool put(base_buf *b, const void *s, size_t n)
+{
+	uint8_t *p = room(b, n);
+	if (!p)
+		return false;
+	memcpy(p, s, n);
+	b->len += n;
+	return true;
+}
+
+static inline bool put_char(base_buf *b, char c)
+{
+	uint8_t *p = room(b, 1);
+	if (!p)
+		return false;
+	*p = (uint8_t)c;
+	b->len++;
+	return true;
+}
+
+/* v in decimal, with a '-' when neg, between quotes when quoted. */
+static bool put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
+{
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	uint8_t *p = room(b, 24);
+	if (!p)
+		return false;
+	unsigned digits = 1;
+	for (uint64_t x = v; x >= 10; x /= 10)
+		digits++;
+	uint8_t *q = p;
+	if (quoted)
+		*q++ = '"';
+	if (neg)
+		*q++ = '-';
+	uint8_t *e = q + digits, *s = e;
+	while (v >= 100) {
+		unsigned k = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--s = (uint8_t)pairs[k + 1];
+		*--s = (uint8_t)pairs[k];
+	}
+	if (v >= 10) {
+		*--s = (uint8_t)pairs[v * 2 + 1];
+		*--s = (uint8_t)pairs[v * 2];
+	} else {
+		*--s = (uint8_t)('0' + v);
+	}
+	if (quoted)
+		*e++ = '"';
+	b->len += (size_t)(e - p);
+	return true;
+}
+
+static bool put_i64(base_buf *b, int64_t v, bool quoted)
+{
+	return put_number(b, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0, quoted);
+}
+
+static bool put_double(base_buf *b, double d, bool is_float)
+{
+	if (isnan(d))
+		return put(b, "\"NaN\"", 5);
+	if (isinf(d))
+		return d > 0 ? put(b, "\"Infinity\"", 10) : put(b, "\"-Infinity\"", 11);
+	char tmp[40];
+	int n = snprintf(tmp, sizeof(tmp), is_float ? "%.9g" : "%.17g", d);
+	return put(b, tmp, (size_t)n);
+}
+
+/* Bytes written as they are in a JSON string: printable ASCII but '"' and '\\'. */
+static const bool plain_char[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x80 to 0xff: 0 (UTF-8, checked) */
+};
+
+bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (!put_char(b, '"'))
+		return false;
+	size_t i = 0;
+	while (i < n) {
+		size_t run = i;
+		while (run < n && plain_char[s[run]])
+			run++;
+		if (run > i && !put(b, s + i, run - i))
+			return false;
+		i = run;
+		if (i == n)
+			break;
+		uint8_t c = s[i];
+		if (c >= 0x80) {
+			size_t len = svc_rpc_json_utf8_len(s + i, n - i);
+			if (!(len ? put(b, s + i, len) : put(b, "\xef\xbf\xbd", 3)))
+				return false;
+			i += len ? len : 1;
+			continue;
+		}
+		char esc[6] = {'\\', (char)c};
+		size_t elen = 2;
+		if (c == '\n')
+			esc[1] = 'n';
+		else if (c == '\t')
+			esc[1] = 't';
+		else if (c == '\r')
+			esc[1] = 'r';
+		else if (c < 0x20) {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			elen = 6;
+		}
+		if (!put(b, esc, elen))
+			return false;
+		i++;
+	}
+	return put_char(b, '"');
+}
+
+static bool put_base64(base_buf *b, const uint8_t *s, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint8_t *p = room(b, (n + 2) / 3 * 4 + 2);
+	if (!p)
+		return false;
+	uint8_t *q = p;
+	*q++ = '"';
+	size_t i = 0;
+	for (; i + 3 <= n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+		*q++ = (uint8_t)tab[v >> 18];
+		*q++ = (uint8_t)tab[v >> 12 & 63];
+		*q++ = (uint8_t)tab[v >> 6 & 63];
+		*q++ = (uint8_t)tab[v & 63];
+	}
+	if (n - i) {
+		uint32_t v = (uint32_t)s[i] << 16 | (n - i == 2 ? (uint32_t)s[i + 1] << 8 : 0);
+		*q++ = (uint8_t)tab[v >> 18];
+		*q++ = (uint8_t)tab[v >> 12 & 63];
+		*q++ = n - i == 2 ? (uint8_t)tab[v >> 6 & 63] : '=';
+		*q++ = '=';
+	}
+	*q++ = '"';
+	b->len += (size_t)(q - p);
+	return true;
+}
+
+/* ---- the wire ---- */
+
+/* A field's value as read from the wire. */
+typedef struct wire_value {
+	int type;               /* SVC_WIRE_* */
+	uint64_t v;             /* VARINT, I64, I32 */
+	const uint8_t *data;    /* LEN */
+	size_t len;
+} wire_value;
+
+/* Reads a field (tag and value) at *p; false when malformed or a group. */
+static bool read_field(const uint8_t **p, const uint8_t *end, uint32_t *id, wire_value *w)
+{
+	uint64_t tag;
+	if (*p < end && **p < 0x80)
+		tag = *(*p)++;  /* fields 1 to 15: one byte */
+	else if (!svc_wire_get_varint(p, end, &tag))
+		return false;
+	if (tag >> 3 == 0 || tag >> 3 > UINT32_MAX)
+		return false;
+	*id = (uint32_t)(tag >> 3);
+	w->type = (int)(tag & 7);
+	switch (w->type) {
+	case SVC_WIRE_VARINT:
+		if (*p < end && **p < 0x80) {
+			w->v = *(*p)++;
+			return true;
+		}
+		return svc_wire_get_varint(p, end, &w->v);
+	case SVC_WIRE_I64:
+	case SVC_WIRE_I32: {
+		size_t n = w->type == SVC_WIRE_I64 ? 8 : 4;
+		if ((size_t)(end - *p) < n)
+			return false;
+		w->v = 0;
+		for (size_t i = 0; i < n; i++)
+			w->v |= (uint64_t)(*p)[i] << (8 * i);
+		*p += n;
+		return true;
+	}
+	case SVC_WIRE_LEN: {
+		uint64_t n;
+		if (!svc_wire_get_varint(p, end, &n) || n > (uint64_t)(end - *p))
+			return false;
+		w->data = *p;
+		w->len = (size_t)n;
+		*p += n;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* ---- values ---- */
+
+typedef struct enc {
+	base_buf *b;
+	svc_error *err;
+	int depth;
+} enc;
+
+static svc_errc bad(enc *e, const json_field *f, const char *what)
+{
+	return svc_error_set(e->err, SVC_E_INTERNAL, "response field %s: %s", f->fd->name, what);
+}
+
+static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end);
+
+/* Whether a singular value is proto3's default (omitted). */
+static bool is_default(const json_field *f, const wire_value *w)
+{
+	if (f->fd->type == PROTOBUF_C_TYPE_MESSAGE)
+		return false;
+	return w->type == SVC_WIRE_LEN ? w->len == 0 : w->v == 0;
+}
+
+static bool put_enum(base_buf *b, const ProtobufCEnumDescriptor *d, int32_t v)
+{
+	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(d, v);
+	if (!ev)
+		return put_i64(b, v, false);
+	size_t n = strlen(ev->name);
+	return put_char(b, '"') && put(b, ev->name, n) && put_char(b, '"');
+}
+
+/* A scalar of f's type from its bits. */
+static bool put_scalar(base_buf *b, const json_field *f, uint64_t v)
+{
+	switch (f->fd->type) {
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+		return put_i64(b, (int32_t)(uint32_t)v, false);
+	case PROTOBUF_C_TYPE_SINT32:
+		return put_i64(b, (int32_t)((uint32_t)v >> 1 ^ -(uint32_t)(v & 1)), false);
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
+		return put_number(b, (uint32_t)v, false, false);
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+		return put_i64(b, (int64_t)v, true);
+	case PROTOBUF_C_TYPE_SINT64:
+		return put_i64(b, (int64_t)(v >> 1 ^ -(v & 1)), true);
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		return put_number(b, v, false, true);
+	case PROTOBUF_C_TYPE_BOOL:
+		return v ? put(b, "true", 4) : put(b, "false", 5);
+	case PROTOBUF_C_TYPE_ENUM:
+		return put_enum(b, f->fd->descriptor, (int32_t)(uint32_t)v);
+	case PROTOBUF_C_TYPE_FLOAT: {
+		float x;
+		uint32_t u = (uint32_t)v;
+		memcpy(&x, &u, 4);
+		return put_double(b, x, true);
+	}
+	case PROTOBUF_C_TYPE_DOUBLE: {
+		double x;
+		memcpy(&x, &v, 8);
+		return put_double(b, x, false);
+	}
+	default:
+		return false;
+	}
+}
+
+/* Every element of a packed run of f's scalars, each after a ',' but the first. */
+static svc_errc put_packed(enc *e, const json_field *f, const wire_value *w, size_t *count)
+{
+	const uint8_t *p = w->data, *end = w->data + w->len;
+	int wt = f->wire_type;
+	while (p < end) {
+		uint64_t v = 0;
+		if (wt == SVC_WIRE_VARINT) {
+			if (!svc_wire_get_varint(&p, end, &v))
+				return bad(e, f, "malformed packed varint");
+		} else {
+			size_t n = wt == SVC_WIRE_I64 ? 8 : 4;
+			if ((size_t)(end - p) < n)
+				return bad(e, f, "truncated packed value");
+			for (size_t i = 0; i < n; i++)
+				v |= (uint64_t)p[i] << (8 * i);
+			p += n;
+		}
+		if ((*count && !put_char(e->b, ',')) || !put_scalar(e->b, f, v))
+			return SVC_E_NOMEM;
+		++*count;
+	}
+	return SVC_OK;
+}
+
+/* One value of f (one element of a repeated field; a packed run: several). */
+static svc_errc put_value(enc *e, const json_field *f, const wire_value *w, size_t *count)
+{
+	ProtobufCType t = f->fd->type;
+	if (f->packable && w->type == SVC_WIRE_LEN)
+		return put_packed(e, f, w, count);
+	if (w->type != f->wire_type)
+		return bad(e, f, "wire type does not match the field's type");
+	if (*count && !put_char(e->b, ','))
+		return SVC_E_NOMEM;
+	++*count;
+	switch (t) {
+	case PROTOBUF_C_TYPE_STRING:
+		return svc_rpc_json_put_string(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
+	case PROTOBUF_C_TYPE_BYTES:
+		return put_base64(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return encode_msg(e, f->msg, w->data, w->data + w->len);
+	default:
+		return put_scalar(e->b, f, w->v) ? SVC_OK : SVC_E_NOMEM;
+	}
+}
+
+/* ---- messages ---- */
+
+/* f's elements from p (its first occurrence) to the message's end, as an array. */
+static svc_errc put_repeated(enc *e, const json_field *f, const uint8_t *p, const uint8_t *end)
+{
+	size_t mark = e->b->len, count = 0;
+	if (!put(e->b, f->key, f->key_len) || !put_char(e->b, '['))
+		return SVC_E_NOMEM;
+	while (p < end) {
+		uint32_t id;
+		wire_value w;
+		if (!read_field(&p, end, &id, &w))
+			return bad(e, f, "malformed message");
+		if (id != f->fd->id)
+			continue;
+		svc_errc rc = put_value(e, f, &w, &count);
+		if (rc != SVC_OK)
+			return rc;
+	}
+	if (!count) {  /* empty packed runs only: omitted, as an empty list is */
+		e->b->len = mark;
+		return SVC_OK;
+	}
+	return put_char(e->b, ']') ? SVC_OK : SVC_E_NOMEM;
+}
+
+/* A singular f: its last value in the message (w: the first one, at p). */
+static svc_errc put_singular(enc *e, const json_field *f, wire_value w, const uint8_t *p,
+			     const uint8_t *end)
+{
+	while (p < end) {
+		uint32_t id;
+		wire_value later;
+		if (!read_field(&p, end, &id, &later))
+			return bad(e, f, "malformed message");
+		if (id == f->fd->id)
+			w = later;
+	}
+	if (is_default(f, &w))
+		return SVC_OK;
+	size_t count = 0;  /* no ',' from put_value: the caller wrote it */
+	if (!put(e->b, f->key, f->key_len))
+		return SVC_E_NOMEM;
+	return put_value(e, f, &w, &count);
+}
+
+/* Fields already written: a bit per field (a small message's on the stack). */
+typedef struct field_set {
+	uint64_t small, *bits;
+} field_set;
+
+static bool set_init(field_set *s, unsigned n)
+{
+	s->small = 0;
+	s->bits = n > 64 ? calloc((n + 63) / 64, 8) : &s->small;
+	return s->bits != NULL;
+}
+
+static void set_deinit(field_set *s)
+{
+	if (s->bits != &s->small)
+		free(s->bits);
+}
+
+/* Whether k was in the set (and puts it in). */
+static bool set_test_add(field_set *s, size_t k)
+{
+	bool was = s->bits[k / 64] >> (k % 64) & 1;
+	s->bits[k / 64] |= 1ull << (k % 64);
+	return was;
+}
+
+/* The slow path, for any message: each field's first occurrence gathers the
+ * rest (a repeated field's elements, a singular field's last value). */
+static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+{
+	field_set done;
+	if (!set_init(&done, m->n_fields))
+		return SVC_E_NOMEM;
+	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
+	bool first = true;
+	while (rc == SVC_OK && p < end) {
+		uint32_t id;
+		wire_value w;
+		const uint8_t *at = p;
+		if (!read_field(&p, end, &id, &w)) {
+			rc = svc_error_set(e->err, SVC_E_INTERNAL, "response: malformed %s",
+					   m->d->name);
+			break;
+		}
+		const json_field *f = json_msg_field(m, id);
+		if (!f || set_test_add(&done, (size_t)(f - m->fields)))
+			continue;  /* unknown (dropped, as protojson does) or written */
+		size_t before = e->b->len;
+		if (!first && !put_char(e->b, ',')) {
+			rc = SVC_E_NOMEM;
+			break;
+		}
+		size_t after_comma = e->b->len;
+		rc = f->repeated ? put_repeated(e, f, at, end) : put_singular(e, f, w, p, end);
+		if (e->b->len == after_comma)
+			e->b->len = before;  /* nothing written (a default): no ',' either */
+		else
+			first = false;
+	}
+	set_deinit(&done);
+	if (rc == SVC_OK && !put_char(e->b, '}'))
+		rc = SVC_E_NOMEM;
+	return rc;
+}
+
+#define RETRY SVC_E_N_CODES  /* the fast path met a field twice: take the slow one */
+
+/*
+ * The fast path, for messages as encoders write them (each field once, a
+ * repeated field's elements in one run): one read of each field. RETRY when
+ * the message is not so.
+ */
+static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+{
+	field_set done;
+	if (!set_init(&done, m->n_fields))
+		return SVC_E_NOMEM;
+	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
+	bool first = true;
+	while (rc == SVC_OK && p < end) {
+		uint32_t id;
+		wire_value w;
+		if (!read_field(&p, end, &id, &w)) {
+			rc = svc_error_set(e->err, SVC_E_INTERNAL, "response: malformed %s",
+					   m->d->name);
+			break;
+		}
+		const json_field *f = json_msg_field(m, id);
+		if (!f)
+			continue;
+		if (set_test_add(&done, (size_t)(f - m->fields))) {
+			rc = RETRY;
+			break;
+		}
+		if (!f->repeated && is_default(f, &w))
+			continue;
+		if (!f->repeated && w.type == SVC_WIRE_VARINT && f->wire_type == SVC_WIRE_VARINT) {
+			/* The common case, a varint scalar, written here. */
+			uint8_t *q = room(e->b, f->key_len + 1);
+			if (!q) {
+				rc = SVC_E_NOMEM;
+				break;
+			}
+			if (!first)
+				*q++ = ',';
+			memcpy(q, f->key, f->key_len);
+			e->b->len = (size_t)(q + f->key_len - e->b->data);
+			if (!put_scalar(e->b, f, w.v)) {
+				rc = SVC_E_NOMEM;
+				break;
+			}
+			first = false;
+			continue;
+		}
+		size_t before = e->b->len, count = 0;
+		uint8_t *q = room(e->b, f->key_len + 2);
+		if (!q) {
+			rc = SVC_E_NOMEM;
+			break;
+		}
+		if (!first)
+			*q++ = ',';
+		memcpy(q, f->key, f->key_len);
+		q += f->key_len;
+		if (f->repeated)
+			*q++ = '[';
+		e->b->len = (size_t)(q - e->b->data);
+		rc = put_value(e, f, &w, &count);
+		/* The rest of a repeated field's run. */
+		while (rc == SVC_OK && f->repeated && p < end) {
+			const uint8_t *next = p;
+			uint32_t nid;
+			if (!read_field(&next, end, &nid, &w) || nid != id)
+				break;
+			p = next;
+			rc = put_value(e, f, &w, &count);
+		}
+		if (rc != SVC_OK)
+			break;
+		if (!count)
+			e->b->len = before;  /* empty packed runs: nothing */
+		else if (f->repeated && !put_char(e->b, ']'))
+			rc = SVC_E_NOMEM;
+		else
+			first = false;
+	}
+	set_deinit(&done);
+	if (rc == SVC_OK && !put_char(e->b, '}'))
+		rc = SVC_E_NOMEM;
+	return rc;
+}
+
+static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+{
+	if (++e->depth > SVC_RPC_JSON_MAX_DEPTH)
+		return svc_error_set(e->err, SVC_E_INTERNAL, "response nested too deep");
+	size_t mark = e->b->len;
+	svc_errc rc = encode_fast(e, m, p, end);
+	if (rc == RETRY) {
+		e->b->len = mark;
+		rc = encode_slow(e, m, p, end);
+	}
+	e->depth--;
+	return rc;
+}
+
+svc_errc svc_rpc_json_encode(const svc_rpc_json *j, const uint8_t *wire, size_t len,
+			     base_buf *out, svc_error *err)
+{
+	enc e = {.b = out, .err = err};
+	svc_errc rc = encode_msg(&e, &j->msgs[0], wire, wire + len);
+	if (rc == SVC_E_NOMEM || out->over || out->nomem) {
+		rc = out->over ? SVC_E_TOO_LARGE : SVC_E_NOMEM;
+		svc_error_set(err, rc, "%s", rc == SVC_E_TOO_LARGE ? "JSON response over its cap"
+								   : "out of memory writing JSON");
+	}
+	return rc;
+}
