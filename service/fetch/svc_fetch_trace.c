@@ -93,7 +93,9 @@ void svc_trace_note(svc_fetch_flight *fl, size_t slot, svc_source_outcome_kind o
 	svc_trace_row *row = &r->rows[2 * slot + (fl->want == STOR_KIND_EXECUTABLE)];
 	row->at_ms = base_real_ms();
 	row->outcome = (uint8_t)oc;
-	snprintf(row->error, sizeof(row->error), "%s", error ? error : "");
+	/* Cut to the row's size: the first words say the most. */
+	snprintf(row->error, sizeof(row->error), "%.*s", (int)sizeof(row->error) - 1,
+		 error ? error : "");
 }
 
 /* Whether the server serves executables the debuginfo walk did not find

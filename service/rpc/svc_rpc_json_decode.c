@@ -56,9 +56,10 @@ static void prepend(dec *d, const char *name, long index)
 			seg[n++] = digits[--k];
 		seg[n++] = ']';
 	} else {
-		size_t len = strlen(name);
+		const char *nm = name ? name : "";
+		size_t len = strlen(nm);
 		len = len < sizeof(seg) - 2 ? len : sizeof(seg) - 2;
-		memcpy(seg, name, len);
+		memcpy(seg, nm, len);
 		n = len;
 	}
 	/* A name follows with a '.', an index without. */
