@@ -228,8 +228,10 @@ size_t svc_fetcher_describe(const svc_fetcher *f, const sym_build_id *id, svc_so
  * symbolizer_fetches_total, symbolizer_fetches_in_flight,
  * symbolizer_upstream_requests_total, symbolizer_upstream_bytes_total and
  * symbolizer_upstream_breaker_open, each with its HELP and TYPE lines. On the
- * event_base's thread, like the stats calls.
+ * event_base's thread, like the stats calls. also: another fetcher of the
+ * same daemon whose counters are added (the owner fetcher that answers the
+ * peer tier, whose servers are f's upstreams); NULL: none.
  */
-void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out);
+void svc_fetcher_metrics_render(const svc_fetcher *f, const svc_fetcher *also, base_buf *out);
 
 #endif

@@ -214,6 +214,11 @@ def case_cluster():
         peer_ok = [r.metric('symbolizer_upstream_requests_total{server="%s",outcome="ok"}'
                             % front_url) or 0 for r in replicas]
         print("files from the peer tier, per replica: %s" % peer_ok, flush=True)
+        # The replicas' own count of upstream downloads (an owner's for its
+        # peers included) equals the upstream's.
+        up_ok = [r.metric('symbolizer_upstream_requests_total{server="%s",outcome="ok"}'
+                          % up.url) or 0 for r in replicas]
+        check(sum(up_ok) == len(files), "upstream downloads per replica's /metrics: %s" % up_ok)
         check(sum(peer_ok) >= len(files) * (REPLICAS - 1),
               "files from the peer tier: %s, want at least %d in all"
               % (peer_ok, len(files) * (REPLICAS - 1)))

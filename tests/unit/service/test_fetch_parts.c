@@ -343,7 +343,7 @@ TEST(metrics_render)
 	CHECK(c.last.cached);
 	base_buf b;
 	base_buf_init(&b, 1 << 20);
-	svc_fetcher_metrics_render(e.f, &b);
+	svc_fetcher_metrics_render(e.f, NULL, &b);
 	REQUIRE(base_buf_append(&b, "", 1));
 	const char *text = (const char *)b.data;
 	const char *want[] = {
