@@ -10,6 +10,10 @@ PKGS=(
   # libraries
   libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev
   libevent-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev librocksdb-dev
+  # package archives as a source (issue 12): ar/tar/cpio listing, xz random access
+  libarchive-dev liblzma-dev
+  # package tests: rpmbuild (Debian's rpm), zstd, xz, cpio-free .deb builds (dpkg-deb)
+  rpm zstd xz-utils
   # test and benchmark peers and fixtures
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine
