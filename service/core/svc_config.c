@@ -27,6 +27,7 @@ void svc_config_init(svc_config *c)
 	c->upstream_breaker_failures = 5;
 	c->upstream_breaker_cooldown_ms = 30 * 1000;
 	c->fetch_workers = 2;
+	c->package_rescan_ms = 5 * 60 * 1000;
 }
 
 static void free_list(char ***list, size_t *n)
@@ -45,6 +46,7 @@ void svc_config_deinit(svc_config *c)
 	free(c->data_dir);
 	free_list(&c->debug_dirs, &c->n_debug_dirs);
 	free_list(&c->upstreams, &c->n_upstreams);
+	free_list(&c->package_dirs, &c->n_package_dirs);
 	c->data_dir = NULL;
 }
 
@@ -115,6 +117,16 @@ static bool add_debug_dir(void *obj, const char *val, char *err, size_t err_size
 	return true;
 }
 
+static bool add_package_dir(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_config *c = obj;
+	if (*val && !list_add(&c->package_dirs, &c->n_package_dirs, val, strlen(val))) {
+		snprintf(err, err_size, "out of memory");
+		return false;
+	}
+	return true;
+}
+
 static bool set_upstreams(void *obj, const char *val, char *err, size_t err_size)
 {
 	svc_error e;
@@ -161,6 +173,11 @@ static const base_flag flags[] = {
 	  0, "how long an open breaker skips a server (30s)"),
 	F("--fetch-workers", "N", BASE_FLAG_INT, fetch_workers, 100000,
 	  "threads for local files and store writes (2)"),
+	C("--package-dir", "DIR", add_package_dir,
+	  "directory of .deb/.ddeb/.rpm packages, repeatable;\n"
+	  "asked after the debug dirs, before the upstreams"),
+	F("--package-rescan", "DUR", BASE_FLAG_DURATION, package_rescan_ms, 0,
+	  "periodic rescan of the package dirs (5m; 0 = none)"),
 };
 #undef F
 #undef C

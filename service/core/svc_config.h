@@ -30,6 +30,11 @@
  *   --upstream-breaker-failures N     consecutive failures that open a server's
  *                                     circuit breaker (5)
  *   --upstream-breaker-cooldown DUR   how long an open breaker skips the server (30s)
+ *   --package-dir DIR                 directory of .deb, .ddeb and .rpm packages,
+ *                                     repeatable; asked after the debug dirs, before
+ *                                     the upstreams (catalogue in the store)
+ *   --package-rescan DUR              periodic rescan of the package dirs (5m; 0 =
+ *                                     only at start and on inotify events)
  * DUR: a number with unit ms, s, m, h (a bare number is seconds).
  * SIZE: a number with optional K, M, G, T (powers of 1024).
  */
@@ -67,6 +72,9 @@ typedef struct svc_config {
 	int upstream_breaker_failures;
 	int64_t upstream_breaker_cooldown_ms;
 	int fetch_workers;           /* threads that read local files and write the store */
+	char **package_dirs;         /* directories of .deb/.ddeb/.rpm (catalogue source) */
+	size_t n_package_dirs;
+	int64_t package_rescan_ms;   /* periodic rescan of package_dirs (5m; 0 = none) */
 	/* private: whether a flag set the lists (so defaults do not apply) */
 	bool debug_dirs_set_, upstreams_set_;
 } svc_config;

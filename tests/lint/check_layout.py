@@ -20,7 +20,8 @@ ALLOWED = {
     "source": {"symbolizer", "base"},
     "service/core": {"storage", "symbolizer", "base"},
     "service/fetch": {"service/core", "source", "storage", "symbolizer", "base"},
-    "service/resolve": {"service/fetch", "service/core", "storage", "symbolizer", "base"},
+    "service/resolve": {"service/fetch", "service/core", "source", "storage", "symbolizer",
+                        "base"},
     "service/rpc": {"service/core", "symbolizer", "base"},
     "service/symbolize": {"service/rpc", "service/resolve", "service/core", "proto",
                           "symbolizer", "base"},
@@ -28,7 +29,7 @@ ALLOWED = {
                        "symbolizer", "base"},
     "service/debuginfod": {"service/fetch", "service/core", "source", "storage", "symbolizer",
                            "base"},
-    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/rpc", "service/resolve", "service/fetch",
+    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/rpc", "service/resolve", "service/fetch", "source",
                      "service/core", "storage", "symbolizer", "base"},
 }
 ROOMS = sorted(ALLOWED, key=len, reverse=True)
