@@ -150,9 +150,9 @@ static void walk(pass *ps, const char *dir, int depth)
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
 			continue;
 		struct stat st;
-		if (lstat(path, &st) != 0)
+		if (stat(path, &st) != 0) /* a link to a package is followed, to a directory not */
 			continue;
-		if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
+		if (S_ISDIR(st.st_mode) && de->d_type != DT_LNK && depth < MAX_DEPTH)
 			walk(ps, path, depth + 1);
 		else if (S_ISREG(st.st_mode) && is_package(de->d_name))
 			visit_file(ps, path);
