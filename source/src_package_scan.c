@@ -371,7 +371,9 @@ sym_errc src_package_scan(int fd, const char *path, const src_pkg_limits *lim,
 	s.deadline_ms = base_mono_ms() + lim->max_ms;
 	link_map_init(&s.links);
 	if ((rc = src_pkg_stream_open(fd, layout, &s.st, &s.a, err))) {
-		*reason = SRC_PKG_E_BAD_CONTAINER;
+		/* libarchive read the first header already: say which failure it was. */
+		*reason = err && strstr(err->msg, "runcated") ? SRC_PKG_E_TRUNCATED
+							   : SRC_PKG_E_BAD_CONTAINER;
 		link_map_deinit(&s.links);
 		return rc;
 	}

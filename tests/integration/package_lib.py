@@ -137,6 +137,13 @@ def truncated(src, dst):
     open(dst, "wb").write(data[:len(data) // 2])
 
 
+def cut_payload(dst, elf):
+    """A gzip payload cut in the middle of a member, with ar sizes that agree."""
+    tar = tar_bytes([("./usr/lib/debug/a.debug", open(elf, "rb").read(), None)])
+    gz = gzip_bytes(tar)
+    return ar_deb(dst, "data.tar.gz", gz[:len(gz) // 2])
+
+
 def lying_ar_size(src, dst):
     data = bytearray(open(src, "rb").read())
     # the last member's size field (data.tar.*): say 10 MB more than there is

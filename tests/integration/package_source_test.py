@@ -207,6 +207,7 @@ def case_hostile():
     pk.truncated(deb, os.path.join(bad, "truncated.deb"))
     pk.truncated(multi, os.path.join(bad, "truncated-multi.deb"))
     pk.lying_ar_size(deb, os.path.join(bad, "lying.deb"))
+    pk.cut_payload(os.path.join(bad, "cut-payload.deb"), fx("c_O0_dw5"))
     pk.huge_member(os.path.join(bad, "terabyte.deb"))
     pk.bad_xz_index(multi, os.path.join(bad, "xzindex.deb"))
     pk.dotdot(os.path.join(bad, "dotdot.deb"), fx("c_O0_dw5"))
@@ -214,7 +215,7 @@ def case_hostile():
     open(os.path.join(bad, "garbage.rpm"), "wb").write(b"\xed\xab\xee\xdb" + os.urandom(4000))
     d = daemon(work, "d", [bad, good])
     try:
-        wait_metric(d, 'symbolizer_packages{state="failed"}', lambda v: v == 8, "8 failed")
+        wait_metric(d, 'symbolizer_packages{state="failed"}', lambda v: v == 9, "9 failed")
         check(d.metric('symbolizer_packages{state="ok"}') == 1, "the good one is ok")
         status, body = get(d, "/buildid/%s/debuginfo" % ok)
         check(status == 200 and body == open(fx("c_O2_dw5"), "rb").read(), "good package: %d" % status)
@@ -223,9 +224,9 @@ def case_hostile():
         check(reasons["bad_path"] == 1, "bad_path: %r" % reasons)
         check(reasons["bad_xz_index"] >= 1, "bad_xz_index: %r" % reasons)
         check(reasons["too_large"] >= 2, "too_large (1 TB member, zip bomb): %r" % reasons)
-        check(reasons["truncated"] >= 3, "truncated (cut, lying size): %r" % reasons)
+        check(reasons["truncated"] >= 4, "truncated (cut, lying size): %r" % reasons)
         log = d.log_text()
-        for name in ("truncated.deb", "lying.deb", "terabyte.deb", "xzindex.deb", "dotdot.deb",
+        for name in ("truncated.deb", "cut-payload.deb", "lying.deb", "terabyte.deb", "xzindex.deb", "dotdot.deb",
                      "bomb.deb", "garbage.rpm"):
             check(re.search(r'msg="package scan failed" package=\S*%s reason=\w+' % re.escape(name),
                             log), "no log line for %s" % name)
