@@ -30,6 +30,7 @@ typedef struct pass {
 	svc_packages *p;
 	base_vec seen;           /* char *: package paths on disk */
 	base_vec entries;        /* stor_cat_entry: of the package being scanned */
+	const char *path;        /* the package being scanned */
 } pass;
 
 static bool is_package(const char *name)
@@ -52,6 +53,10 @@ static bool on_member(void *arg, const src_pkg_member *m)
 	e->offset = m->offset;
 	e->size = m->size;
 	snprintf(e->member, sizeof(e->member), "%s", m->path);
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	sym_build_id_to_hex(&m->id, hex);
+	base_logf(BASE_LOG_DEBUG, "package member", "package=%s build_id=%s kind=%s member=%s",
+		  ps->path, hex, src_kind_name(m->kind), m->path);
 	return !ps->p->stopping;
 }
 
@@ -66,6 +71,7 @@ static void scan_package(pass *ps, const char *path, int fd, const struct stat *
 	src_pkg_reason reason;
 	sym_error err = {0};
 	ps->entries.len = 0;
+	ps->path = path;
 	int64_t t0 = base_mono_ns();
 	sym_errc rc = src_package_scan(fd, path, &lim, &l, on_member, ps, &ss, &reason, &err);
 	stor_cat_package pkg;

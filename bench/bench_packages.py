@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench_packages.py: the package source on Debian's kernel debug package
+(issue 12), next to elfutils debuginfod serving the same .deb, in one run.
+bench_packages.sh is the entry point; see there."""
+import argparse
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "integration"))
+import pb  # noqa: E402
+from daemon_lib import Daemon  # noqa: E402
+from upstream_lib import free_port  # noqa: E402
+
+SEED = 12
+N = 30
+
+
+def vm_hwm_mb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    return 0
+
+
+def ours(symbolizerd, pool, work):
+    d = Daemon(symbolizerd, os.path.join(work, "data"), os.path.join(work, "d.log"),
+               extra=["--package-dir", pool, "--log-level=debug", "--package-rescan=0"])
+    try:
+        while "package scanned" not in d.log_text() and "package scan failed" not in d.log_text():
+            time.sleep(0.2)
+        log = d.log_text()
+        scan_s = float(re.search(r'msg="package scanned".* seconds=([\d.]+)', log).group(1))
+        scan_mb = vm_hwm_mb(d.proc.pid)
+        mods = sorted(set(re.findall(r'msg="package member" .*build_id=(\w+) kind=\w+ '
+                                     r'member=\S+\.ko\n', log)))
+        pick = random.Random(SEED).sample(mods, N)
+        t0 = time.monotonic()
+        ok = 0
+        for bid in pick:
+            resp = d.symbolize([pb.mapping(bid)], [pb.location(0, 0x10)], max_wait_ms=120000)
+            ok += pb.STATUS[resp["mappings"][0]["status"]] == "OK"
+        sym_s = time.monotonic() - t0
+        t0 = time.monotonic()
+        nbytes = 0
+        for bid in pick:
+            with urllib.request.urlopen("%s/buildid/%s/debuginfo" % (d.url, bid), timeout=300) as r:
+                nbytes += len(r.read())
+        files_s = time.monotonic() - t0
+        return dict(scan_s=scan_s, scan_mb=scan_mb, members=len(mods), sym_s=sym_s, ok=ok,
+                    files_s=files_s, bytes=nbytes, peak_mb=vm_hwm_mb(d.proc.pid), pick=pick)
+    finally:
+        d.stop()
+
+
+def metric(url, name):
+    try:
+        text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    except OSError:
+        return None
+    m = re.search(r"^%s (\S+)$" % re.escape(name), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def theirs(pool, work, pick):
+    port = free_port()
+    url = "http://127.0.0.1:%d" % port
+    log = open(os.path.join(work, "debuginfod.log"), "w")
+    t0 = time.monotonic()
+    p = subprocess.Popen(["debuginfod", "-U", "-p", str(port), "-d",
+                          os.path.join(work, "debuginfod.sqlite"), "-t", "0", "-g", "0", pool],
+                         stdout=log, stderr=subprocess.STDOUT)
+    try:
+        while True:
+            done = metric(url, 'scanned_files_total{source=".deb archive"}')
+            busy = metric(url, 'thread_busy{role="scan"}')
+            if done and done >= 1 and busy == 0:
+                break
+            time.sleep(0.5)
+        scan_s = time.monotonic() - t0
+        scan_mb = vm_hwm_mb(p.pid)
+        cache = os.path.join(work, "client-cache")
+        env = dict(os.environ, DEBUGINFOD_URLS=url, DEBUGINFOD_CACHE_PATH=cache,
+                   DEBUGINFOD_TIMEOUT="600")
+        t0 = time.monotonic()
+        ok = 0
+        for bid in pick:
+            r = subprocess.run(["debuginfod-find", "debuginfo", bid], env=env, capture_output=True)
+            ok += r.returncode == 0
+        files_s = time.monotonic() - t0
+        return dict(scan_s=scan_s, scan_mb=scan_mb, files_s=files_s, ok=ok,
+                    peak_mb=vm_hwm_mb(p.pid))
+    finally:
+        p.terminate()
+        p.wait()
+        log.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--symbolizerd", required=True)
+    ap.add_argument("--deb", required=True)
+    ap.add_argument("--no-debuginfod", action="store_true")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="bench-packages-")
+    pool = os.path.join(work, "pool")
+    os.makedirs(pool)
+    dst = os.path.join(pool, os.path.basename(a.deb))
+    try:
+        os.link(a.deb, dst)
+    except OSError:
+        shutil.copy(a.deb, dst)
+    print("package: %s (%d MB)" % (a.deb, os.path.getsize(a.deb) >> 20), flush=True)
+    o = ours(a.symbolizerd, pool, os.path.join(work, "ours"))
+    print("symbolizerd: scan %.1f s, peak RSS %d MB after the scan, %d modules catalogued"
+          % (o["scan_s"], o["scan_mb"], o["members"]), flush=True)
+    print("symbolizerd: %d modules (seed %d), cold: fetch + index + one address %.2f s (%d OK); "
+          "as files %.2f s (%d MB); peak RSS %d MB"
+          % (N, SEED, o["sym_s"], o["ok"], o["files_s"], o["bytes"] >> 20, o["peak_mb"]),
+          flush=True)
+    if a.no_debuginfod:
+        return 0
+    t = theirs(pool, os.path.join(work, "theirs"), o["pick"])
+    print("debuginfod:  scan %.1f s, peak RSS %d MB after the scan" % (t["scan_s"], t["scan_mb"]))
+    print("debuginfod:  the same %d modules with debuginfod-find: %.1f s (%d OK); peak RSS %d MB"
+          % (N, t["files_s"], t["ok"], t["peak_mb"]))
+    print("\n| | scan | peak RSS (scan) | %d modules |" % N)
+    print("|---|---|---|---|")
+    print("| symbolizerd | %.1f s | %d MB | %.2f s symbolized cold, %.2f s as files |"
+          % (o["scan_s"], o["scan_mb"], o["sym_s"], o["files_s"]))
+    print("| debuginfod 0.188 | %.1f s | %d MB | %.1f s (debuginfod-find) |"
+          % (t["scan_s"], t["scan_mb"], t["files_s"]))
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
