@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -105,9 +106,9 @@ def chain_of(vmlinux, a):
     chain = []
     for i in range(0, len(lines) - 1, 2):
         fn = lines[i].split(" inlined at ")[0].strip()
-        fl = lines[i + 1].rsplit(":", 1)
-        line = fl[1].split()[0] if len(fl) == 2 else "0"
-        chain.append((fn, os.path.basename(fl[0]), int(line) if line.isdigit() else 0))
+        m = re.match(r"^(.*?):(\d+)(?::\d+)?", lines[i + 1])
+        chain.append((fn, os.path.basename(m.group(1)), int(m.group(2))) if m else
+                     (fn, "??", 0))
     return chain
 
 
