@@ -7,6 +7,7 @@
 #define SVC_PACKAGES_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "service/resolve/svc_packages.h"
 
@@ -23,7 +24,7 @@ struct svc_packages {
 	bool running;
 	int wake[2];             /* pipe: stop */
 	int inotify;             /* -1 when not watching */
-	volatile bool stopping;
+	atomic_bool stopping;     /* set by destroy, read by the scanner */
 	pthread_mutex_t mu;      /* stats, origins */
 	svc_packages_stats st;
 	char **origins;          /* package paths handed out as src_file.origin */
