@@ -7,11 +7,13 @@
 #   bench/bench_packages.sh [--build DIR] [--deb FILE] [--no-debuginfod]
 #
 # symbolizerd: catalogue scan time (its log) and peak RSS when the scan ends;
-# then 30 modules picked at random (fixed seed) from its catalogue, each with
-# one address symbolized through the cold daemon (catalogue built, store empty:
-# member extracted, checked, stored, indexed), then the same 30 fetched as
-# files on /buildid/ID/debuginfo. debuginfod: scan time (until its scanner is
-# idle), peak RSS, and debuginfod-find debuginfo for the same 30 build IDs.
+# then 30 modules picked at random (fixed seed) from its catalogue, symbolized
+# through the cold daemon (catalogue built, store empty) in one Symbolize call
+# with 30 mappings and one address each (member extracted, checked, stored,
+# indexed), the same 30 fetched as files on /buildid/ID/debuginfo, and 30 other
+# modules fetched cold as files one at a time. debuginfod (-U, which needs
+# bsdtar): scan time (until its scanner is idle), peak RSS, debuginfod-find
+# debuginfo for the same 30 build IDs and for the 30 others.
 # Goals: scan <= 20 s, 30 modules <= 5 s, peak <= 512 MB during the scan.
 # Not a test: the figures are printed.
 set -euo pipefail
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
 	--deb) deb=$2; shift 2 ;;
 	--no-debuginfod) extra+=(--no-debuginfod); shift ;;
-	-h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,19p' "$0"; exit 0 ;;
 	*) echo "bench_packages.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done

@@ -93,7 +93,7 @@ typedef struct src_pkg_limits {
 	uint64_t max_members;      /* entries of the archive (default 1,000,000) */
 	uint64_t max_member_size;  /* bytes of one member (default 16G) */
 	uint64_t max_ratio;        /* uncompressed / compressed payload (default 1000) */
-	uint64_t max_probe;        /* largest member read whole for its build ID (256M) */
+	uint64_t max_probe;        /* largest member read whole for its build ID (128M) */
 	int64_t max_ms;            /* time of one scan (default 30 min) */
 } src_pkg_limits;
 

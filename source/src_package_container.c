@@ -27,7 +27,7 @@ void src_pkg_limits_init(src_pkg_limits *l)
 	l->max_members = 1000000;
 	l->max_member_size = 16ull << 30;
 	l->max_ratio = 1000;
-	l->max_probe = 256ull << 20;
+	l->max_probe = 128ull << 20;
 	l->max_ms = 30 * 60 * 1000;
 }
 

@@ -123,8 +123,11 @@ def build_set(work, out):
     for comp, fixture in (("xz", "cxx_O2"), ("zstd", "c_O2_dw4"), ("gzip", "c_O0_dw5")):
         bid = build_id(fx(fixture))
         f = {"usr/lib/debug/usr/bin/%s.debug" % fixture: fx(fixture)}
-        pk.dpkg_deb(work, "dbg-" + comp, f, {bid_path(bid): "../../usr/bin/%s.debug" % fixture},
-                    comp=comp, out_dir=out)
+        deb = pk.dpkg_deb(work, "dbg-" + comp, f,
+                          {bid_path(bid): "../../usr/bin/%s.debug" % fixture}, comp=comp,
+                          out_dir=out)
+        if comp == "zstd":  # Ubuntu's debug packages: .ddeb, zstd
+            os.rename(deb, deb[:-4] + ".ddeb")
         held[bid] = fx(fixture)
     # rpmbuild: xz and zstd payloads (Fedora's -debuginfo layout)
     for payload, fixture in (("w6.xzdio", "layout_c_dw5"), ("w19.zstdio", "cxx_O2_dw4")):
