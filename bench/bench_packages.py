@@ -147,6 +147,7 @@ def main():
           % (N, SEED, o["sym_s"], o["ok"], o["files_s"], o["bytes"] >> 20, N, o["cold_s"],
              o["cold_bytes"] >> 20, o["peak_mb"]), flush=True)
     if a.no_debuginfod:
+        shutil.rmtree(work, ignore_errors=True)
         return 0
     t = theirs(pool, os.path.join(work, "theirs"), o["pick"], o["other"])
     print("debuginfod:  scan %.1f s, peak RSS %d MB after the scan" % (t["scan_s"], t["scan_mb"]))

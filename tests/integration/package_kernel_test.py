@@ -19,6 +19,7 @@ import hashlib
 import os
 import random
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -180,6 +181,7 @@ def case_kernel():
         check(same >= 0.9 * len(addrs), "vmlinux: only %d/%d equal" % (same, len(addrs)))
     finally:
         d.stop()
+        shutil.rmtree(work, ignore_errors=True)  # the store and a copy of vmlinux: 1.2 GB
 
 
 def main():
