@@ -13,6 +13,12 @@ PKGS=(
   # JSON (json-c): Connect JSON requests (service/rpc), GET /buildid/ID/status;
   # gzip of responses (libdeflate): service/rpc
   libjson-c-dev libdeflate-dev
+  # package archives as a source (issue 12): ar/tar/cpio listing, xz random access
+  libarchive-dev liblzma-dev
+  # package tests: rpmbuild (Debian's rpm), zstd, xz, cpio-free .deb builds (dpkg-deb)
+  rpm zstd xz-utils
+  # bench/bench_packages.sh: elfutils debuginfod -U unpacks .deb files with bsdtar
+  libarchive-tools
   # test and benchmark peers and fixtures
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   llvm binutils elfutils dwz libc6-dbg debuginfod python3 curl hyperfine

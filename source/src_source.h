@@ -6,8 +6,11 @@
  * of a build ID (its debug info, or the executable) and returns its bytes,
  * already checked with src_check_file (an ELF whose GNU build-ID note is the
  * one asked for); scan() lists the build IDs a source holds, for sources that
- * can list them (package archives, later); it is NULL in sources that cannot.
+ * can list them; it is NULL in sources that cannot.
  * The first implementation is the local debug directory (src_local_create).
+ * Package archives are read here (src_package.h) and made a source in
+ * service/resolve (svc_packages), whose find() answers from the store's
+ * catalogue of them.
  *
  * Sources are blocking code: the service calls them on worker threads, several
  * at a time, so find() and scan() must be safe to call concurrently. Creating

@@ -29,7 +29,8 @@
 #include "base/base_clock.h"
 #include "base/base_vec.h"
 
-const char *const stor_cf_names[CF_COUNT] = {"default", "debuginfo", "index", "meta", "layout"};
+const char *const stor_cf_names[CF_COUNT] = {"default", "debuginfo", "index", "meta", "layout",
+					     "catalog"};
 
 stor_errc stor_rocks_err(stor_error *err, char *rerr, const char *what)
 {

@@ -21,7 +21,7 @@
 #include "base/base_vec.h"
 #include "storage/stor_db.h"
 
-enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_LAYOUT, CF_COUNT };
+enum { CF_DEFAULT, CF_DEBUGINFO, CF_INDEX, CF_META, CF_LAYOUT, CF_CATALOG, CF_COUNT };
 
 extern const char *const stor_cf_names[CF_COUNT];
 

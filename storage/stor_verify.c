@@ -112,7 +112,7 @@ stor_errc stor_verify(stor_db *db, stor_error *err)
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: metadata of %s unreadable", hex);
 			break;
 		}
-		for (int cf = CF_DEBUGINFO; cf < CF_COUNT && rc == STOR_OK; cf++) {
+		for (int cf = CF_DEBUGINFO; cf <= CF_LAYOUT && rc == STOR_OK; cf++) {
 			if (cf == CF_META)
 				continue;
 			bool want = cf == CF_DEBUGINFO ? m.state == STOR_STATE_PRESENT : cf_size(&m, cf) > 0;

@@ -20,6 +20,7 @@
 #include "cmd/symbolctl/fetch_server.h"
 #include "cmd/symbolctl/progress.h"
 #include "service/fetch/svc_fetcher.h"
+#include "service/resolve/svc_packages.h"
 #include "service/core/svc_config.h"
 #include "storage/stor_db.h"
 
@@ -33,6 +34,9 @@ struct run {
 	const char *out_dir;
 	progress *prog;
 	uint64_t stored;       /* bytes the fetches hold */
+	svc_packages *packages; /* --package-dir: catalogue pass, and its source */
+	src_source **sources;  /* the local debug dirs (then the packages' source) */
+	size_t n_sources;      /* local ones */
 };
 
 static void usage(FILE *out)
@@ -42,7 +46,8 @@ static void usage(FILE *out)
 		"       symbolctl fetch --server URL [--wait DUR] [--no-progress] [BUILDID...]\n"
 		"\n"
 		"Fetches each build ID (hex; read one per line from stdin when none is given)\n"
-		"into the store under --data-dir: local debug dirs first, then the upstream\n"
+		"into the store under --data-dir: local debug dirs first, then the package\n"
+		"archives of --package-dir (catalogued first, in the store), then the upstream\n"
 		"debuginfod servers, as symbolizerd does. Prints, as each one ends:\n"
 		"  BUILDID STATUS kind=K size=N cached=0|1 source=S [alt=ID:STATUS] [error=\"...\"]\n"
 		"With --server, asks that running symbolizerd to fetch and index them instead\n"
@@ -377,6 +382,34 @@ static int inspect_store(struct run *r, const struct fetch_flags *o, const svc_c
 	return status;
 }
 
+/* With --package-dir: the sources in the daemon's order (debug dirs, then the
+ * packages, catalogued now in one pass on this thread). */
+static bool package_sources(struct run *r, const svc_config *cfg, svc_error *err)
+{
+	if (cfg->n_package_dirs == 0)
+		return true;
+	svc_packages_options po = {
+		.store = r->store, .dirs = cfg->package_dirs, .n_dirs = cfg->n_package_dirs,
+	};
+	if (!(r->sources = calloc(cfg->n_debug_dirs + 1, sizeof(*r->sources))) ||
+	    !(r->packages = svc_packages_create(&po, err)))
+		return false;
+	for (; r->n_sources < cfg->n_debug_dirs; r->n_sources++)
+		if (!(r->sources[r->n_sources] = src_local_create(cfg->debug_dirs[r->n_sources], NULL)))
+			return false;
+	svc_packages_scan_now(r->packages);
+	r->sources[r->n_sources] = svc_packages_source(r->packages);
+	return true;
+}
+
+static void package_sources_free(struct run *r)
+{
+	for (size_t i = 0; i < r->n_sources; i++)
+		src_destroy(r->sources[i]);
+	free(r->sources);
+	svc_packages_destroy(r->packages);
+}
+
 /* The fetches, on an event loop of their own, with the progress line. */
 static int run_fetches(struct run *r, const struct fetch_flags *o, svc_config *cfg)
 {
@@ -386,6 +419,14 @@ static int run_fetches(struct run *r, const struct fetch_flags *o, svc_config *c
 	svc_fetcher_options fo = {
 		.base = base, .store = r->store, .config = cfg, .log = log_line, .log_arg = r,
 	};
+	if (!package_sources(r, cfg, &err)) {
+		fprintf(stderr, "symbolctl fetch: %s\n", err.msg[0] ? err.msg : "out of memory");
+		goto out;
+	}
+	if (r->packages) {
+		fo.sources = r->sources;
+		fo.n_sources = r->n_sources + 1;
+	}
 	if (!base || !(r->fetcher = svc_fetcher_create(&fo, &err))) {
 		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
 		goto out;
@@ -406,6 +447,7 @@ out:
 	r->prog = NULL;
 	svc_fetcher_destroy(r->fetcher);
 	r->fetcher = NULL;
+	package_sources_free(r);
 	if (base)
 		event_base_free(base);
 	return status;

@@ -30,6 +30,7 @@ void svc_config_init(svc_config *c)
 	c->fetch_workers = 2;
 	c->upstream_redirects = SVC_REDIRECTS_SAME_HOST;
 	c->upstream_busy_defer_ms = 1000;
+	c->package_rescan_ms = 5 * 60 * 1000;
 }
 
 static void free_list(char ***list, size_t *n)
@@ -49,6 +50,7 @@ void svc_config_deinit(svc_config *c)
 	free_list(&c->debug_dirs, &c->n_debug_dirs);
 	free_list(&c->upstreams, &c->n_upstreams);
 	free_list(&c->peer_servers, &c->n_peer_servers);
+	free_list(&c->package_dirs, &c->n_package_dirs);
 	c->data_dir = NULL;
 }
 
@@ -129,6 +131,16 @@ static bool add_debug_dir(void *obj, const char *val, char *err, size_t err_size
 		free_list(&c->debug_dirs, &c->n_debug_dirs);
 	c->debug_dirs_set_ = true;
 	if (*val && !list_add(&c->debug_dirs, &c->n_debug_dirs, val, strlen(val))) {
+		snprintf(err, err_size, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+static bool add_package_dir(void *obj, const char *val, char *err, size_t err_size)
+{
+	svc_config *c = obj;
+	if (*val && !list_add(&c->package_dirs, &c->n_package_dirs, val, strlen(val))) {
 		snprintf(err, err_size, "out of memory");
 		return false;
 	}
@@ -227,6 +239,11 @@ static const base_flag flags[] = {
 	  "all slots of a server busy this long: ask the\nnext one first (1s)"),
 	F("--fetch-workers", "N", BASE_FLAG_INT, fetch_workers, 100000,
 	  "threads for local files and store writes (2)"),
+	C("--package-dir", "DIR", add_package_dir,
+	  "directory of .deb/.ddeb/.rpm packages, repeatable;\n"
+	  "asked after the debug dirs, before the upstreams"),
+	F("--package-rescan", "DUR", BASE_FLAG_DURATION, package_rescan_ms, 0,
+	  "periodic rescan of the package dirs (5m; 0 = none)"),
 };
 #undef F
 #undef C

@@ -42,6 +42,11 @@
  *                                     host and port; the default)
  *   --upstream-busy-defer DUR         every slot of a server busy this long: a build
  *                                     ID asks the next servers first, then comes back (1s)
+ *   --package-dir DIR                 directory of .deb, .ddeb and .rpm packages,
+ *                                     repeatable; asked after the debug dirs, before
+ *                                     the upstreams (catalogue in the store)
+ *   --package-rescan DUR              periodic rescan of the package dirs (5m; 0 =
+ *                                     only at start and on inotify events)
  * DUR: a number with unit ms, s, m, h (a bare number is seconds).
  * SIZE: a number with optional K, M, G, T (powers of 1024).
  */
@@ -91,6 +96,9 @@ typedef struct svc_config {
 	char upstream_netrc[1024];   /* netrc file with upstream credentials; "" = none */
 	int upstream_redirects;      /* svc_redirects: which redirects are followed */
 	int64_t upstream_busy_defer_ms; /* a server busy this long: ask the next one first */
+	char **package_dirs;         /* directories of .deb/.ddeb/.rpm (catalogue source) */
+	size_t n_package_dirs;
+	int64_t package_rescan_ms;   /* periodic rescan of package_dirs (5m; 0 = none) */
 	/* private: whether a flag set the lists (so defaults do not apply) */
 	bool debug_dirs_set_, upstreams_set_;
 } svc_config;

@@ -75,6 +75,8 @@ bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 	svc_resolver_metrics_render(s->resolver, &b);
 	svc_index_cache_metrics_render(s->cache, &b);
 	svc_fetcher_metrics_render(s->fetcher, s->owner_fetcher, &b);
+	if (s->packages)
+		svc_packages_metrics_render(s->packages, &b);
 	svc_debuginfod_render_metrics(s->debuginfod, &b);
 	svc_upload_render_metrics(s->upload, &b);
 	stor_db_metrics_render(s->store, &b);

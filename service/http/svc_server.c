@@ -217,6 +217,37 @@ static bool copy_config(svc_server *s, const svc_config *from)
 			return false;
 		s->config.n_upstreams++;
 	}
+	s->config.n_package_dirs = 0;
+	if (!(s->config.package_dirs = calloc(from->n_package_dirs + 1, sizeof(char *))))
+		return false;
+	for (size_t i = 0; i < from->n_package_dirs; i++) {
+		if (!(s->config.package_dirs[i] = strdup(from->package_dirs[i])))
+			return false;
+		s->config.n_package_dirs++;
+	}
+	return true;
+}
+
+/* The fetchers' sources, in order: the local debug dirs, then the package
+ * archives (their scanner started here), then the fetchers ask the upstreams. */
+static bool make_sources(svc_server *s, svc_error *err)
+{
+	const svc_config *c = &s->config;
+	if (!(s->sources = calloc(c->n_debug_dirs + 2, sizeof(*s->sources))))
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
+	for (size_t i = 0; i < c->n_debug_dirs; i++, s->n_sources++)
+		if (!(s->sources[i] = src_local_create(c->debug_dirs[i], NULL)))
+			return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
+	if (c->n_package_dirs == 0)
+		return true;
+	svc_packages_options po = {
+		.store = s->store, .dirs = c->package_dirs, .n_dirs = c->n_package_dirs,
+		.rescan_ms = c->package_rescan_ms, .watch = true,
+	};
+	if (!(s->packages = svc_packages_create(&po, err)) ||
+	    svc_packages_start(s->packages, err) != SVC_OK)
+		return false;
+	s->sources[s->n_sources++] = svc_packages_source(s->packages);
 	return true;
 }
 
@@ -246,6 +277,10 @@ static bool start_resolution(svc_server *s, svc_error *err)
 		.config = &s->config,
 		.log = log_fetch_line,
 	};
+	if (!make_sources(s, err))
+		return false;
+	fo.sources = s->sources;
+	fo.n_sources = s->n_sources;
 	if (!(s->fetcher = svc_fetcher_create(&fo, err)))
 		return false;
 	/* Requests past --max-hops: the same sources without upstreams, and no
@@ -556,6 +591,15 @@ void svc_server_destroy(svc_server *s)
 	s->local_fetcher = NULL;
 	svc_fetcher_destroy(s->owner_fetcher);
 	s->owner_fetcher = NULL;
+	/* After the fetchers: they ask these. The package source is the last one,
+	 * owned by s->packages. */
+	size_t n_local = s->n_sources - (s->packages && s->n_sources ? 1 : 0);
+	svc_packages_destroy(s->packages);
+	s->packages = NULL;
+	for (size_t i = 0; i < n_local && s->sources; i++)
+		src_destroy(s->sources[i]);
+	free(s->sources);
+	s->sources = NULL;
 	svc_resolver_destroy(s->resolver);
 	svc_layout_destroy(s->layout);
 	if (s->http)

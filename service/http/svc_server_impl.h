@@ -13,6 +13,7 @@
 #include "service/resolve/svc_index_cache.h"
 #include "service/http/svc_metrics.h"
 #include "service/core/svc_pool.h"
+#include "service/resolve/svc_packages.h"
 #include "service/resolve/svc_resolver.h"
 #include "service/rpc/svc_rpc.h"
 #include "service/symbolize/svc_response.h"
@@ -39,6 +40,9 @@ struct svc_server {
 	svc_fetcher *fetcher;
 	svc_fetcher *local_fetcher;  /* no upstreams: debuginfod requests past --max-hops */
 	svc_fetcher *owner_fetcher;  /* no peer tier: requests from it (NULL: no peers) */
+	svc_packages *packages;      /* --package-dir: scanner and source (NULL: none) */
+	src_source **sources;        /* debug dirs, then packages: the fetchers' sources */
+	size_t n_sources;
 	svc_pool *pool;
 	svc_response_pool *responses;  /* response tables lent to calls */
 	svc_index_cache *cache;

@@ -21,7 +21,8 @@ ALLOWED = {
     "source": {"symbolizer", "base"},
     "service/core": {"storage", "symbolizer", "base"},
     "service/fetch": {"service/core", "source", "storage", "symbolizer", "base"},
-    "service/resolve": {"service/fetch", "service/core", "storage", "symbolizer", "base"},
+    "service/resolve": {"service/fetch", "service/core", "source", "storage", "symbolizer",
+                        "base"},
     "service/rpc": {"service/core", "symbolizer", "base"},
     "service/symbolize": {"service/rpc", "service/resolve", "service/core", "proto",
                           "symbolizer", "base"},
@@ -31,7 +32,7 @@ ALLOWED = {
                            "base"},
     "service/upload": {"service/rpc", "service/fetch", "service/core", "proto",
                        "source", "storage", "symbolizer", "base"},
-    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/upload", "service/rpc", "service/resolve", "service/fetch",
+    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/upload", "service/rpc", "service/resolve", "service/fetch", "source",
                      "service/core", "storage", "symbolizer", "base", "proto"},
 }
 ROOMS = sorted(ALLOWED, key=len, reverse=True)

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * svc_packages: the package archives under --package-dir as a debuginfo
+ * source: the scanner that keeps the store's catalogue (storage/stor_catalog.h)
+ * in step with the directories, and the source (source/src_source.h) that
+ * answers from it.
+ *
+ * The scanner walks each directory (recursively, a mirror's pool) for .deb,
+ * .ddeb and .rpm files; a package whose identity (size, mtime, inode) differs
+ * from its catalogue record is scanned again (source/src_package.h), a
+ * package gone from disk is dropped with its entries. A pass runs at start,
+ * when inotify reports a change under a directory (after a short quiet time),
+ * and every rescan_ms. A package that fails its scan is recorded as failed
+ * (its error logged, symbolizer_package_errors_total{reason}) and not retried
+ * until it changes; the rest of the catalogue is unaffected.
+ *
+ * The source's find() looks the build ID up in the catalogue, checks the
+ * package is still the one scanned, extracts the member (xz blocks that
+ * overlap it, or a stream) and checks it with src_check_file. It is the one
+ * to put between the local debug dirs and the upstreams.
+ */
+#ifndef SVC_PACKAGES_H
+#define SVC_PACKAGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base_buf.h"
+#include "service/core/svc_error.h"
+#include "source/src_source.h"
+#include "storage/stor_db.h"
+
+typedef struct svc_packages_options {
+	stor_db *store;
+	char *const *dirs;
+	size_t n_dirs;
+	int64_t rescan_ms;       /* periodic pass; <= 0: none (inotify and start only) */
+	bool watch;              /* inotify on the directories */
+} svc_packages_options;
+
+typedef struct svc_packages svc_packages;
+
+svc_packages *svc_packages_create(const svc_packages_options *o, svc_error *err);
+
+/* Starts the background scanner thread (a first pass at once). */
+svc_errc svc_packages_start(svc_packages *p, svc_error *err);
+
+/* One pass on the calling thread (symbolctl fetch, tests). */
+void svc_packages_scan_now(svc_packages *p);
+
+/* The source over the catalogue; owned by p, valid while p lives. */
+src_source *svc_packages_source(svc_packages *p);
+
+typedef struct svc_packages_stats {
+	uint64_t passes;         /* directory passes done */
+	uint64_t scanned;        /* packages scanned (new or changed) */
+	uint64_t removed;        /* packages dropped (gone from disk) */
+	uint64_t packages, failed, members;  /* in the catalogue after the last pass */
+	uint64_t errors[16];     /* by src_pkg_reason */
+	uint64_t extract_ok, extract_failed;
+	double last_scan_seconds;
+} svc_packages_stats;
+
+void svc_packages_get_stats(svc_packages *p, svc_packages_stats *out);
+
+/*
+ * symbolizer_packages{state}, symbolizer_package_members,
+ * symbolizer_package_scans_total, symbolizer_package_errors_total{reason},
+ * symbolizer_package_extractions_total{result}. Any thread.
+ */
+void svc_packages_metrics_render(svc_packages *p, base_buf *out);
+
+/* Stops the scanner (a scan in progress ends at its next member). NULL: no-op. */
+void svc_packages_destroy(svc_packages *p);
+
+#endif

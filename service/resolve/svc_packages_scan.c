@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_packages_scan: the package scanner (svc_packages.h): directory passes
+ * that bring the catalogue in step with the disk, on its own thread, woken by
+ * inotify and a periodic timer.
+ */
+#include "service/resolve/svc_packages_impl.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base_clock.h"
+#include "base/base_log.h"
+#include "base/base_vec.h"
+#include "source/src_package.h"
+#include "storage/stor_catalog.h"
+
+#define MAX_DEPTH 8
+#define QUIET_MS 300
+
+typedef struct pass {
+	svc_packages *p;
+	base_vec seen;           /* char *: package paths on disk */
+	base_vec entries;        /* stor_cat_entry: of the package being scanned */
+	const char *path;        /* the package being scanned */
+} pass;
+
+static bool is_package(const char *name)
+{
+	size_t n = strlen(name);
+	return (n > 4 && !strcmp(name + n - 4, ".deb")) || (n > 5 && !strcmp(name + n - 5, ".ddeb")) ||
+	       (n > 4 && !strcmp(name + n - 4, ".rpm"));
+}
+
+static bool on_member(void *arg, const src_pkg_member *m)
+{
+	pass *ps = arg;
+	stor_cat_entry *e = base_vec_push(&ps->entries);
+	if (!e)
+		return false;
+	memset(e, 0, sizeof(*e));
+	memcpy(e->id, m->id.bytes, m->id.len);
+	e->id_len = m->id.len;
+	e->kind = m->kind == SRC_KIND_DEBUGINFO ? STOR_KIND_DEBUGINFO : STOR_KIND_EXECUTABLE;
+	e->offset = m->offset;
+	e->size = m->size;
+	snprintf(e->member, sizeof(e->member), "%s", m->path);
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	sym_build_id_to_hex(&m->id, hex);
+	base_logf(BASE_LOG_DEBUG, "package member", "package=%s build_id=%s kind=%s member=%s",
+		  ps->path, hex, src_kind_name(m->kind), m->path);
+	return !ps->p->stopping;
+}
+
+/* Scans one new or changed package and writes its catalogue record. */
+static void scan_package(pass *ps, const char *path, int fd, const struct stat *st)
+{
+	svc_packages *p = ps->p;
+	src_pkg_limits lim;
+	src_pkg_limits_init(&lim);
+	src_pkg_layout l;
+	src_pkg_scan_stats ss;
+	src_pkg_reason reason;
+	sym_error err = {0};
+	ps->entries.len = 0;
+	ps->path = path;
+	int64_t t0 = base_mono_ns();
+	sym_errc rc = src_package_scan(fd, path, &lim, &l, on_member, ps, &ss, &reason, &err);
+	stor_cat_package pkg;
+	memset(&pkg, 0, sizeof(pkg));
+	pkg.size = (uint64_t)st->st_size;
+	pkg.inode = (uint64_t)st->st_ino;
+	pkg.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	if (p->stopping) {
+		src_pkg_layout_free(&l);
+		return;
+	}
+	if (rc) {
+		pkg.failed = true;
+		snprintf(pkg.error, sizeof(pkg.error), "%s: %.200s", src_pkg_reason_name(reason), err.msg);
+		ps->entries.len = 0;
+		base_logf(BASE_LOG_WARN, "package scan failed", "package=%s reason=%s error=\"%s\"", path,
+			  src_pkg_reason_name(reason), err.msg);
+	}
+	pkg.members = (uint32_t)ps->entries.len;
+	size_t ll = 0;
+	void *lb = rc ? NULL : src_pkg_layout_encode(&l, &ll);
+	stor_error se;
+	if (stor_cat_put_package(p->o.store, path, &pkg, lb, ll, ps->entries.data, ps->entries.len,
+				 &se) != STOR_OK)
+		base_logf(BASE_LOG_ERROR, "catalogue write failed", "package=%s error=\"%s\"", path,
+			  se.msg);
+	free(lb);
+	src_pkg_layout_free(&l);
+	double secs = base_seconds_since(t0);
+	if (!rc)
+		base_logf(BASE_LOG_INFO, "package scanned",
+			  "package=%s members=%zu entries=%llu probed=%llu blocks=%llu seconds=%.2f", path,
+			  ps->entries.len, (unsigned long long)ss.entries,
+			  (unsigned long long)ss.probed, (unsigned long long)ss.blocks_decoded, secs);
+	pthread_mutex_lock(&p->mu);
+	p->st.scanned++;
+	p->st.last_scan_seconds = secs;
+	if (rc && (unsigned)reason < 16)
+		p->st.errors[reason]++;
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* One package file on disk: scanned when its identity changed. */
+static void visit_file(pass *ps, const char *path)
+{
+	char *dup = strdup(path);
+	char **slot = dup ? base_vec_push(&ps->seen) : NULL;
+	if (!slot) {
+		free(dup);
+		return;
+	}
+	*slot = dup;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	stor_cat_package old;
+	stor_error se;
+	if (stor_cat_get_package(ps->p->o.store, path, &old, NULL, NULL, &se) != STOR_OK ||
+	    old.size != (uint64_t)st.st_size || old.inode != (uint64_t)st.st_ino ||
+	    old.mtime_ns != (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
+		scan_package(ps, path, fd, &st);
+	close(fd);
+}
+
+static void walk(pass *ps, const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	if (ps->p->inotify >= 0)
+		inotify_add_watch(ps->p->inotify, dir,
+				  IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE);
+	struct dirent *de;
+	char path[PATH_MAX];
+	while ((de = readdir(d)) && !ps->p->stopping) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= (int)sizeof(path))
+			continue;
+		struct stat st;
+		if (stat(path, &st) != 0) /* a link to a package is followed, to a directory not */
+			continue;
+		if (S_ISDIR(st.st_mode) && de->d_type != DT_LNK && depth < MAX_DEPTH)
+			walk(ps, path, depth + 1);
+		else if (S_ISREG(st.st_mode) && is_package(de->d_name))
+			visit_file(ps, path);
+	}
+	closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+typedef struct prune {
+	pass *ps;
+	base_vec gone;           /* char * */
+	uint64_t packages, failed, members;
+} prune;
+
+/* Catalogue packages under our dirs but not seen on disk are gone. */
+static bool prune_one(void *arg, const char *path, const stor_cat_package *pkg)
+{
+	prune *pr = arg;
+	pass *ps = pr->ps;
+	bool ours = false;
+	for (size_t i = 0; i < ps->p->o.n_dirs && !ours; i++) {
+		size_t n = strlen(ps->p->dirs[i]);
+		ours = !strncmp(path, ps->p->dirs[i], n) && path[n] == '/';
+	}
+	const char *key = path;
+	if (ours && !bsearch(&key, ps->seen.data, ps->seen.len, sizeof(char *), cmp_str)) {
+		char *dup = strdup(path), **slot = dup ? base_vec_push(&pr->gone) : NULL;
+		if (slot)
+			*slot = dup;
+		else
+			free(dup);
+		return true;
+	}
+	pr->packages++;
+	pr->failed += pkg->failed;
+	pr->members += pkg->members;
+	return true;
+}
+
+void svc_packages_scan_now(svc_packages *p)
+{
+	pass ps = {.p = p};
+	base_vec_init(&ps.seen, sizeof(char *), SIZE_MAX / sizeof(char *));
+	base_vec_init(&ps.entries, sizeof(stor_cat_entry), SIZE_MAX / sizeof(stor_cat_entry));
+	for (size_t i = 0; i < p->o.n_dirs && !p->stopping; i++)
+		walk(&ps, p->dirs[i], 0);
+	qsort(ps.seen.data, ps.seen.len, sizeof(char *), cmp_str);
+	prune pr = {.ps = &ps};
+	base_vec_init(&pr.gone, sizeof(char *), SIZE_MAX / sizeof(char *));
+	stor_error se;
+	if (!p->stopping)
+		stor_cat_foreach_package(p->o.store, prune_one, &pr, &se);
+	for (size_t i = 0; i < pr.gone.len; i++) {
+		char *path = ((char **)pr.gone.data)[i];
+		if (stor_cat_delete_package(p->o.store, path, &se) == STOR_OK)
+			base_logf(BASE_LOG_INFO, "package removed", "package=%s", path);
+		free(path);
+	}
+	for (size_t i = 0; i < ps.seen.len; i++)
+		free(((char **)ps.seen.data)[i]);
+	pthread_mutex_lock(&p->mu);
+	p->st.passes++;
+	p->st.removed += pr.gone.len;
+	p->st.packages = pr.packages;
+	p->st.failed = pr.failed;
+	p->st.members = pr.members;
+	pthread_mutex_unlock(&p->mu);
+	base_vec_deinit(&pr.gone);
+	base_vec_deinit(&ps.seen);
+	base_vec_deinit(&ps.entries);
+}
+
+/* Waits for a stop, an inotify event (then QUIET_MS without one) or the timer. */
+static void wait_change(svc_packages *p)
+{
+	struct pollfd fds[2] = {{p->wake[0], POLLIN, 0}, {p->inotify, POLLIN, 0}};
+	int nfds = p->inotify >= 0 ? 2 : 1;
+	int timeout = p->o.rescan_ms > 0 ? (int)(p->o.rescan_ms < INT32_MAX ? p->o.rescan_ms : INT32_MAX)
+					 : -1;
+	if (poll(fds, (nfds_t)nfds, timeout) <= 0 || p->stopping || !(fds[1].revents & POLLIN))
+		return;
+	char buf[4096] __attribute__((aligned(8)));
+	do {
+		while (read(p->inotify, buf, sizeof(buf)) > 0)
+			;
+		fds[1].revents = 0;
+	} while (poll(fds, 2, QUIET_MS) > 0 && !p->stopping && (fds[1].revents & POLLIN));
+}
+
+void *svc_packages_run(void *arg)
+{
+	svc_packages *p = arg;
+	if (p->o.watch)
+		p->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	while (!p->stopping) {
+		svc_packages_scan_now(p);
+		wait_change(p);
+	}
+	if (p->inotify >= 0)
+		close(p->inotify);
+	return NULL;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * src_package_impl: what the package reader's files share inside source/
+ * (container, payload streams, scan, extraction).
+ */
+#ifndef SRC_PACKAGE_IMPL_H
+#define SRC_PACKAGE_IMPL_H
+
+#include <stdint.h>
+
+#include "source/src_package.h"
+
+struct archive;
+
+/* Finds the payload of the .deb or .rpm in fd (file_size bytes): fills
+ * payload_off/size, comp and is_cpio of *l. */
+sym_errc src_pkg_locate(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_reason *reason,
+			sym_error *err);
+
+/* pread of exactly len bytes; SYM_E_INVALID "truncated" at end of file. */
+sym_errc src_pkg_pread(int fd, void *buf, size_t len, uint64_t off, sym_error *err);
+
+/*
+ * A libarchive reader over the payload: for a random-access layout, the
+ * uncompressed tar/cpio fed block by block from our xz decoder (skips jump
+ * over whole blocks; the next block is decoded ahead on a second thread);
+ * otherwise the compressed bytes, with libarchive's decompression filters.
+ * Member data offsets are archive_filter_bytes(a, 0) after each header.
+ */
+typedef struct src_pkg_stream src_pkg_stream;
+
+sym_errc src_pkg_stream_open(int fd, const src_pkg_layout *l, src_pkg_stream **out,
+			     struct archive **a, sym_error *err);
+/* Blocks decoded so far (random-access layouts). */
+uint64_t src_pkg_stream_blocks(const src_pkg_stream *s);
+/* The last error of the stream's own reads (when libarchive reports a failure). */
+const sym_error *src_pkg_stream_error(const src_pkg_stream *s);
+void src_pkg_stream_close(src_pkg_stream *s, struct archive *a);
+
+/* "usr/lib/x" from "./usr/lib/x" or "/usr/lib/x"; false when a component is
+ * ".." or the result is empty or too long. out has PATH_MAX bytes. */
+bool src_pkg_normalize(const char *path, char *out, size_t out_size);
+
+/* src_note: the note segment of an ELF from its first len bytes (program
+ * headers there); the GNU build ID in notes (be: big-endian file). */
+bool src_note_segment(const uint8_t *head, size_t len, uint64_t *off, uint64_t *size);
+bool src_note_build_id(const uint8_t *notes, size_t len, bool be, sym_build_id *id);
+
+#endif

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_src_package: the package reader's caps and helpers on packages built in
+ * memory: a .deb of many tiny members (the member cap ends the scan with
+ * too_many_members; under the cap every entry is listed), path normalization
+ * (`..` refused), the layout's catalogue form (round trip, corrupt forms
+ * refused), and containers that lie (ar size past the end, not a package).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "source/src_package.h"
+#include "source/src_package_impl.h"
+#include "test.h"
+
+/* A ustar header for an empty regular file named name. */
+static void tar_header(unsigned char *h, const char *name)
+{
+	memset(h, 0, 512);
+	snprintf((char *)h, 100, "%s", name);
+	memcpy(h + 100, "0000644", 8);
+	memcpy(h + 124, "00000000000", 12);
+	h[156] = '0';
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	memset(h + 148, ' ', 8);
+	unsigned sum = 0;
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+/* A .deb (ar with an uncompressed data.tar) of n empty members, in a memfd. */
+static int tiny_deb(int n)
+{
+	size_t tar_len = (size_t)n * 512 + 1024;
+	unsigned char *tar = calloc(1, tar_len);
+	for (int i = 0; i < n; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "./usr/share/t/%d", i);
+		tar_header(tar + (size_t)i * 512, name);
+	}
+	int fd = memfd_create("deb", 0);
+	char hdr[61];
+	dprintf(fd, "!<arch>\n");
+	snprintf(hdr, sizeof(hdr), "%-16s%-12d%-6d%-6d%-8s%-10zu`\n", "data.tar", 0, 0, 0, "100644",
+		 tar_len);
+	if (write(fd, hdr, 60) != 60 || write(fd, tar, tar_len) != (ssize_t)tar_len)
+		fd = -1;
+	free(tar);
+	return fd;
+}
+
+static bool count(void *arg, const src_pkg_member *m)
+{
+	(void)m;
+	++*(int *)arg;
+	return true;
+}
+
+TEST(member_cap)
+{
+	int fd = tiny_deb(3000);
+	REQUIRE(fd >= 0);
+	src_pkg_limits lim;
+	src_pkg_limits_init(&lim);
+	src_pkg_layout l;
+	src_pkg_scan_stats st;
+	src_pkg_reason r;
+	sym_error err = {0};
+	int n = 0;
+	CHECK(src_package_scan(fd, "t", &lim, &l, count, &n, &st, &r, &err) == SYM_OK);
+	CHECK_EQ_U(st.entries, 3000);
+	CHECK_EQ_U(l.comp, SRC_PKG_COMP_NONE);
+	src_pkg_layout_free(&l);
+	lim.max_members = 1000;
+	CHECK(src_package_scan(fd, "t", &lim, &l, count, &n, &st, &r, &err) != SYM_OK);
+	CHECK_STREQ(src_pkg_reason_name(r), "too_many_members");
+	CHECK_EQ_U(st.entries, 1001);
+	src_pkg_layout_free(&l);
+	close(fd);
+}
+
+TEST(lying_containers)
+{
+	int fd = memfd_create("bad", 0);
+	dprintf(fd, "!<arch>\n%-16s%-12d%-6d%-6d%-8s%-10d`\n", "data.tar.xz", 0, 0, 0, "100644",
+		999999);
+	for (int i = 0; i < 100; i++)
+		dprintf(fd, "xxxxxxxx");
+	src_pkg_limits lim;
+	src_pkg_limits_init(&lim);
+	src_pkg_layout l;
+	src_pkg_scan_stats st;
+	src_pkg_reason r;
+	sym_error err = {0};
+	int n = 0;
+	CHECK(src_package_scan(fd, "t", &lim, &l, count, &n, &st, &r, &err) != SYM_OK);
+	CHECK_STREQ(src_pkg_reason_name(r), "truncated");
+	src_pkg_layout_free(&l);
+	close(fd);
+	fd = memfd_create("bad", 0);
+	for (int i = 0; i < 100; i++)
+		dprintf(fd, "not a package ");
+	CHECK(src_package_scan(fd, "t", &lim, &l, count, &n, &st, &r, &err) != SYM_OK);
+	CHECK_STREQ(src_pkg_reason_name(r), "bad_container");
+	src_pkg_layout_free(&l);
+	close(fd);
+}
+
+TEST(normalize)
+{
+	char out[256];
+	CHECK(src_pkg_normalize("./usr/lib/x", out, sizeof(out)));
+	CHECK_STREQ(out, "usr/lib/x");
+	CHECK(src_pkg_normalize("/usr/lib/", out, sizeof(out)));
+	CHECK_STREQ(out, "usr/lib");
+	CHECK(!src_pkg_normalize("usr/../../etc", out, sizeof(out)));
+	CHECK(!src_pkg_normalize("..", out, sizeof(out)));
+	CHECK(!src_pkg_normalize("./", out, sizeof(out)));
+	CHECK(src_pkg_normalize("usr/..x/y", out, sizeof(out)));
+}
+
+TEST(layout_round_trip)
+{
+	src_xz_block blocks[3] = {{12, 100, 0, 1000}, {112, 50, 1000, 1000}, {162, 10, 2000, 5}};
+	src_pkg_layout l = {.payload_off = 132, .payload_size = 300, .comp = SRC_PKG_COMP_XZ,
+			    .xz = {.check = 4, .usize = 2005, .n_blocks = 3, .blocks = blocks}};
+	size_t len = 0;
+	void *enc = src_pkg_layout_encode(&l, &len);
+	REQUIRE(enc);
+	src_pkg_layout back;
+	REQUIRE(src_pkg_layout_decode(enc, len, &back, NULL) == SYM_OK);
+	CHECK_EQ_U(back.xz.n_blocks, 3);
+	CHECK_EQ_U(back.xz.blocks[2].coff, 162);
+	CHECK_EQ_U(back.payload_off, 132);
+	CHECK(src_pkg_layout_random(&back));
+	CHECK_EQ_U(src_xz_find_block(&back.xz, 1999), 1);
+	CHECK_EQ_U(src_xz_find_block(&back.xz, 2005), 3);
+	src_pkg_layout_free(&back);
+	CHECK(src_pkg_layout_decode(enc, len - 1, &back, NULL) != SYM_OK);
+	((unsigned char *)enc)[48 + 32 + 16] ^= 1; /* block 1's uncompressed offset */
+	CHECK(src_pkg_layout_decode(enc, len, &back, NULL) != SYM_OK);
+	free(enc);
+}
+
+TEST_MAIN()
