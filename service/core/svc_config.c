@@ -54,6 +54,36 @@ void svc_config_deinit(svc_config *c)
 	c->data_dir = NULL;
 }
 
+/* *dst = a copy of src[0..n) (n kept only once whole). */
+static bool list_copy(char ***dst, size_t *dst_n, char *const *src, size_t n)
+{
+	*dst = calloc(n + 1, sizeof(char *));
+	*dst_n = 0;
+	if (!*dst)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!((*dst)[i] = strdup(src[i])))
+			return false;
+		(*dst_n)++;
+	}
+	return true;
+}
+
+bool svc_config_copy(svc_config *dst, const svc_config *src)
+{
+	*dst = *src;
+	dst->debug_dirs = dst->upstreams = dst->peer_servers = dst->package_dirs = NULL;
+	dst->n_debug_dirs = dst->n_upstreams = dst->n_peer_servers = dst->n_package_dirs = 0;
+	dst->data_dir = src->data_dir ? strdup(src->data_dir) : NULL;
+	return (dst->data_dir || !src->data_dir) &&
+	       list_copy(&dst->debug_dirs, &dst->n_debug_dirs, src->debug_dirs, src->n_debug_dirs) &&
+	       list_copy(&dst->upstreams, &dst->n_upstreams, src->upstreams, src->n_upstreams) &&
+	       list_copy(&dst->peer_servers, &dst->n_peer_servers, src->peer_servers,
+			 src->n_peer_servers) &&
+	       list_copy(&dst->package_dirs, &dst->n_package_dirs, src->package_dirs,
+			 src->n_package_dirs);
+}
+
 static bool list_add(char ***list, size_t *n, const char *s, size_t len)
 {
 	char **l = realloc(*list, (*n + 1) * sizeof(*l));

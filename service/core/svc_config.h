@@ -119,6 +119,10 @@ svc_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, svc_error
 /* Replaces the upstream list from a comma- or space-separated string
  * ("" = none). Each must be an http:// or https:// URL. */
 svc_errc svc_config_set_upstreams(svc_config *c, const char *list, svc_error *err);
+/* A deep copy (every string and list); false when out of memory, dst then
+ * holding what was copied (svc_config_deinit frees it). */
+bool svc_config_copy(svc_config *dst, const svc_config *src);
+
 /* Replaces the peer-tier list the same way. */
 svc_errc svc_config_set_peer_servers(svc_config *c, const char *list, svc_error *err);
 

@@ -77,21 +77,6 @@ svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind 
 	return SVC_OK;
 }
 
-static char **dup_list(char *const *src, size_t n)
-{
-	char **l = calloc(n ? n : 1, sizeof(*l));
-	if (!l)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (!(l[i] = strdup(src[i]))) {
-			while (i--)
-				free(l[i]);
-			free(l);
-			return NULL;
-		}
-	return l;
-}
-
 /* The sources: the caller's, or one local source per debug directory. */
 static bool make_sources(svc_fetcher *f, const svc_fetcher_options *o)
 {
@@ -117,19 +102,14 @@ static bool make_sources(svc_fetcher *f, const svc_fetcher_options *o)
 /* Copies the config (lists owned), with the limits at least 1. */
 static bool copy_config(svc_fetcher *f, const svc_config *c)
 {
-	f->cfg = *c;
-	f->cfg.data_dir = NULL;
-	f->cfg.debug_dirs = dup_list(c->debug_dirs, c->n_debug_dirs);
-	f->cfg.upstreams = dup_list(c->upstreams, c->n_upstreams);
-	f->cfg.peer_servers = dup_list(c->peer_servers, c->n_peer_servers);
+	bool whole = svc_config_copy(&f->cfg, c);
 	if (f->cfg.max_concurrent_fetches < 1)
 		f->cfg.max_concurrent_fetches = 1;
 	if (f->cfg.max_fetches_per_upstream < 1)
 		f->cfg.max_fetches_per_upstream = 1;
 	if (f->cfg.fetch_workers < 1)
 		f->cfg.fetch_workers = 1;
-	/* each list whole or NULL */
-	return f->cfg.debug_dirs && f->cfg.upstreams && f->cfg.peer_servers;
+	return whole;
 }
 
 /* The servers in the order they are asked: the peer tier, then the upstreams. */
@@ -221,13 +201,6 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 	return f;
 }
 
-static void free_list(char **l, size_t n)
-{
-	for (size_t i = 0; l && i < n; i++)
-		free(l[i]);
-	free(l);
-}
-
 void svc_fetcher_destroy(svc_fetcher *f)
 {
 	if (!f)
@@ -253,9 +226,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	free(f->ups);
 	free(f->spool_dir);
 	svc_trace_deinit(&f->trace);
-	free_list(f->cfg.debug_dirs, f->cfg.n_debug_dirs);
-	free_list(f->cfg.upstreams, f->cfg.n_upstreams);
-	free_list(f->cfg.peer_servers, f->cfg.n_peer_servers);
+	svc_config_deinit(&f->cfg);
 	free(f->user_agent);
 	free(f);
 }

@@ -194,40 +194,6 @@ static uint64_t default_build_memory(void)
 
 static void stop_check_cb(evutil_socket_t fd, short what, void *arg);
 
-/* A deep copy of the config: the caller's may go away. */
-static bool copy_config(svc_server *s, const svc_config *from)
-{
-	s->config = *from;
-	s->config.data_dir = NULL;
-	s->config.debug_dirs = NULL;
-	s->config.upstreams = NULL;
-	s->config.n_debug_dirs = s->config.n_upstreams = 0;
-	s->config.data_dir = strdup(from->data_dir);
-	s->config.debug_dirs = calloc(from->n_debug_dirs + 1, sizeof(char *));
-	s->config.upstreams = calloc(from->n_upstreams + 1, sizeof(char *));
-	if (!s->config.data_dir || !s->config.debug_dirs || !s->config.upstreams)
-		return false;
-	for (size_t i = 0; i < from->n_debug_dirs; i++) {
-		if (!(s->config.debug_dirs[i] = strdup(from->debug_dirs[i])))
-			return false;
-		s->config.n_debug_dirs++;
-	}
-	for (size_t i = 0; i < from->n_upstreams; i++) {
-		if (!(s->config.upstreams[i] = strdup(from->upstreams[i])))
-			return false;
-		s->config.n_upstreams++;
-	}
-	s->config.n_package_dirs = 0;
-	if (!(s->config.package_dirs = calloc(from->n_package_dirs + 1, sizeof(char *))))
-		return false;
-	for (size_t i = 0; i < from->n_package_dirs; i++) {
-		if (!(s->config.package_dirs[i] = strdup(from->package_dirs[i])))
-			return false;
-		s->config.n_package_dirs++;
-	}
-	return true;
-}
-
 /* The fetchers' sources, in order: the local debug dirs, then the package
  * archives (their scanner started here), then the fetchers ask the upstreams. */
 static bool make_sources(svc_server *s, svc_error *err)
@@ -521,7 +487,7 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 	s->o = *opts;
 	s->o.config = &s->config;
 	svc_metrics_init(&s->metrics);
-	if (!copy_config(s, opts->config))
+	if (!svc_config_copy(&s->config, opts->config))
 		goto nomem;
 	if (!open_store(s, err) || !start_resolution(s, err) || !start_upload(s, err))
 		goto fail;

@@ -574,6 +574,9 @@ svc_errc svc_rpc_json_encode(const svc_rpc_json *j, const uint8_t *wire, size_t 
 			     base_buf *out, svc_error *err)
 {
 	enc e = {.b = out, .err = err};
+	static const uint8_t none[1];
+	if (!wire)  /* an empty message: no bytes, maybe no buffer */
+		wire = none;
 	svc_errc rc = encode_msg(&e, &j->msgs[0], wire, wire + len);
 	if (rc == SVC_E_NOMEM || out->over || out->nomem) {
 		rc = out->over ? SVC_E_TOO_LARGE : SVC_E_NOMEM;

@@ -148,9 +148,13 @@ static bool tables_commit(struct tables *t, base_arena *arena)
 		base_arena_alloc(arena, (t->new_fns.len ? t->new_fns.len : 1) * sizeof(*nfn));
 	if (!strs || !fns || !nfn)
 		return false;
-	memcpy(strs, p->string_table, p->n_string_table * sizeof(*strs));
-	memcpy(strs + p->n_string_table, t->new_strs.data, t->new_strs.len * sizeof(*strs));
-	memcpy(fns, p->function, p->n_function * sizeof(*fns));
+	/* Empty tables may be NULL: memcpy wants a pointer even for 0 bytes. */
+	if (p->n_string_table)
+		memcpy(strs, p->string_table, p->n_string_table * sizeof(*strs));
+	if (t->new_strs.len)
+		memcpy(strs + p->n_string_table, t->new_strs.data, t->new_strs.len * sizeof(*strs));
+	if (p->n_function)
+		memcpy(fns, p->function, p->n_function * sizeof(*fns));
 	const fn_key *keys = t->new_fns.data;
 	for (size_t i = 0; i < t->new_fns.len; i++) {
 		perftools__profiles__function__init(&nfn[i]);
