@@ -8,9 +8,9 @@ catalogue every one of them (vmlinux and every module), serve a random sample
 of modules and vmlinux byte for byte on /buildid/ID/debuginfo, and symbolize
 vmlinux addresses as eu-addr2line does on the same file.
 
-Modules are checked by build ID and bytes (check_module); comparing their
-symbolization by section with eu-addr2line --section=.text belongs there once
-ET_REL files are indexed with their relocations.
+Each sampled module is also symbolized by section offset (ADDRESS_KIND_SECTION,
+offsets inside its .text functions) and compared, inline chain by inline
+chain, with eu-addr2line --section=.text on the served file (check_module).
 
 Usage: package_kernel_test.py --symbolizerd BIN --fetch scripts/fetch-kernel-dbg.sh
 """
@@ -95,10 +95,61 @@ def get(d, path, timeout=300):
     return r.status, body
 
 
-def check_module(d, path, bid, body):
-    """A module served from the package: its build ID (symbolization by section
-    is compared here once ET_REL files are indexed with their relocations)."""
+def text_functions(ko):
+    """(offset, size) of the FUNC symbols in a module's .text (readelf -sW)."""
+    secs = subprocess.run(["readelf", "-SW", ko], capture_output=True, text=True,
+                          check=True).stdout
+    m = re.search(r"^\s*\[\s*(\d+)\]\s+\.text\s", secs, re.M)
+    if not m:
+        return []
+    ndx = m.group(1)
+    syms = subprocess.run(["readelf", "-sW", ko], capture_output=True, text=True,
+                          check=True).stdout
+    out = []
+    for line in syms.splitlines():
+        w = line.split()
+        if len(w) >= 8 and w[3] == "FUNC" and w[6] == ndx and int(w[2], 0) > 4:
+            out.append((int(w[1], 16), int(w[2], 0)))
+    return out
+
+
+def section_chain(ko, off):
+    lines = subprocess.run(["eu-addr2line", "-f", "-i", "--section=.text", "-e", ko, "0x%x" % off],
+                           capture_output=True, text=True).stdout.splitlines()
+    chain = []
+    for i in range(0, len(lines) - 1, 2):
+        fn = lines[i].split(" inlined at ")[0].strip()
+        m = re.match(r"^(.*?):(\d+)(?::\d+)?", lines[i + 1])
+        chain.append((fn, os.path.basename(m.group(1)), int(m.group(2))) if m else (fn, "??", 0))
+    return [c for c in chain if c != ("??", "??", 0)]
+
+
+def check_module(d, path, bid, body, work, totals):
+    """A module served from the package: its build ID, then addresses inside its
+    .text functions symbolized by section offset (ADDRESS_KIND_SECTION) through
+    the daemon, each inline chain against eu-addr2line --section=.text."""
     check(elf_build_id(body) == bid, "%s: served build ID differs" % path)
+    ko = os.path.join(work, "module.ko")
+    with open(ko, "wb") as f:
+        f.write(body)
+    funcs = text_functions(ko)
+    if not funcs:
+        return
+    rnd = random.Random(SEED + len(funcs))
+    offs = [o + rnd.randrange(0, n) for o, n in (rnd.choice(funcs) for _ in range(20))]
+    resp = d.symbolize([pb.mapping(bid, kind=pb.SECTION, section=".text")],
+                       [pb.location(0, o) for o in offs], max_wait_ms=60000)
+    check(pb.STATUS[resp["mappings"][0]["status"]] == "OK", "%s: mapping %r"
+          % (path, resp["mappings"][0]))
+    for i, o in enumerate(offs):
+        ours = [(f[0], os.path.basename(f[1]), f[2]) for f in pb.frames(resp, i)]
+        ref = section_chain(ko, o)
+        totals[0] += 1
+        if ours == ref:
+            totals[1] += 1
+        elif totals[0] - totals[1] <= 3:
+            print("  %s .text+0x%x: ours %r, eu-addr2line %r" % (os.path.basename(path), o,
+                                                                ours, ref))
 
 
 def chain_of(vmlinux, a):
@@ -151,12 +202,17 @@ def case_kernel():
               "catalogue holds %r members, the package %d build IDs" %
               (d.metric("symbolizer_package_members"), len({v[0] for v in members.values()})))
         rnd = random.Random(SEED)
+        totals = [0, 0]  # module addresses compared, equal
         for path in rnd.sample(modules, 12):
             bid, digest = members[path]
             status, body = get(d, "/buildid/%s/debuginfo" % bid)
             check(status == 200, "%s: HTTP %d" % (path, status))
             check(hashlib.sha256(body).hexdigest() == digest, "%s: bytes differ" % path)
-            check_module(d, path, bid, body)
+            check_module(d, path, bid, body, work, totals)
+        print("  modules: %d/%d inline chains at .text offsets equal eu-addr2line --section's"
+              % (totals[1], totals[0]), flush=True)
+        check(totals[0] > 100 and totals[1] >= 0.95 * totals[0],
+              "modules: only %d/%d equal" % (totals[1], totals[0]))
         bid, digest = members[vmlinux[0]]
         status, body = get(d, "/buildid/%s/debuginfo" % bid, timeout=600)
         check(status == 200 and hashlib.sha256(body).hexdigest() == digest, "vmlinux: %d" % status)
