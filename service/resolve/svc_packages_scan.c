@@ -188,7 +188,8 @@ static bool prune_one(void *arg, const char *path, const stor_cat_package *pkg)
 		ours = !strncmp(path, ps->p->dirs[i], n) && path[n] == '/';
 	}
 	const char *key = path;
-	if (ours && !bsearch(&key, ps->seen.data, ps->seen.len, sizeof(char *), cmp_str)) {
+	if (ours && !(ps->seen.len &&
+		      bsearch(&key, ps->seen.data, ps->seen.len, sizeof(char *), cmp_str))) {
 		char *dup = strdup(path), **slot = dup ? base_vec_push(&pr->gone) : NULL;
 		if (slot)
 			*slot = dup;
@@ -209,7 +210,8 @@ void svc_packages_scan_now(svc_packages *p)
 	base_vec_init(&ps.entries, sizeof(stor_cat_entry), SIZE_MAX / sizeof(stor_cat_entry));
 	for (size_t i = 0; i < p->o.n_dirs && !p->stopping; i++)
 		walk(&ps, p->dirs[i], 0);
-	qsort(ps.seen.data, ps.seen.len, sizeof(char *), cmp_str);
+	if (ps.seen.len)  /* an empty vector has no buffer: qsort wants one */
+		qsort(ps.seen.data, ps.seen.len, sizeof(char *), cmp_str);
 	prune pr = {.ps = &ps};
 	base_vec_init(&pr.gone, sizeof(char *), SIZE_MAX / sizeof(char *));
 	stor_error se;
