@@ -31,22 +31,6 @@ void src_pkg_limits_init(src_pkg_limits *l)
 	l->max_ms = 30 * 60 * 1000;
 }
 
-sym_errc src_pkg_pread(int fd, void *buf, size_t len, uint64_t off, sym_error *err)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return sym_error_set(err, SYM_E_IO, "read: %s", strerror(errno));
-		if (r == 0)
-			return sym_error_set(err, SYM_E_INVALID, "truncated");
-		done += (size_t)r;
-	}
-	return SYM_OK;
-}
-
 static sym_errc fail(src_pkg_reason *reason, src_pkg_reason r, sym_error *err, const char *msg)
 {
 	*reason = r;
@@ -92,7 +76,7 @@ static sym_errc locate_deb(int fd, uint64_t file_size, src_pkg_layout *l, src_pk
 	uint64_t pos = 8;
 	for (int n = 0; n < 64 && pos < file_size; n++) {
 		char h[60];
-		if (file_size - pos < 60 || src_pkg_pread(fd, h, 60, pos, err))
+		if (file_size - pos < 60 || src_pread(fd, h, 60, pos, err))
 			return fail(reason, SRC_PKG_E_TRUNCATED, err, "ar: truncated member header");
 		uint64_t size;
 		if (h[58] != '`' || h[59] != '\n' || !ar_number(h + 48, 10, &size))
@@ -121,7 +105,7 @@ static sym_errc rpm_header(int fd, uint64_t file_size, uint64_t *pos, bool pad,
 			   src_pkg_reason *reason, sym_error *err)
 {
 	uint8_t h[16];
-	if (file_size - *pos < 16 || src_pkg_pread(fd, h, 16, *pos, err))
+	if (file_size - *pos < 16 || src_pread(fd, h, 16, *pos, err))
 		return fail(reason, SRC_PKG_E_TRUNCATED, err, "rpm: truncated header");
 	if (memcmp(h, "\x8e\xad\xe8\x01", 4))
 		return fail(reason, SRC_PKG_E_BAD_CONTAINER, err, "rpm: bad header magic");
@@ -141,7 +125,7 @@ sym_errc src_pkg_locate(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_r
 			sym_error *err)
 {
 	uint8_t m[8];
-	if (file_size < 104 || src_pkg_pread(fd, m, 8, 0, err))
+	if (file_size < 104 || src_pread(fd, m, 8, 0, err))
 		return fail(reason, SRC_PKG_E_TRUNCATED, err, "package: too short");
 	sym_errc rc;
 	if (!memcmp(m, "!<arch>\n", 8)) {
@@ -161,7 +145,7 @@ sym_errc src_pkg_locate(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_r
 		return rc;
 	uint8_t p[6] = {0};
 	size_t n = l->payload_size < 6 ? (size_t)l->payload_size : 6;
-	if (n < 6 || src_pkg_pread(fd, p, n, l->payload_off, err))
+	if (n < 6 || src_pread(fd, p, n, l->payload_off, err))
 		return fail(reason, SRC_PKG_E_TRUNCATED, err, "payload: truncated");
 	l->comp = (uint8_t)sniff(p, n);
 	return SYM_OK;

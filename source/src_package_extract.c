@@ -62,7 +62,7 @@ sym_errc src_package_extract(int fd, const src_pkg_layout *layout, const char *m
 		if (offset > layout->payload_size || size > layout->payload_size - offset)
 			rc = sym_error_set(err, SYM_E_INVALID, "member outside the payload");
 		else
-			rc = src_pkg_pread(fd, out, (size_t)size, layout->payload_off + offset, err);
+			rc = src_pread(fd, out, (size_t)size, layout->payload_off + offset, err);
 	} else if (src_pkg_layout_random(layout)) {
 		rc = src_xz_decode_range(fd, layout->payload_off, &layout->xz, offset, out,
 					 (size_t)size, err);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "source/src_package.h"
+#include "source/src_pread.h"
 
 struct archive;
 
@@ -18,7 +19,6 @@ sym_errc src_pkg_locate(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_r
 			sym_error *err);
 
 /* pread of exactly len bytes; SYM_E_INVALID "truncated" at end of file. */
-sym_errc src_pkg_pread(int fd, void *buf, size_t len, uint64_t off, sym_error *err);
 
 /*
  * A libarchive reader over the payload: for a random-access layout, the

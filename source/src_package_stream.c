@@ -114,7 +114,7 @@ static la_ssize_t read_random(struct archive *a, void *arg, const void **buf)
 		return 0;
 	if (s->l->comp == SRC_PKG_COMP_NONE) {
 		size_t n = s->end - s->pos < CHUNK ? (size_t)(s->end - s->pos) : CHUNK;
-		if (src_pkg_pread(s->fd, s->chunk, n, s->l->payload_off + s->pos, &s->err)) {
+		if (src_pread(s->fd, s->chunk, n, s->l->payload_off + s->pos, &s->err)) {
 			archive_set_error(a, EIO, "%s", s->err.msg);
 			return -1;
 		}
@@ -150,7 +150,7 @@ static la_ssize_t read_compressed(struct archive *a, void *arg, const void **buf
 	if (s->pos >= s->end)
 		return 0;
 	size_t n = s->end - s->pos < CHUNK ? (size_t)(s->end - s->pos) : CHUNK;
-	if (src_pkg_pread(s->fd, s->chunk, n, s->l->payload_off + s->pos, &s->err)) {
+	if (src_pread(s->fd, s->chunk, n, s->l->payload_off + s->pos, &s->err)) {
 		archive_set_error(a, EIO, "%s", s->err.msg);
 		return -1;
 	}

@@ -13,31 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "source/src_pread.h"
+
 #define XZ_HDR LZMA_STREAM_HEADER_SIZE
 #define XZ_CHUNK (256u << 10)
-
-static sym_errc pread_all(int fd, void *buf, size_t len, uint64_t off, sym_error *err)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return sym_error_set(err, SYM_E_IO, "xz: read: %s", strerror(errno));
-		if (r == 0)
-			return sym_error_set(err, SYM_E_INVALID, "xz: truncated (end of file)");
-		done += (size_t)r;
-	}
-	return SYM_OK;
-}
 
 /* Drops the stream padding (zero 4-byte words) at the end; *end shrinks. */
 static sym_errc skip_padding(int fd, uint64_t off, uint64_t *end, sym_error *err)
 {
 	uint8_t w[4];
 	while (*end >= off + 2 * XZ_HDR + 4) {
-		sym_errc rc = pread_all(fd, w, 4, *end - 4, err);
+		sym_errc rc = src_pread(fd, w, 4, *end - 4, err);
 		if (rc)
 			return rc;
 		if (w[0] | w[1] | w[2] | w[3])
@@ -54,7 +40,7 @@ static sym_errc read_index(int fd, uint64_t idx_start, uint64_t len, lzma_index 
 	uint8_t *buf = malloc(len);
 	if (!buf)
 		return sym_error_set(err, SYM_E_NOMEM, "xz: out of memory for the index");
-	sym_errc rc = pread_all(fd, buf, len, idx_start, err);
+	sym_errc rc = src_pread(fd, buf, len, idx_start, err);
 	if (rc) {
 		free(buf);
 		return rc;
@@ -114,8 +100,8 @@ sym_errc src_xz_index_read(int fd, uint64_t off, uint64_t size, src_xz_index *ou
 		return rc;
 	uint8_t hdr[XZ_HDR], ftr[XZ_HDR];
 	lzma_stream_flags hf, ff;
-	if ((rc = pread_all(fd, hdr, XZ_HDR, off, err)) ||
-	    (rc = pread_all(fd, ftr, XZ_HDR, end - XZ_HDR, err)))
+	if ((rc = src_pread(fd, hdr, XZ_HDR, off, err)) ||
+	    (rc = src_pread(fd, ftr, XZ_HDR, end - XZ_HDR, err)))
 		return rc;
 	if (lzma_stream_header_decode(&hf, hdr) != LZMA_OK)
 		return sym_error_set(err, SYM_E_INVALID, "xz: bad stream header");
@@ -171,7 +157,7 @@ size_t src_xz_find_block(const src_xz_index *ix, uint64_t upos)
 static sym_errc open_block(int fd, uint64_t at, uint32_t check, const src_xz_block *b,
 			   lzma_block *block, lzma_filter *filters, uint8_t *hbuf, sym_error *err)
 {
-	sym_errc rc = pread_all(fd, hbuf, 1, at, err);
+	sym_errc rc = src_pread(fd, hbuf, 1, at, err);
 	if (rc)
 		return rc;
 	memset(block, 0, sizeof(*block));
@@ -181,7 +167,7 @@ static sym_errc open_block(int fd, uint64_t at, uint32_t check, const src_xz_blo
 	block->header_size = lzma_block_header_size_decode(hbuf[0]);
 	if (hbuf[0] == 0 || block->header_size > b->csize)
 		return sym_error_set(err, SYM_E_INVALID, "xz: bad block header");
-	if ((rc = pread_all(fd, hbuf, block->header_size, at, err)))
+	if ((rc = src_pread(fd, hbuf, block->header_size, at, err)))
 		return rc;
 	if (lzma_block_header_decode(block, NULL, hbuf) != LZMA_OK)
 		return sym_error_set(err, SYM_E_INVALID, "xz: bad block header");
@@ -203,7 +189,7 @@ static sym_errc run_block(int fd, uint64_t at, lzma_stream *s, const src_xz_bloc
 	while (written < len) {
 		if (s->avail_in == 0 && in_left > 0) {
 			size_t n = in_left < XZ_CHUNK ? (size_t)in_left : XZ_CHUNK;
-			sym_errc rc = pread_all(fd, in, n, in_pos, err);
+			sym_errc rc = src_pread(fd, in, n, in_pos, err);
 			if (rc)
 				return rc;
 			s->next_in = in;
