@@ -27,6 +27,8 @@ PKGS=(
   # deploy/ checkers (tests/integration/deploy_test.py): systemd-analyze, yamllint,
   # jq, PyYAML; promtool is in prometheus above
   systemd yamllint jq python3-yaml
+  # responses decoded by a standard protobuf runtime (tests/integration/utf8_test.py)
+  python3-protobuf
 )
 missing=()
 for p in "${PKGS[@]}"; do
