@@ -23,6 +23,8 @@ void svc_server_options_init(svc_server_options *o)
 	o->worker_lookup_min = 256;
 	o->gzip_min_bytes = 1024;
 	o->max_hops = 1;
+	o->max_connections = 0;
+	o->request_timeout_ms = 30000;
 }
 
 #define F(name, meta, kind, field, max, help) \
@@ -54,6 +56,13 @@ static const base_flag flags[] = {
 	F("--max-hops", "N", BASE_FLAG_U32, max_hops, 1000,
 	  "debuginfod requests forwarded this many times (X-Symbolizer-Hops)\n"
 	  "are answered from the store and local dirs only (1)"),
+	F("--max-connections", "N", BASE_FLAG_U32, max_connections, 100000000,
+	  "open client connections; at the cap the longest idle one is\n"
+	  "closed, else accepting pauses (0: the open-files limit less\n"
+	  "a quarter, at least 128, kept for the store and upstreams)"),
+	F("--request-timeout", "DUR", BASE_FLAG_DURATION, request_timeout_ms, 0,
+	  "time from a request's first byte to its last, header and body;\n"
+	  "a slower client is disconnected (30s; 0: none)"),
 };
 #undef F
 

@@ -137,7 +137,71 @@ def main():
         finally:
             check(d.stop() == 0, "exit status")
 
-    sys.exit(run_cases([("utf8", case_utf8)], args.cases))
+    def raw(d, data, timeout=10):
+        """Sends data on a fresh connection; the status line of the answer ("" on
+        a close without one)."""
+        s = socket.create_connection(("127.0.0.1", d.port), timeout=timeout)
+        try:
+            s.sendall(data)
+            got = b""
+            while b"\r\n" not in got:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+            return got.split(b"\r\n", 1)[0].decode(errors="replace")
+        finally:
+            s.close()
+
+    def case_framing():
+        d = start("framing")
+        try:
+            body = pb.request([pb.mapping("ab" * 20)], [])
+            head = ("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/proto\r\n" % RPC)
+            ok = raw(d, (head + "Content-Length: %d\r\n\r\n" % len(body)).encode() + body)
+            check(" 200 " in ok, "a sane request: %r" % ok)
+            # Two different lengths: 400 (evhttp alone took the first).
+            two = (head + "Content-Length: %d\r\nContent-Length: %d\r\n\r\n"
+                   % (len(body), len(body) + 5)).encode() + body + b"XXXXX"
+            got = raw(d, two)
+            check(" 400 " in got, "two Content-Length headers: %r" % got)
+            # The same length twice is one length.
+            same = (head + "Content-Length: %d\r\nContent-Length: %d\r\n\r\n"
+                    % (len(body), len(body))).encode() + body
+            check(" 200 " in raw(d, same), "the same Content-Length twice")
+            chunked = head + "Transfer-Encoding: chunked\r\n\r\n"
+            for bad in ("zz\r\nabc\r\n0\r\n\r\n", "-5\r\nabcde\r\n0\r\n\r\n",
+                        "5;x\x00\r\nabcde\r\n0\r\n\r\n", "5\r\nabcde\r\nq\r\n"):
+                got = raw(d, (chunked + bad).encode())
+                check(" 400 " in got, "chunk %r: %r" % (bad, got))
+            good = chunked + "%x\r\n" % len(body)
+            got = raw(d, good.encode() + body + b"\r\n0\r\n\r\n")
+            check(" 200 " in got, "a sane chunked request: %r" % got)
+            # Over the cap (2x --max-request-bytes and some): 413, still.
+            big = (head + "Content-Length: %d\r\n\r\n" % (40 << 20)).encode()
+            s = socket.create_connection(("127.0.0.1", d.port), timeout=30)
+            s.sendall(big)
+            got = b""
+            try:
+                for _ in range(2000):
+                    s.sendall(b"\0" * 65536)
+            except OSError:
+                pass
+            try:
+                got = s.recv(4096)
+            except OSError:
+                pass
+            s.close()
+            check(b" 413 " in got or got == b"", "a body over the cap: %r" % got[:80])
+            check(" 200 " in raw(d, same), "the daemon still answers")
+            m = d.metrics()
+            check("symbolizer_http_malformed_bodies_total 4" in m,
+                  "malformed bodies not counted:\n" + "\n".join(
+                      ln for ln in m.splitlines() if "http_" in ln))
+        finally:
+            check(d.stop() == 0, "exit status")
+
+    sys.exit(run_cases([("utf8", case_utf8), ("framing", case_framing)], args.cases))
 
 
 if __name__ == "__main__":
