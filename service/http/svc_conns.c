@@ -50,6 +50,7 @@ struct conn {
 	uint64_t bytes;     /* of the request under way (0: idle) */
 	bool busy;          /* a request is in a handler's hands */
 	bool too_large;
+	bool headers_seen;  /* the end of the request's headers went by */
 };
 
 struct svc_conns {
@@ -136,6 +137,8 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 	listener_update(cs);
 }
 
+static bool evict_one(svc_conns *cs);
+
 /* The listener's user data is evhttp's; ours is found by listener. */
 #define MAX_LISTENERS 16
 static struct {
@@ -156,12 +159,18 @@ static void accept_error_cb(struct evconnlistener *lev, void *arg)
 		return;
 	}
 	cs->accept_errors++;
-	cs->paused_error = true;
-	listener_update(cs);
-	struct timeval tv = {0, PAUSE_MS * 1000};
-	evtimer_add(cs->resume, &tv);
+	/* Out of descriptors: the connection idle the longest gives its own to
+	 * the next in the backlog; with none to give, wait a moment. */
+	bool evicted = (e == EMFILE || e == ENFILE) && evict_one(cs);
+	if (!evicted) {
+		cs->paused_error = true;
+		listener_update(cs);
+		struct timeval tv = {0, PAUSE_MS * 1000};
+		evtimer_add(cs->resume, &tv);
+	}
 	char detail[160];
-	snprintf(detail, sizeof(detail), "error=\"%s\" pause_ms=%d", strerror(e), PAUSE_MS);
+	snprintf(detail, sizeof(detail), "error=\"%s\" pause_ms=%d", strerror(e),
+		 evicted ? 0 : PAUSE_MS);
 	log_limited(cs, LOG_ACCEPT, "accept failed, listener paused", detail);
 }
 
@@ -242,9 +251,46 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	evhttp_connection_free(c->evcon); /* closed_cb frees c */
 }
 
+/* The Content-Length of the header lines still in buf, if over cap: a body
+ * declared too large is refused before it is read. evhttp drains header lines
+ * as they complete, so what is left is a partial line and the new bytes, up to
+ * the blank line that ends the headers. */
+static bool declared_too_large(conn *c, struct evbuffer *buf, uint64_t cap)
+{
+	size_t n = evbuffer_get_length(buf);
+	if (n > 64 * 1024 + 4)
+		n = 64 * 1024 + 4;
+	const char *p = (const char *)evbuffer_pullup(buf, (ev_ssize_t)n);
+	if (!p)
+		return false;
+	static const char name[] = "content-length:";
+	for (size_t i = 0; i < n;) {
+		const char *nl = memchr(p + i, '\n', n - i);
+		size_t end = nl ? (size_t)(nl - p) : n;
+		size_t len = end - i;
+		if (len <= 1 && nl) { /* the blank line */
+			c->headers_seen = true;
+			return false;
+		}
+		if (nl && len > sizeof(name) - 1 &&
+		    evutil_ascii_strncasecmp(p + i, name, sizeof(name) - 1) == 0) {
+			uint64_t v = 0;
+			for (size_t k = i + sizeof(name) - 1; k < end; k++) {
+				if (p[k] >= '0' && p[k] <= '9')
+					v = v > UINT64_MAX / 10 - 1 ? UINT64_MAX : v * 10 + (uint64_t)(p[k] - '0');
+			}
+			if (v > cap)
+				return true;
+		}
+		if (!nl)
+			break;
+		i = end + 1;
+	}
+	return false;
+}
+
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
-	(void)buf;
 	conn *c = arg;
 	if (!info->n_added)
 		return;
@@ -258,7 +304,9 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	}
 	c->bytes += info->n_added;
 	touch(c);
-	if (c->bytes > cs->max_request_bytes && !c->too_large) {
+	bool over = c->bytes > cs->max_request_bytes ||
+		    (!c->headers_seen && declared_too_large(c, buf, cs->max_request_bytes));
+	if (over && !c->too_large) {
 		/* Not from here: evhttp is reading. The callback runs next. */
 		c->too_large = true;
 		bufferevent_disable(c->bev, EV_READ);
@@ -380,6 +428,7 @@ void svc_conns_request(svc_conns *cs, struct evhttp_request *req)
 	c->bytes = 0;
 	c->busy = true;
 	c->too_large = false;
+	c->headers_seen = false;
 	evtimer_del(c->deadline);
 	touch(c);
 }

@@ -201,7 +201,124 @@ def main():
         finally:
             check(d.stop() == 0, "exit status")
 
-    sys.exit(run_cases([("utf8", case_utf8), ("framing", case_framing)], args.cases))
+    def limited(nofile):
+        """A symbolizerd that starts with RLIMIT_NOFILE soft = hard = nofile."""
+        path = os.path.join(work, "symbolizerd-nofile-%d" % nofile)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\nexec prlimit --nofile=%d:%d -- %s \"$@\"\n"
+                    % (nofile, nofile, args.symbolizerd))
+        os.chmod(path, 0o755)
+        return path
+
+    def cpu_seconds(pid):
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def daemon_pid(d):
+        # The wrapper execs prlimit, which execs symbolizerd: the same PID.
+        return d.proc.pid
+
+    def healthz(d):
+        c = d.conn(timeout=60)
+        c.request("GET", "/healthz")
+        r = c.getresponse()
+        r.read()
+        c.close()
+        return r.status
+
+    def idle_flood(d, n):
+        socks = []
+        for i in range(n):
+            socks.append(socket.create_connection(("127.0.0.1", d.port), timeout=30))
+            if i % 50 == 49:  # the listen backlog is 128: let the daemon accept
+                time.sleep(0.05)
+        return socks
+
+    def case_descriptors():
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+        # 1: the cap below the limit (1024 less a quarter): the idle connection
+        # the longest gives way. 2: a cap over the limit: accept() fails with
+        # EMFILE; the daemon neither spins nor floods its log.
+        for label, extra in (("cap", []), ("emfile", ["--max-connections=100000"])):
+            bin_ = limited(1024)
+            d = Daemon(bin_, os.path.join(work, label + ".data"),
+                       os.path.join(work, label + ".log"), debug_dirs=[],
+                       extra=extra + ["--request-timeout=3s"])
+            try:
+                socks = idle_flood(d, 1100)
+                # Until the flood is in: connections the kernel held back
+                # retry their SYN after 1 s, 3 s, ...
+                want = ('closed_total{reason="evicted"} 0' if label == "cap"
+                        else "accept_errors_total 0")
+                guard = time.monotonic() + 60
+                while want in d.metrics():
+                    check(time.monotonic() < guard, "%s: the flood never reached the cap" % label)
+                    time.sleep(0.5)
+                check(healthz(d) == 200, "%s: /healthz" % label)
+                pid = daemon_pid(d)
+                c0, t0 = cpu_seconds(pid), time.monotonic()
+                time.sleep(3)
+                used = cpu_seconds(pid) - c0
+                span = time.monotonic() - t0
+                check(used < 0.5 * span, "%s: %.2f CPU-s in %.1f s with idle connections"
+                      % (label, used, span))
+                check(healthz(d) == 200, "%s: /healthz again" % label)
+                m = d.metrics()
+                for s in socks:
+                    s.close()
+                lines = d.log_text().splitlines()
+                check(len(lines) < 30, "%s: %d log lines:\n%s" % (label, len(lines),
+                                                                    "\n".join(lines[:40])))
+                if label == "cap":
+                    check("symbolizer_http_connections_max 768" in m, "cap: not 768")
+                    check('symbolizer_http_connections_closed_total{reason="evicted"} 0' not in m,
+                          "cap: nothing evicted:\n" + "\n".join(
+                              ln for ln in m.splitlines() if ln.startswith("symbolizer_http_")))
+                else:
+                    check("symbolizer_http_accept_errors_total 0" not in m,
+                          "emfile: no accept error seen")
+                    check("accept failed" in d.log_text(), "emfile: not logged")
+                print("  %s: %.2f CPU-s in %.1f s, %d log lines" % (label, used, span, len(lines)))
+            finally:
+                check(d.stop() == 0, "exit status")
+        # A client that sends its request one byte a second is cut off at
+        # --request-timeout; the daemon answers others meanwhile.
+        d = start("slowloris", extra=["--request-timeout=3s"])
+        try:
+            s = socket.create_connection(("127.0.0.1", d.port), timeout=30)
+            req = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"a" * 60 + b"\r\n\r\n"
+            cut = False
+            for i in range(len(req)):
+                try:
+                    s.send(req[i:i + 1])
+                except OSError:
+                    cut = True
+                    break
+                check(healthz(d) == 200, "slowloris: others answered")
+                time.sleep(1)
+                s.setblocking(False)
+                try:
+                    if s.recv(100) == b"":
+                        cut = True
+                        break
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    cut = True
+                    break
+                s.setblocking(True)
+            s.close()
+            check(cut, "a request of one byte a second was never cut off")
+            check('symbolizer_http_connections_closed_total{reason="request_timeout"} 1'
+                  in d.metrics(), "slowloris: not counted")
+        finally:
+            check(d.stop() == 0, "exit status")
+
+    sys.exit(run_cases([("utf8", case_utf8), ("framing", case_framing),
+                        ("descriptors", case_descriptors)], args.cases))
 
 
 if __name__ == "__main__":
