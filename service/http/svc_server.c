@@ -346,6 +346,7 @@ static bool start_rpc(svc_server *s)
 		.max_request_bytes = s->o.max_request_bytes,
 		.gzip_min_bytes = s->o.gzip_min_bytes,
 		.max_inflight_calls = s->o.max_inflight_calls,
+		.waiting_calls_bytes = s->o.waiting_calls_bytes,
 		.reply = rpc_reply,
 		.call_ended = rpc_call_ended,
 		.arg = s,

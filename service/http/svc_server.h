@@ -43,6 +43,7 @@ typedef struct svc_server_options {
 	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
 	uint32_t max_hops;           /* debuginfod requests with this many X-Symbolizer-Hops: no upstreams */
+	uint64_t waiting_calls_bytes; /* memory of calls that wait for work, at most */
 	uint32_t max_connections;    /* open client connections (0: from the open-files limit) */
 	int64_t request_timeout_ms;  /* a request's first byte to its last (header and body) */
 	const svc_config *config;    /* store and sources; copied where needed */
@@ -57,7 +58,7 @@ void svc_server_options_init(svc_server_options *o);
  * --max-request-bytes SIZE --max-mappings N --max-locations N
  * --default-wait DUR --max-wait DUR --max-inflight-calls N
  * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
- * --max-connections N --request-timeout DUR
+ * --max-connections N --request-timeout DUR --waiting-calls-bytes SIZE
  */
 base_flag_group svc_server_flags(svc_server_options *o);
 

@@ -24,6 +24,7 @@ void svc_server_options_init(svc_server_options *o)
 	o->gzip_min_bytes = 1024;
 	o->max_hops = 1;
 	o->max_connections = 0;
+	o->waiting_calls_bytes = 512ull * 1024 * 1024;
 	o->request_timeout_ms = 30000;
 }
 
@@ -56,6 +57,10 @@ static const base_flag flags[] = {
 	F("--max-hops", "N", BASE_FLAG_U32, max_hops, 1000,
 	  "debuginfod requests forwarded this many times (X-Symbolizer-Hops)\n"
 	  "are answered from the store and local dirs only (1)"),
+	F("--waiting-calls-bytes", "SIZE", BASE_FLAG_SIZE, waiting_calls_bytes, 0,
+	  "memory the calls that wait for fetches and builds may hold\n"
+	  "(their decoded requests); past it a call gets resource_exhausted\n"
+	  "(512M; 0: no bound)"),
 	F("--max-connections", "N", BASE_FLAG_U32, max_connections, 100000000,
 	  "open client connections; at the cap the longest idle one is\n"
 	  "closed, else accepting pauses (0: the open-files limit less\n"

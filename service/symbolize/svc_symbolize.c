@@ -359,6 +359,14 @@ void svc_symbolize_handle(void *ctx, svc_rpc_call *rpc)
 		lookup_start(c);
 		return;
 	}
+	/* What the call holds while it waits: the decoded request, mostly. */
+	uint64_t held = c->arena.used + n * (sizeof(*c->maps) + sizeof(*c->waits));
+	if (!svc_rpc_call_wait(rpc, held)) {
+		/* The work goes on without it: a retry finds it done. */
+		svc_rpc_call_fail_waiting(rpc, held);
+		call_free(c);
+		return;
+	}
 	int64_t wait = wait_budget_ms(c);
 	c->timer = evtimer_new(sy->o.base, timer_cb, c);
 	struct timeval tv = {(time_t)(wait / 1000), (suseconds_t)((wait % 1000) * 1000)};

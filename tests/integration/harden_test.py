@@ -317,8 +317,61 @@ def main():
         finally:
             check(d.stop() == 0, "exit status")
 
+    def case_waiting():
+        # Calls for a build ID whose upstream never answers wait, each holding
+        # its decoded request (~5 MB for 100,000 locations): past
+        # --waiting-calls-bytes they are refused, and the bytes counted go back
+        # to 0 when the calls end.
+        import threading
+        bid = "ab" * 20
+        up = FaultServer(work, "hang", {bid + "/debuginfo": "hang", bid + "/executable": "hang"})
+        budget = 16 << 20
+        d = start("waiting", upstreams=[up.url],
+                  extra=["--waiting-calls-bytes=%d" % budget, "--max-wait=60s"])
+        try:
+            body = pb.request([pb.mapping(bid)], [pb.location(0, 0x1000 + i) for i in range(100000)],
+                              max_wait_ms=8000)
+            results = []
+
+            def call():
+                try:
+                    status, _, data = d.post(body)
+                    results.append((status, data))
+                except Exception as e:  # noqa: BLE001
+                    results.append((0, repr(e).encode()))
+            threads = [threading.Thread(target=call) for _ in range(12)]
+            for t in threads:
+                t.start()
+            peak = 0
+            while any(t.is_alive() for t in threads):
+                v = d.metric("symbolizer_waiting_calls_bytes") or 0
+                peak = max(peak, v)
+                check(v <= budget, "waiting calls hold %d bytes, over %d" % (v, budget))
+                time.sleep(0.2)
+            for t in threads:
+                t.join()
+            statuses = sorted(st for st, _ in results)
+            refused = [data for st, data in results if st == 429]
+            waited = [data for st, data in results if st == 200]
+            check(refused and waited, "statuses %r" % statuses)
+            check(all(b"resource_exhausted" in r and b"calls that wait" in r for r in refused),
+                  "refusal: %r" % refused[:1])
+            for data in waited:
+                m = pb.decode_response(data)["mappings"][0]
+                check(pb.STATUS[m["status"]] == "PENDING", "waited: %r" % m)
+            check(peak > 0, "no waiting bytes seen")
+            check(d.metric("symbolizer_waiting_calls_bytes") == 0, "bytes left counted")
+            check(d.metric("symbolizer_waiting_calls_refused_total") == len(refused),
+                  "refusals not counted")
+            print("  %d waited, %d refused, peak %.1f MB counted" % (len(waited), len(refused),
+                                                                     peak / 1e6))
+        finally:
+            check(d.stop() == 0, "exit status")
+            up.stop()
+
     sys.exit(run_cases([("utf8", case_utf8), ("framing", case_framing),
-                        ("descriptors", case_descriptors)], args.cases))
+                        ("descriptors", case_descriptors), ("waiting", case_waiting)],
+                       args.cases))
 
 
 if __name__ == "__main__":
