@@ -166,7 +166,8 @@ static stor_errc open_rocksdb(stor_db *db, const stor_options *o, stor_error *er
 	rocksdb_options_set_create_missing_column_families(db->opts, 1);
 	rocksdb_options_set_keep_log_file_num(db->opts, 4);
 	/* RocksDB's info log is ours (no LOG file to fail on a full disk). */
-	stor_shim_route_log(db->opts);
+	stor_shim_options(db->opts);
+	rocksdb_options_set_manifest_preallocation_size(db->opts, 64 * 1024);
 	/* The write-ahead log holds whole files until a flush: past this, the
 	 * column families are flushed and it is let go. */
 	uint64_t wal = o->max_bytes ? o->max_bytes / 8 : 64ull << 20;

@@ -6,6 +6,7 @@
  * - its info log routed to ours (base_log, warnings and worse): RocksDB's own
  *   LOG file in the data dir hit ENOSPC on a full disk and an assertion in
  *   librocksdb aborted the daemon, at every restart too;
+ * - no fallocate: preallocated WAL blocks took the disk before any write;
  * - DB::Resume(), which lifts the stop on writes that a failed write (a full
  *   disk) leaves behind, once space is back.
  *
@@ -59,9 +60,13 @@ public:
 
 } // namespace
 
-extern "C" void stor_shim_route_log(rocksdb_options_t *opts)
+extern "C" void stor_shim_options(rocksdb_options_t *opts)
 {
-	reinterpret_cast<options_layout *>(opts)->rep.info_log = std::make_shared<stor_logger>();
+	rocksdb::Options &o = reinterpret_cast<options_layout *>(opts)->rep;
+	o.info_log = std::make_shared<stor_logger>();
+	/* fallocate'd WAL blocks (1.1 write buffers, 70 MB here) are disk
+	 * taken before anything is written: on a small disk, all of it. */
+	o.allow_fallocate = false;
 }
 
 extern "C" char *stor_shim_resume(rocksdb_t *db)

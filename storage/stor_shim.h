@@ -8,8 +8,9 @@
 
 #include <rocksdb/c.h>
 
-/* RocksDB's info log goes to base_log (warnings and errors); no LOG file. */
-void stor_shim_route_log(rocksdb_options_t *opts);
+/* RocksDB's info log goes to base_log (warnings and errors), no LOG file;
+ * no preallocated (fallocate) WAL blocks. */
+void stor_shim_options(rocksdb_options_t *opts);
 /* DB::Resume(): NULL when writes are allowed again, else the error (free()). */
 char *stor_shim_resume(rocksdb_t *db);
 

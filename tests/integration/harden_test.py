@@ -369,8 +369,108 @@ def main():
             check(d.stop() == 0, "exit status")
             up.stop()
 
+    def mount_small(dir_):
+        """A 64 MiB file system at dir_ (tmpfs, else a loop device); None, or
+        the reason it could not be had."""
+        os.makedirs(dir_, exist_ok=True)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs", dir_],
+                           capture_output=True, text=True)
+        if p.returncode == 0:
+            return None
+        img = dir_ + ".img"
+        q = subprocess.run("truncate -s 64M %s && mkfs.ext4 -q -F %s && mount -o loop %s %s"
+                           % (img, img, img, dir_), shell=True, capture_output=True, text=True)
+        if q.returncode == 0:
+            return None
+        return "tmpfs: %s; loop device: %s" % (p.stderr.strip(), q.stderr.strip())
+
+    def fill(path):
+        """Writes path until the file system is full."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            for size in (1 << 20, 4096, 512, 1):
+                block = b"\0" * size
+                try:
+                    while True:
+                        os.write(fd, block)
+                except OSError:
+                    pass
+        finally:
+            os.close(fd)
+
+    def case_disk_full():
+        mnt = os.path.join(work, "small")
+        why = mount_small(mnt)
+        if why:
+            print("  SKIP disk_full: cannot mount a small file system (%s)" % why)
+            return
+        files = [fx(n) for n in ("c_O0_dw4", "c_O0_dw5", "c_O2_dw4", "c_O2_dw5", "cxx_O0",
+                                 "cxx_O2", "cxx_O2_dw4", "cxx_names_O2", "rust_v0",
+                                 "layout_c_dw5") if os.path.exists(fx(n))]
+        ddir = debug_dir(os.path.join(work, "full-debug"), files)
+        bids = [build_id(f) for f in files]
+        data = os.path.join(mnt, "data")
+        filler = os.path.join(mnt, "filler")
+
+        def ask(d, i):
+            loc = pb.location(0, function_addresses(files[i])[0])
+            resp = d.symbolize([pb.mapping(bids[i])], [loc], max_wait_ms=30000)
+            return resp["mappings"][0]
+
+        d = start("full", debug_dirs=[ddir], data=data)
+        try:
+            for i in range(3):
+                m = ask(d, i)
+                check(pb.STATUS[m["status"]] == "OK", "before: %r" % m)
+            stored = d.metric("symbolizer_store_entries")
+            fill(filler)
+            # New build IDs on a full disk: answered, the failure said per mapping.
+            for i in range(3, 6):
+                m = ask(d, i)
+                check(d.proc.poll() is None, "the daemon died:\n" + d.log_text()[-3000:])
+                check(pb.STATUS[m["status"]] in ("OK", "ERROR"), "full: %r" % m)
+                if pb.STATUS[m["status"]] == "ERROR":
+                    check("disk full" in m["error"], "full, unclear error: %r" % m)
+            for i in range(3):
+                m = ask(d, i)
+                check(pb.STATUS[m["status"]] == "OK", "stored before, read on a full disk: %r" % m)
+            check(d.metric("symbolizer_store_disk_full") == 1, "disk_full not exported")
+            check(d.metric("symbolizer_store_write_errors_total") > 0, "write errors not counted")
+            check(d.log_text().count("store disk full:") == 1,
+                  "not logged once:\n" + d.log_text()[-3000:])
+            # Room again: writing resumes.
+            os.unlink(filler)
+            guard = time.monotonic() + 60
+            i = 6
+            while True:
+                m = ask(d, i % len(files))
+                if d.metric("symbolizer_store_entries") > stored and \
+                        d.metric("symbolizer_store_disk_full") == 0:
+                    break
+                check(time.monotonic() < guard, "writes never resumed: %r\n%s"
+                      % (m, d.log_text()[-2000:]))
+                i += 1
+                time.sleep(0.5)
+            check("writes resumed" in d.log_text(), "resume not logged")
+            check(d.stop() == 0, "exit status")
+            # A start on a full disk: up, serving what is stored.
+            fill(filler)
+            d = start("full2", debug_dirs=[ddir], data=data)
+            m = ask(d, 0)
+            check(pb.STATUS[m["status"]] == "OK", "after a start on a full disk: %r" % m)
+            m = ask(d, 7 % len(files))
+            check(pb.STATUS[m["status"]] in ("OK", "ERROR"), "new on a full disk: %r" % m)
+            check(d.metric("symbolizer_store_disk_full") == 1, "disk_full not exported at start")
+            print("  disk full: log:\n    " + "\n    ".join(
+                ln for ln in d.log_text().splitlines() if "disk" in ln or "rocksdb" in ln))
+        finally:
+            if d.proc.poll() is None:
+                d.stop()
+            subprocess.run(["umount", mnt])
+
     sys.exit(run_cases([("utf8", case_utf8), ("framing", case_framing),
-                        ("descriptors", case_descriptors), ("waiting", case_waiting)],
+                        ("descriptors", case_descriptors), ("waiting", case_waiting),
+                        ("disk_full", case_disk_full)],
                        args.cases))
 
 
