@@ -18,6 +18,7 @@
  *   written out.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,8 +140,10 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 
 static bool evict_one(svc_conns *cs);
 
-/* The listener's user data is evhttp's; ours is found by listener. */
+/* The listener's user data is evhttp's; ours is found by listener (servers
+ * of one process may run on loops of their own: a lock). */
 #define MAX_LISTENERS 16
+static pthread_mutex_t listeners_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	struct evconnlistener *lev;
 	svc_conns *cs;
@@ -151,9 +154,11 @@ static void accept_error_cb(struct evconnlistener *lev, void *arg)
 	(void)arg;
 	int e = EVUTIL_SOCKET_ERROR();
 	svc_conns *cs = NULL;
+	pthread_mutex_lock(&listeners_mu);
 	for (int i = 0; i < MAX_LISTENERS; i++)
 		if (listeners[i].lev == lev)
 			cs = listeners[i].cs;
+	pthread_mutex_unlock(&listeners_mu);
 	if (!cs) {
 		evconnlistener_disable(lev);
 		return;
@@ -177,6 +182,7 @@ static void accept_error_cb(struct evconnlistener *lev, void *arg)
 void svc_conns_listen(svc_conns *cs, struct evhttp_bound_socket *bound)
 {
 	cs->lev = evhttp_bound_socket_get_listener(bound);
+	pthread_mutex_lock(&listeners_mu);
 	for (int i = 0; i < MAX_LISTENERS; i++) {
 		if (!listeners[i].lev) {
 			listeners[i].lev = cs->lev;
@@ -184,14 +190,17 @@ void svc_conns_listen(svc_conns *cs, struct evhttp_bound_socket *bound)
 			break;
 		}
 	}
+	pthread_mutex_unlock(&listeners_mu);
 	evconnlistener_set_error_cb(cs->lev, accept_error_cb);
 }
 
 void svc_conns_unlisten(svc_conns *cs)
 {
+	pthread_mutex_lock(&listeners_mu);
 	for (int i = 0; i < MAX_LISTENERS; i++)
 		if (listeners[i].cs == cs)
 			listeners[i].lev = NULL, listeners[i].cs = NULL;
+	pthread_mutex_unlock(&listeners_mu);
 	cs->lev = NULL;
 }
 
