@@ -45,6 +45,8 @@ PKGS=(
   # tests/integration/pprof_test.py; bench/bench_pprof.sh builds Go's pprof (gdb
   # samples the running fixture in the same test)
   golang-go gdb
+  # responses decoded by a standard protobuf runtime (tests/integration/utf8_test.py)
+  python3-protobuf
 )
 missing=()
 for p in "${PKGS[@]}"; do

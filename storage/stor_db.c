@@ -16,6 +16,7 @@
 #include "storage/stor_db.h"
 #include "storage/stor_db_impl.h"
 #include "storage/stor_meta.h"
+#include "storage/stor_shim.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -165,6 +166,14 @@ static stor_errc open_rocksdb(stor_db *db, const stor_options *o, stor_error *er
 	rocksdb_options_set_create_if_missing(db->opts, 1);
 	rocksdb_options_set_create_missing_column_families(db->opts, 1);
 	rocksdb_options_set_keep_log_file_num(db->opts, 4);
+	/* RocksDB's info log is ours (no LOG file to fail on a full disk). */
+	stor_shim_options(db->opts);
+	rocksdb_options_set_manifest_preallocation_size(db->opts, 64 * 1024);
+	/* The write-ahead log holds whole files until a flush: past this, the
+	 * column families are flushed and it is let go. */
+	uint64_t wal = o->max_bytes ? o->max_bytes / 8 : 64ull << 20;
+	rocksdb_options_set_max_total_wal_size(db->opts, wal < (4u << 20) ? (4u << 20)
+						       : wal > (64u << 20) ? (64u << 20) : wal);
 	rocksdb_options_set_max_open_files(db->opts, 256);
 	rocksdb_options_increase_parallelism(db->opts, 2);
 
@@ -178,6 +187,16 @@ static stor_errc open_rocksdb(stor_db *db, const stor_options *o, stor_error *er
 	db->db = rocksdb_open_column_families(db->opts, o->path, CF_COUNT, stor_cf_names,
 					      (const rocksdb_options_t *const *)db->cf_opts,
 					      db->cf, &rerr);
+	if (!db->db && rerr && (strstr(rerr, "No space left") || strstr(rerr, "NoSpace"))) {
+		/* A full disk: serve what is stored, write nothing (stor_space.c). */
+		fprintf(stderr, "store: opening %s read-only: %s\n", o->path, rerr);
+		rocksdb_free(rerr);
+		rerr = NULL;
+		db->db = rocksdb_open_for_read_only_column_families(
+			db->opts, o->path, CF_COUNT, stor_cf_names,
+			(const rocksdb_options_t *const *)db->cf_opts, db->cf, 0, &rerr);
+		db->read_only = db->disk_full = db->db != NULL;
+	}
 	if (!db->db) {
 		stor_errc rc = stor_set_err(err, STOR_E_IO, "store: opening %s: %s", o->path,
 				       rerr ? rerr : "?");
@@ -204,6 +223,11 @@ stor_errc stor_open(const stor_options *o, stor_db **out, stor_error *err)
 	db->now_ms = o->now_ms ? o->now_ms : base_real_ms;
 	db->max_bytes = o->max_bytes;
 	db->max_negative = o->max_negative;
+	db->path = strdup(o->path);
+	if (!db->path) {
+		free(db);
+		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
+	}
 	pthread_mutex_init(&db->mu, NULL);
 	pthread_cond_init(&db->cv, NULL);
 	stor_entry_map_init(&db->entries);
@@ -246,6 +270,7 @@ void stor_close(stor_db *db)
 	if (db->ropts)
 		rocksdb_readoptions_destroy(db->ropts);
 	stor_entries_free(db);
+	free(db->path);
 	pthread_mutex_destroy(&db->mu);
 	pthread_cond_destroy(&db->cv);
 	free(db);

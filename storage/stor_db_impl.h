@@ -70,6 +70,16 @@ struct stor_db {
 	int64_t (*now_ms)(void);
 	uint64_t max_bytes;
 	uint64_t max_negative;    /* bound on negative records (0: none) */
+	char *path;               /* the data dir */
+
+	/* stor_space.c, under mu */
+	bool disk_full;           /* writes refused until there is room */
+	bool read_only;           /* opened read-only on a full disk */
+	int64_t disk_checked_ms;  /* when free space was last looked at, while full */
+	int64_t disk_measured_ms; /* when disk_overhead was last measured */
+	uint64_t disk_overhead;   /* disk bytes beyond db->bytes (WAL, garbage), counted
+				     against max_bytes */
+	uint64_t write_errors;
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;        /* signalled when an entry stops being busy */
@@ -77,6 +87,16 @@ struct stor_db {
 	stor_entry *lru_head, *lru_tail;
 	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
 };
+
+/* stor_space.c (see there): may a write of `incoming` bytes go ahead? False
+ * with err set when the disk is full. Mutex held. */
+bool stor_space_admit(stor_db *db, uint64_t incoming, stor_error *err);
+/* A RocksDB write failed with rerr (freed here): "disk full" when it is ENOSPC. */
+stor_errc stor_space_write_failed(stor_db *db, char *rerr, stor_error *err, const char *what);
+/* Bytes the data dir takes on disk (as du counts them). */
+uint64_t stor_space_disk_bytes(stor_db *db);
+/* Measures disk_overhead again when it is older than a few seconds. Mutex held. */
+void stor_space_refresh(stor_db *db);
 
 /* stor_db.c: a RocksDB error string (freed here) as STOR_E_IO; the end of a
  * scan (the iterator destroyed, its error, if rc is still OK, as rc); a build

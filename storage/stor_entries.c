@@ -130,7 +130,9 @@ size_t stor_plan_eviction(stor_db *db, rocksdb_writebatch_t *batch, uint64_t inc
 	base_vec_init(victims, sizeof(stor_entry *), SIZE_MAX / sizeof(stor_entry *));
 	if (!db->max_bytes)
 		return 0;
-	uint64_t total = db->bytes - outgoing + incoming;
+	/* The bound is the disk's: what RocksDB holds beyond the entries (WAL,
+	 * files not yet collected) counts too (stor_space.c). */
+	uint64_t total = db->bytes - outgoing + incoming + db->disk_overhead;
 	for (stor_entry *e = db->lru_tail; e && total > db->max_bytes; e = e->prev) {
 		if (e->pins || e->busy || e == keep)
 			continue;
@@ -212,7 +214,7 @@ void stor_entry_release(stor_db *db, stor_entry *e)
  * (after puts that raced, or pins that kept it over). Mutex held; small write. */
 void stor_catch_up(stor_db *db)
 {
-	if (!db->max_bytes || db->bytes <= db->max_bytes)
+	if (!db->max_bytes || db->bytes <= db->max_bytes || db->disk_full || db->read_only)
 		return;
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	base_vec victims;

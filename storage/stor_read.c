@@ -51,7 +51,8 @@ stor_errc stor_get_meta(stor_db *db, const uint8_t *id, size_t len, stor_meta *o
 void stor_persist_access(stor_db *db, stor_entry *e)
 {
 	stor_meta m;
-	if (stor_read_meta(db, db->ropts, e->id, e->id_len, &m, NULL) != STOR_OK)
+	if (db->disk_full || db->read_only ||
+	    stor_read_meta(db, db->ropts, e->id, e->id_len, &m, NULL) != STOR_OK)
 		return;
 	m.last_access = e->last_access;
 	uint8_t buf[STOR_META_MAX];

@@ -47,4 +47,17 @@ void stor_db_metrics_render(stor_db *db, base_buf *out)
 			 "Negative records (not found, error, too large) in the store "
 			 "(bound: --negative-cache-entries).");
 	base_expo_u64(out, "symbolizer_store_negative_entries", "", ss.negatives);
+	pthread_mutex_lock(&db->mu);
+	bool full = db->disk_full || db->read_only;
+	uint64_t errors = db->write_errors;
+	pthread_mutex_unlock(&db->mu);
+	base_expo_family(out, "symbolizer_store_disk_full", "gauge",
+			 "1 while the store's disk is full: writes refused, reads served.");
+	base_expo_u64(out, "symbolizer_store_disk_full", "", full);
+	base_expo_family(out, "symbolizer_store_write_errors_total", "counter",
+			 "Store writes that failed or were refused (a full disk, I/O errors).");
+	base_expo_u64(out, "symbolizer_store_write_errors_total", "", errors);
+	base_expo_family(out, "symbolizer_store_disk_bytes", "gauge",
+			 "Bytes the data dir takes on disk (du: WAL and files not yet collected too).");
+	base_expo_u64(out, "symbolizer_store_disk_bytes", "", stor_space_disk_bytes(db));
 }

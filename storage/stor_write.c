@@ -28,6 +28,9 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 {
 	uint64_t incoming = m->size + m->index_size + m->layout_size + meta_len;
 	uint64_t outgoing = e->stored ? e->bytes : 0;
+	if (!stor_space_admit(db, incoming, err))
+		return STOR_E_IO;
+	stor_space_refresh(db);
 	base_vec victims;
 	stor_plan_eviction(db, batch, incoming, outgoing, e, &victims);
 	stor_plan_negative_eviction(db, batch,
@@ -41,7 +44,7 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 		pthread_mutex_lock(&db->mu);
 	if (rerr) {
 		stor_cancel_eviction(db, &victims);
-		return stor_rocks_err(err, rerr, "writing batch");
+		return stor_space_write_failed(db, rerr, err, "writing batch");
 	}
 	stor_entry_set(db, e, m, meta_len);
 	stor_apply_eviction(db, &victims);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/base_hash.h"
+#include "base/base_utf8.h"
 
 int sym_strtab_init(sym_strtab *t)
 {
@@ -55,16 +56,8 @@ static int rehash(sym_strtab *t)
 	return 0;
 }
 
-uint32_t sym_strtab_add(sym_strtab *t, const char *s, size_t len)
+static uint32_t add_utf8(sym_strtab *t, const char *s, size_t len)
 {
-	if (len == 0)
-		return 0;
-	/* A string with an embedded NUL is stored up to the NUL. */
-	const char *nul = memchr(s, '\0', len);
-	if (nul)
-		len = (size_t)(nul - s);
-	if (len == 0)
-		return 0;
 	uint64_t h = base_hash_bytes(s, len);
 	size_t mask = t->nslots - 1, j = h & mask;
 	for (uint32_t v; (v = t->slots[j]) != 0; j = (j + 1) & mask) {
@@ -91,5 +84,29 @@ uint32_t sym_strtab_add(sym_strtab *t, const char *s, size_t len)
 	t->slots[j] = off + 1;
 	if (++t->used * 2 > t->nslots && rehash(t))
 		return SYM_STR_NONE;
+	return off;
+}
+
+uint32_t sym_strtab_add(sym_strtab *t, const char *s, size_t len)
+{
+	if (len == 0)
+		return 0;
+	/* A string with an embedded NUL is stored up to the NUL. */
+	const char *nul = memchr(s, '\0', len);
+	if (nul)
+		len = (size_t)(nul - s);
+	if (len == 0)
+		return 0;
+	if (base_utf8_valid(s, len))
+		return add_utf8(t, s, len);
+	/* Responses carry these strings as proto3 `string`s: invalid bytes
+	 * (garbage .debug_str, a hostile file) become U+FFFD here, once. */
+	if (len > SYM_STRTAB_MAX / 3)
+		return SYM_STR_NONE;
+	char *fixed = malloc(BASE_UTF8_REPAIR_MAX(len));
+	if (!fixed)
+		return SYM_STR_NONE;
+	uint32_t off = add_utf8(t, fixed, base_utf8_repair(s, len, fixed));
+	free(fixed);
 	return off;
 }

@@ -69,6 +69,7 @@ bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 	base_buf_init(&b, SIZE_MAX);
 	svc_rpc_render_metrics(s->rpc, &b);
 	svc_metrics_render_http(&s->metrics, &b);
+	svc_conns_render_metrics(s->conns, &b);
 	svc_symbolize_render_metrics(s->symbolize, &b);
 	svc_profile_render_metrics(s->profile, &b);
 	svc_rpc_render_calls(s->rpc, &b);

@@ -32,8 +32,8 @@
 
 static void reply_written(struct evhttp_request *req, void *arg)
 {
-	(void)req;
 	svc_server *s = arg;
+	svc_conns_replied(s->conns, req);
 	s->replies_writing--;
 	if (s->stopping && s->stop_check)
 		event_active(s->stop_check, EV_TIMEOUT, 0);
@@ -96,9 +96,37 @@ static void handle_metrics(svc_server *s, struct evhttp_request *req)
 	evbuffer_free(b);
 }
 
+/* Two Content-Length headers that differ: which body is meant is what request
+ * smuggling plays on (evhttp read the first). Refused, and the connection
+ * closed: what follows on it cannot be trusted. */
+static bool conflicting_length(struct evhttp_request *req)
+{
+	const char *first = NULL;
+	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
+	for (struct evkeyval *kv = h->tqh_first; kv; kv = kv->next.tqe_next) {
+		if (evutil_ascii_strcasecmp(kv->key, "Content-Length") != 0)
+			continue;
+		if (first && strcmp(first, kv->value) != 0)
+			return true;
+		first = kv->value;
+	}
+	return false;
+}
+
 static void handle_request(struct evhttp_request *req, void *arg)
 {
 	svc_server *s = arg;
+	svc_conns_request(s->conns, req);
+	if (conflicting_length(req)) {
+		struct evbuffer *b = evbuffer_new();
+		if (!b)
+			return evhttp_send_error(req, 400, NULL);
+		evbuffer_add_printf(b, "conflicting Content-Length headers\n");
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		reply_text(s, req, "other", 400, "text/plain; charset=utf-8", b);
+		evbuffer_free(b);
+		return;
+	}
 	const char *uri = evhttp_request_get_uri(req);
 	const char *path = uri;
 	char buf[512];
@@ -396,6 +424,7 @@ static bool start_rpc(svc_server *s)
 		.gzip_min_bytes = s->o.gzip_min_bytes,
 		.max_inflight_calls = s->o.max_inflight_calls,
 		.pool = s->pool,
+		.waiting_calls_bytes = s->o.waiting_calls_bytes,
 		.reply = rpc_reply,
 		.call_ended = rpc_call_ended,
 		.arg = s,
@@ -447,13 +476,21 @@ static bool start_http(svc_server *s, svc_error *err)
 		return false;
 	}
 	/* Bodies over the cap get a Connect error from svc_rpc; ones far over it
-	 * are cut off here, before they are read (HTTP 413). */
-	uint64_t hard = s->o.max_request_bytes * 2 + 64 * 1024;
-	/* evhttp 2.1 reads a whole body before routing: with uploads on, the cap
-	 * is --max-upload-bytes for every route (svc_upload.h). */
+	 * are cut off by svc_conns as they are read (HTTP 413). evhttp 2.1 reads
+	 * a whole body before routing: with uploads on, the cap is
+	 * --max-upload-bytes for every route (svc_upload.h). */
+	uint64_t hard = s->o.max_request_bytes * 2 + 128 * 1024;
 	if (svc_upload_enabled(s->upload) && s->o.max_upload_bytes > hard)
 		hard = s->o.max_upload_bytes;
-	evhttp_set_max_body_size(s->http, (ev_ssize_t)hard);
+	svc_conns_options co = {
+		.max_connections = s->o.max_connections,
+		.max_request_bytes = hard,
+		.request_timeout_ms = s->o.request_timeout_ms,
+	};
+	if (!(s->conns = svc_conns_create(s->base, s->http, &co))) {
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
+		return false;
+	}
 	evhttp_set_max_headers_size(s->http, 64 * 1024);
 	evhttp_set_timeout(s->http, 120);
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
@@ -472,6 +509,7 @@ static bool start_http(svc_server *s, svc_error *err)
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	record_address(s, fd);
+	svc_conns_listen(s->conns, s->bound);
 	return true;
 }
 
@@ -528,6 +566,7 @@ void svc_server_shutdown(svc_server *s)
 	base_logf(BASE_LOG_INFO, "shutting down", "calls_in_flight=%u",
 		  svc_rpc_calls_in_flight(s->rpc));
 	if (s->bound) {
+		svc_conns_unlisten(s->conns);
 		evhttp_del_accept_socket(s->http, s->bound);
 		s->bound = NULL;
 	}
@@ -568,8 +607,11 @@ void svc_server_destroy(svc_server *s)
 	s->sources = NULL;
 	svc_resolver_destroy(s->resolver);
 	svc_layout_destroy(s->layout);
+	if (s->conns)
+		svc_conns_unlisten(s->conns);
 	if (s->http)
 		evhttp_free(s->http);
+	svc_conns_destroy(s->conns);
 	svc_index_cache_destroy(s->cache);
 	svc_response_pool_destroy(s->responses);
 	if (s->stop_check)

@@ -53,6 +53,9 @@ typedef struct svc_server_options {
 	uint64_t build_memory_bytes; /* budget of index builds at once (0: a quarter of RAM, 512M..4G) */
 	uint32_t negative_cache_entries; /* bound of remembered failures, in memory and in the store */
 	uint32_t max_new_lookups_per_call; /* build IDs one call may start resolving (0: no bound) */
+	uint64_t waiting_calls_bytes; /* memory of calls that wait for work, at most */
+	uint32_t max_connections;    /* open client connections (0: from the open-files limit) */
+	int64_t request_timeout_ms;  /* a request's first byte to its last (header and body) */
 	const svc_config *config;    /* store and sources; copied where needed */
 } svc_server_options;
 
@@ -67,6 +70,8 @@ void svc_server_options_init(svc_server_options *o);
  * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N --build-memory-bytes SIZE
  * --negative-cache-entries N --max-new-lookups-per-call N
  * --upload-token-file FILE --max-upload-bytes SIZE --upload-allow-remote 0|1
+ * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
+ * --max-connections N --request-timeout DUR --waiting-calls-bytes SIZE
  */
 base_flag_group svc_server_flags(svc_server_options *o);
 

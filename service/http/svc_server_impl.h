@@ -8,6 +8,9 @@
 #define SVC_SERVER_IMPL_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base_buf.h"
 
 #include "service/fetch/svc_fetcher.h"
 #include "service/resolve/svc_index_cache.h"
@@ -28,6 +31,23 @@
 struct evhttp;
 struct evhttp_request;
 struct evhttp_bound_socket;
+
+/* svc_conns.c: the connections (cap, accept back-off, request deadline and
+ * size cap); see there. */
+typedef struct svc_conns svc_conns;
+typedef struct svc_conns_options {
+	uint64_t max_connections;   /* 0: from the open-files limit */
+	uint64_t max_request_bytes; /* headers and body of one request */
+	int64_t request_timeout_ms; /* first byte to last of a request; 0: none */
+} svc_conns_options;
+svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
+			    const svc_conns_options *o);
+void svc_conns_listen(svc_conns *cs, struct evhttp_bound_socket *bound);
+void svc_conns_unlisten(svc_conns *cs);
+void svc_conns_request(svc_conns *cs, struct evhttp_request *req); /* a request is handled */
+void svc_conns_replied(svc_conns *cs, struct evhttp_request *req); /* its reply is out */
+void svc_conns_render_metrics(const svc_conns *cs, base_buf *b);
+void svc_conns_destroy(svc_conns *cs);
 
 struct svc_server {
 	struct event_base *base;
@@ -54,6 +74,7 @@ struct svc_server {
 	svc_debuginfod *debuginfod;  /* GET/HEAD /buildid/... */
 	svc_upload *upload;          /* PUT /buildid/..., ShouldUpload */
 	svc_metrics metrics;
+	svc_conns *conns;
 	unsigned replies_writing;    /* replies handed to evhttp, not yet written */
 	bool stopping;
 	struct event *stop_check;

@@ -27,6 +27,9 @@ void svc_server_options_init(svc_server_options *o)
 	o->build_memory_bytes = 0;
 	o->negative_cache_entries = 10000;
 	o->max_new_lookups_per_call = 256;
+	o->max_connections = 0;
+	o->waiting_calls_bytes = 512ull * 1024 * 1024;
+	o->request_timeout_ms = 30000;
 }
 
 #define F(name, meta, kind, field, max, help) \
@@ -76,6 +79,17 @@ static const base_flag flags[] = {
 	F("--max-new-lookups-per-call", "N", BASE_FLAG_U32, max_new_lookups_per_call, 100000000,
 	  "build IDs one call may start looking up; the others answer\n"
 	  "PENDING and are started by the next calls (256; 0: no bound)"),
+	F("--waiting-calls-bytes", "SIZE", BASE_FLAG_SIZE, waiting_calls_bytes, 0,
+	  "memory the calls that wait for fetches and builds may hold\n"
+	  "(their decoded requests); past it a call gets resource_exhausted\n"
+	  "(512M; 0: no bound)"),
+	F("--max-connections", "N", BASE_FLAG_U32, max_connections, 100000000,
+	  "open client connections; at the cap the longest idle one is\n"
+	  "closed, else accepting pauses (0: the open-files limit less\n"
+	  "a quarter, at least 128, kept for the store and upstreams)"),
+	F("--request-timeout", "DUR", BASE_FLAG_DURATION, request_timeout_ms, 0,
+	  "time from a request's first byte to its last, header and body;\n"
+	  "a slower client is disconnected (30s; 0: none)"),
 };
 #undef F
 

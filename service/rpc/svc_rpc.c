@@ -285,4 +285,10 @@ void svc_rpc_render_calls(const svc_rpc *rpc, base_buf *b)
 	/* Every method's calls (Symbolize's alone when the help was written). */
 	base_expo_family(b, "symbolizer_calls_in_flight", "gauge", "Symbolize calls in progress.");
 	base_expo_u64(b, "symbolizer_calls_in_flight", "", rpc->n_calls);
+	base_expo_family(b, "symbolizer_waiting_calls_bytes", "gauge",
+			 "Memory held by calls that wait for fetches and builds (--waiting-calls-bytes).");
+	base_expo_u64(b, "symbolizer_waiting_calls_bytes", "", rpc->waiting_bytes);
+	base_expo_family(b, "symbolizer_waiting_calls_refused_total", "counter",
+			 "Calls answered resource_exhausted: waiting would pass --waiting-calls-bytes.");
+	base_expo_u64(b, "symbolizer_waiting_calls_refused_total", "", rpc->waiting_refused);
 }

@@ -66,6 +66,7 @@ typedef struct svc_rpc_options {
 	/* Where JSON requests of SVC_RPC_JSON_WORKER_MIN bytes and more are
 	 * parsed (off the loop's thread). NULL: on the loop's thread. */
 	struct svc_pool *pool;
+	uint64_t waiting_calls_bytes; /* memory of the calls that wait, at most (0: no bound) */
 	/* Sends a reply (the HTTP room's accounting); NULL: evhttp_send_reply. */
 	void (*reply)(void *arg, struct evhttp_request *req, int status, struct evbuffer *body);
 	/* A call ended (its reply is sent); NULL: nothing. */
@@ -97,7 +98,8 @@ unsigned svc_rpc_calls_in_flight(const svc_rpc *rpc);
 
 /* symbolizer_rpc_requests_total and symbolizer_rpc_duration_seconds, every method. */
 void svc_rpc_render_metrics(const svc_rpc *rpc, base_buf *b);
-/* symbolizer_calls_in_flight. */
+/* symbolizer_calls_in_flight, symbolizer_waiting_calls_bytes,
+ * symbolizer_waiting_calls_refused_total. */
 void svc_rpc_render_calls(const svc_rpc *rpc, base_buf *b);
 
 /* ---- a call, for its method ---- */
@@ -117,6 +119,16 @@ int64_t svc_rpc_call_deadline_ms(const svc_rpc_call *c);
  */
 int64_t svc_rpc_call_wait_budget_ms(const svc_rpc_call *c, int64_t asked_ms,
 				    int64_t default_ms, int64_t max_ms);
+
+/*
+ * The call is about to wait for work (fetches, builds) holding `bytes` of
+ * memory (its decoded request, mostly): they count against the options'
+ * waiting_calls_bytes until the call ends. False, with nothing counted, when
+ * they would go over it: the method should answer resource_exhausted
+ * (svc_rpc_call_fail_waiting) rather than wait.
+ */
+bool svc_rpc_call_wait(svc_rpc_call *c, uint64_t bytes);
+void svc_rpc_call_fail_waiting(svc_rpc_call *c, uint64_t bytes);
 
 /*
  * Runs fn(arg) on svc_rpc_shutdown while the call is in flight (it should

@@ -194,6 +194,27 @@ int64_t svc_rpc_call_wait_budget_ms(const svc_rpc_call *c, int64_t asked_ms,
 	return wait < 0 ? 0 : wait;
 }
 
+bool svc_rpc_call_wait(svc_rpc_call *c, uint64_t bytes)
+{
+	svc_rpc *rpc = c->rpc;
+	uint64_t cap = rpc->o.waiting_calls_bytes;
+	if (cap && (bytes > cap || rpc->waiting_bytes > cap - bytes)) {
+		rpc->waiting_refused++;
+		return false;
+	}
+	c->waiting_bytes += bytes;
+	rpc->waiting_bytes += bytes;
+	return true;
+}
+
+void svc_rpc_call_fail_waiting(svc_rpc_call *c, uint64_t bytes)
+{
+	svc_rpc_call_failf(c, SVC_E_OVERLOADED,
+			   "calls that wait hold %" PRIu64 " bytes; this one (%" PRIu64
+			   " bytes) would pass the limit of %" PRIu64 ": retry later",
+			   c->rpc->waiting_bytes, bytes, c->rpc->o.waiting_calls_bytes);
+}
+
 void svc_rpc_call_on_stop(svc_rpc_call *c, void (*fn)(void *arg), void *arg)
 {
 	c->on_stop = fn;
@@ -274,6 +295,7 @@ static void call_end(svc_rpc_call *c, int status, struct evbuffer *body)
 {
 	svc_rpc *rpc = c->rpc;
 	svc_rpc_call_drop_body(c);
+	rpc->waiting_bytes -= c->waiting_bytes;
 	if (c->prev)
 		c->prev->next = c->next;
 	else if (rpc->calls == c)

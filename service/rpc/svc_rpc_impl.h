@@ -33,6 +33,8 @@ struct svc_rpc {
 	size_t n_rows;
 	svc_rpc_call *calls;         /* in flight (list) */
 	unsigned n_calls;
+	uint64_t waiting_bytes;      /* svc_rpc_call_wait's, of the calls in flight */
+	uint64_t waiting_refused;
 	bool stopping;
 };
 
@@ -54,6 +56,7 @@ struct svc_rpc_call {
 	void *inflated;              /* body, when it came gzipped or in JSON */
 	size_t drain;                /* bytes of the request's input buffer to drain */
 	struct evbuffer *response;
+	uint64_t waiting_bytes;      /* counted in rpc->waiting_bytes */
 	void (*on_stop)(void *arg);
 	void *stop_arg;
 };

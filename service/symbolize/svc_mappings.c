@@ -20,6 +20,7 @@ struct wait {
 	size_t map;
 	svc_resolve_waiter *w;
 };
+_Static_assert(sizeof(struct wait) <= SVC_MAPPINGS_WAIT_BYTES, "SVC_MAPPINGS_WAIT_BYTES");
 
 struct svc_mappings {
 	struct event_base *base;

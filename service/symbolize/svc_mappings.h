@@ -21,6 +21,10 @@ struct event_base;
 
 typedef struct svc_mappings svc_mappings;
 
+/* What a waiting mapping holds besides its svc_lookup_mapping (a call's
+ * count of the memory it holds while it waits). */
+#define SVC_MAPPINGS_WAIT_BYTES 32u
+
 /*
  * For maps[0..n) (each with pb set; those with skip set are left alone). The
  * array must outlive it. NULL when out of memory.

@@ -307,8 +307,19 @@ void svc_profile_handle(void *ctx, svc_rpc_call *rpc)
 	}
 	int64_t wait = svc_rpc_call_wait_budget_ms(rpc, max_wait_ms, sp->o.default_wait_ms,
 						   sp->o.max_wait_ms);
-	if (svc_mappings_start(c->resolve, wait, resolved, c))
+	if (svc_mappings_start(c->resolve, wait, resolved, c)) {
 		resolved(c);
+		return;
+	}
+	/* What the call holds while it waits: the decoded profile, mostly. */
+	size_t n = c->doc.p ? c->doc.p->n_mapping : 0;
+	uint64_t held = c->arena.used + c->doc.big_bytes +
+			n * (sizeof(*c->maps) + SVC_MAPPINGS_WAIT_BYTES);
+	if (!svc_rpc_call_wait(rpc, held)) {
+		/* The work goes on without it: a retry finds it done. */
+		svc_rpc_call_fail_waiting(rpc, held);
+		call_free(c);  /* the mappings stop waiting, without calling back */
+	}
 }
 
 void svc_profile_render_metrics(const svc_profile *sp, base_buf *b)

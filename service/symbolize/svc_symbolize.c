@@ -248,8 +248,17 @@ void svc_symbolize_handle(void *ctx, svc_rpc_call *rpc)
 	for (size_t i = 0; i < n; i++)
 		c->maps[i].pb = c->msg->mappings[i];
 	svc_mappings_bound_new_lookups(c->resolve, sy->o.max_new_lookups);
-	if (svc_mappings_start(c->resolve, wait_budget_ms(c), resolved, c))
+	if (svc_mappings_start(c->resolve, wait_budget_ms(c), resolved, c)) {
 		lookup_start(c);
+		return;
+	}
+	/* What the call holds while it waits: the decoded request, mostly. */
+	uint64_t held = c->arena.used + n * (sizeof(*c->maps) + SVC_MAPPINGS_WAIT_BYTES);
+	if (!svc_rpc_call_wait(rpc, held)) {
+		/* The work goes on without it: a retry finds it done. */
+		svc_rpc_call_fail_waiting(rpc, held);
+		call_free(c);  /* the mappings stop waiting, without calling back */
+	}
 }
 
 /* ---- metrics ---- */

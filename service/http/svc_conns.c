@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_conns: the HTTP server's connections (svc_server_impl.h). evhttp (libevent
+ * 2.1) keeps them private; we see each one through the bufferevent it asks us
+ * for (evhttp_set_bevcb) and its close callback, and so:
+ *
+ * - count them against --max-connections: at the cap the connection idle the
+ *   longest (no request under way) is closed to make room, and when none is
+ *   idle the listener pauses until one closes;
+ * - pause the listener for a moment when accept() fails (EMFILE, ENFILE, ...)
+ *   instead of retrying at once (libevent retries in a loop at 100% CPU), and
+ *   log that once per interval;
+ * - give a client --request-timeout from the first byte of a request to its
+ *   last (header and body): a client that trickles is cut off;
+ * - cap the bytes of one request (headers and body) ourselves, so that
+ *   evhttp's own cap never answers 413: its 413 then only ever means a body it
+ *   could not parse (a garbage chunk size), and is rewritten to 400 as it is
+ *   written out.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/listener.h>
+
+#include "base/base_clock.h"
+#include "base/base_expo.h"
+#include "base/base_log.h"
+#include "service/http/svc_server_impl.h"
+
+#define PAUSE_MS 250          /* listener pause after a failed accept */
+#define LOG_INTERVAL_MS 10000 /* one log line per condition per interval */
+#define EVICT_SCAN 64         /* idle candidates looked at when full */
+
+typedef struct conn conn;
+struct conn {
+	svc_conns *cs;
+	struct bufferevent *bev;
+	struct evhttp_connection *evcon; /* NULL until attached */
+	struct evbuffer_cb_entry *in_cb, *out_cb;
+	struct event *deadline;
+	conn *prev, *next;  /* oldest activity first */
+	uint64_t bytes;     /* of the request under way (0: idle) */
+	bool busy;          /* a request is in a handler's hands */
+	bool too_large;
+	bool headers_seen;  /* the end of the request's headers went by */
+};
+
+struct svc_conns {
+	struct event_base *base;
+	struct evhttp *http;
+	struct evconnlistener *lev;
+	uint64_t max_conns, max_request_bytes;
+	int64_t request_timeout_ms;
+	uint64_t open;
+	conn *head, *tail;
+	conn **pending;  /* created, not yet attached to their evhttp connection */
+	size_t n_pending, cap_pending;
+	struct event *attach, *resume;
+	bool paused_full, paused_error;
+	int64_t last_log_ms[2];
+	uint64_t suppressed[2];
+	uint64_t accept_errors, evicted, timed_out, too_large, rewritten;
+};
+
+/* ---- the activity list ---- */
+
+static void unlink_conn(conn *c)
+{
+	svc_conns *cs = c->cs;
+	if (c->prev)
+		c->prev->next = c->next;
+	else if (cs->head == c)
+		cs->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else if (cs->tail == c)
+		cs->tail = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static void touch(conn *c)
+{
+	svc_conns *cs = c->cs;
+	unlink_conn(c);
+	c->prev = cs->tail;
+	if (cs->tail)
+		cs->tail->next = c;
+	else
+		cs->head = c;
+	cs->tail = c;
+}
+
+/* ---- logging once per interval ---- */
+
+enum { LOG_ACCEPT, LOG_FULL };
+
+static void log_limited(svc_conns *cs, int which, const char *msg, const char *detail)
+{
+	int64_t now = base_mono_ms();
+	if (cs->last_log_ms[which] && now - cs->last_log_ms[which] < LOG_INTERVAL_MS) {
+		cs->suppressed[which]++;
+		return;
+	}
+	base_logf(BASE_LOG_WARN, msg, "%s connections=%llu max_connections=%llu suppressed=%llu",
+		  detail, (unsigned long long)cs->open, (unsigned long long)cs->max_conns,
+		  (unsigned long long)cs->suppressed[which]);
+	cs->last_log_ms[which] = now;
+	cs->suppressed[which] = 0;
+}
+
+/* ---- the listener ---- */
+
+static void listener_update(svc_conns *cs)
+{
+	if (!cs->lev)
+		return;
+	if (cs->paused_full || cs->paused_error)
+		evconnlistener_disable(cs->lev);
+	else
+		evconnlistener_enable(cs->lev);
+}
+
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	svc_conns *cs = arg;
+	cs->paused_error = false;
+	listener_update(cs);
+}
+
+static bool evict_one(svc_conns *cs);
+
+/* The listener's user data is evhttp's; ours is found by listener (servers
+ * of one process may run on loops of their own: a lock). */
+#define MAX_LISTENERS 16
+static pthread_mutex_t listeners_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	struct evconnlistener *lev;
+	svc_conns *cs;
+} listeners[MAX_LISTENERS];
+
+static void accept_error_cb(struct evconnlistener *lev, void *arg)
+{
+	(void)arg;
+	int e = EVUTIL_SOCKET_ERROR();
+	svc_conns *cs = NULL;
+	pthread_mutex_lock(&listeners_mu);
+	for (int i = 0; i < MAX_LISTENERS; i++)
+		if (listeners[i].lev == lev)
+			cs = listeners[i].cs;
+	pthread_mutex_unlock(&listeners_mu);
+	if (!cs) {
+		evconnlistener_disable(lev);
+		return;
+	}
+	cs->accept_errors++;
+	/* Out of descriptors: the connection idle the longest gives its own to
+	 * the next in the backlog; with none to give, wait a moment. */
+	bool evicted = (e == EMFILE || e == ENFILE) && evict_one(cs);
+	if (!evicted) {
+		cs->paused_error = true;
+		listener_update(cs);
+		struct timeval tv = {0, PAUSE_MS * 1000};
+		evtimer_add(cs->resume, &tv);
+	}
+	char detail[160];
+	snprintf(detail, sizeof(detail), "error=\"%s\" pause_ms=%d", strerror(e),
+		 evicted ? 0 : PAUSE_MS);
+	log_limited(cs, LOG_ACCEPT, "accept failed, listener paused", detail);
+}
+
+void svc_conns_listen(svc_conns *cs, struct evhttp_bound_socket *bound)
+{
+	cs->lev = evhttp_bound_socket_get_listener(bound);
+	pthread_mutex_lock(&listeners_mu);
+	for (int i = 0; i < MAX_LISTENERS; i++) {
+		if (!listeners[i].lev) {
+			listeners[i].lev = cs->lev;
+			listeners[i].cs = cs;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&listeners_mu);
+	evconnlistener_set_error_cb(cs->lev, accept_error_cb);
+}
+
+void svc_conns_unlisten(svc_conns *cs)
+{
+	pthread_mutex_lock(&listeners_mu);
+	for (int i = 0; i < MAX_LISTENERS; i++)
+		if (listeners[i].cs == cs)
+			listeners[i].lev = NULL, listeners[i].cs = NULL;
+	pthread_mutex_unlock(&listeners_mu);
+	cs->lev = NULL;
+}
+
+/* ---- one connection ---- */
+
+static void conn_free(conn *c)
+{
+	svc_conns *cs = c->cs;
+	unlink_conn(c);
+	if (c->in_cb)
+		evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->in_cb);
+	if (c->out_cb)
+		evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
+	if (c->deadline)
+		event_free(c->deadline);
+	free(c);
+	cs->open--;
+	if (cs->paused_full && cs->open < cs->max_conns) {
+		cs->paused_full = false;
+		listener_update(cs);
+	}
+}
+
+static void closed_cb(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	conn_free(arg);
+}
+
+/* The answer to a request over the cap, written to the socket directly: the
+ * connection is closed right after. */
+static void send_413(conn *c)
+{
+	static const char r[] = "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n"
+				"Content-Length: 0\r\n\r\n";
+	evutil_socket_t fd = bufferevent_getfd(c->bev);
+	if (fd >= 0 && send(fd, r, sizeof(r) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		(void)errno;
+}
+
+/* The request deadline passed, or the request went over the cap (too_large). */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conn *c = arg;
+	if (c->busy || !c->evcon)
+		return;
+	if (c->too_large) {
+		c->cs->too_large++;
+		send_413(c);
+	} else {
+		c->cs->timed_out++;
+		base_logf(BASE_LOG_DEBUG, "request deadline passed, connection closed",
+			  "bytes=%llu", (unsigned long long)c->bytes);
+	}
+	evhttp_connection_free(c->evcon); /* closed_cb frees c */
+}
+
+/* The Content-Length of the header lines still in buf, if over cap: a body
+ * declared too large is refused before it is read. evhttp drains header lines
+ * as they complete, so what is left is a partial line and the new bytes, up to
+ * the blank line that ends the headers. */
+static bool declared_too_large(conn *c, struct evbuffer *buf, uint64_t cap)
+{
+	size_t n = evbuffer_get_length(buf);
+	if (n > 64 * 1024 + 4)
+		n = 64 * 1024 + 4;
+	const char *p = (const char *)evbuffer_pullup(buf, (ev_ssize_t)n);
+	if (!p)
+		return false;
+	static const char name[] = "content-length:";
+	for (size_t i = 0; i < n;) {
+		const char *nl = memchr(p + i, '\n', n - i);
+		size_t end = nl ? (size_t)(nl - p) : n;
+		size_t len = end - i;
+		if (len <= 1 && nl) { /* the blank line */
+			c->headers_seen = true;
+			return false;
+		}
+		if (nl && len > sizeof(name) - 1 &&
+		    evutil_ascii_strncasecmp(p + i, name, sizeof(name) - 1) == 0) {
+			uint64_t v = 0;
+			for (size_t k = i + sizeof(name) - 1; k < end; k++) {
+				if (p[k] >= '0' && p[k] <= '9')
+					v = v > UINT64_MAX / 10 - 1 ? UINT64_MAX : v * 10 + (uint64_t)(p[k] - '0');
+			}
+			if (v > cap)
+				return true;
+		}
+		if (!nl)
+			break;
+		i = end + 1;
+	}
+	return false;
+}
+
+static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	conn *c = arg;
+	if (!info->n_added)
+		return;
+	/* evhttp reads again only once the last reply is out. */
+	c->busy = false;
+	svc_conns *cs = c->cs;
+	if (c->bytes == 0 && cs->request_timeout_ms > 0) {
+		struct timeval tv = {cs->request_timeout_ms / 1000,
+				     (cs->request_timeout_ms % 1000) * 1000};
+		evtimer_add(c->deadline, &tv);
+	}
+	c->bytes += info->n_added;
+	touch(c);
+	bool over = c->bytes > cs->max_request_bytes ||
+		    (!c->headers_seen && declared_too_large(c, buf, cs->max_request_bytes));
+	if (over && !c->too_large) {
+		/* Not from here: evhttp is reading. The callback runs next. */
+		c->too_large = true;
+		bufferevent_disable(c->bev, EV_READ);
+		event_active(c->deadline, EV_TIMEOUT, 0);
+	}
+}
+
+/* evhttp answers a body it cannot parse with 413, as it does one over its cap
+ * (libevent 2.1 has one error for both); its cap is off (ours is input_cb's),
+ * so its 413 is always the first: a 400. */
+static void output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	conn *c = arg;
+	static const char from[] = " 413 ", to[] = "HTTP/1.1 400 Bad Request\r\n";
+	if (c->busy || info->orig_size != 0 || info->n_added < 16 || info->n_added > 64)
+		return;
+	char line[16];
+	if (evbuffer_copyout(buf, line, sizeof(line)) != (ev_ssize_t)sizeof(line) ||
+	    memcmp(line, "HTTP/1.", 7) != 0 || memcmp(line + 8, from, 5) != 0)
+		return;
+	c->cs->rewritten++;
+	evbuffer_drain(buf, info->n_added);
+	evbuffer_add(buf, to, sizeof(to) - 1);
+}
+
+/* The cap is reached: close the connection idle the longest, if one is. */
+static bool evict_one(svc_conns *cs)
+{
+	int n = 0;
+	for (conn *c = cs->head; c && n < EVICT_SCAN; c = c->next, n++) {
+		if (c->evcon && !c->busy && c->bytes == 0) {
+			cs->evicted++;
+			evhttp_connection_free(c->evcon);
+			return true;
+		}
+	}
+	return false;
+}
+
+static struct bufferevent *bev_cb(struct event_base *base, void *arg)
+{
+	svc_conns *cs = arg;
+	if (cs->open >= cs->max_conns && !evict_one(cs)) {
+		cs->paused_full = true;
+		listener_update(cs);
+		log_limited(cs, LOG_FULL, "connections at the cap, listener paused", "");
+	}
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev)
+		return NULL; /* evhttp makes its own, uncounted */
+	if (cs->n_pending == cs->cap_pending) {
+		size_t n = cs->cap_pending ? cs->cap_pending * 2 : 64;
+		conn **p = realloc(cs->pending, n * sizeof(*p));
+		if (!p)
+			return bev;
+		cs->pending = p;
+		cs->cap_pending = n;
+	}
+	conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return bev;
+	c->cs = cs;
+	c->bev = bev;
+	c->deadline = evtimer_new(base, deadline_cb, c);
+	c->in_cb = evbuffer_add_cb(bufferevent_get_input(bev), input_cb, c);
+	c->out_cb = evbuffer_add_cb(bufferevent_get_output(bev), output_cb, c);
+	cs->open++;
+	touch(c);
+	/* evhttp sets its callbacks (and its connection as their argument) once
+	 * we return; attach_cb picks the connection up right after. */
+	bufferevent_incref(bev);
+	cs->pending[cs->n_pending++] = c;
+	event_active(cs->attach, EV_TIMEOUT, 0);
+	return bev;
+}
+
+static void attach_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	svc_conns *cs = arg;
+	for (size_t i = 0; i < cs->n_pending; i++) {
+		conn *c = cs->pending[i];
+		struct bufferevent *bev = c->bev;
+		bufferevent_event_cb ecb = NULL;
+		void *evcon = NULL;
+		bufferevent_getcb(bev, NULL, NULL, &ecb, &evcon);
+		if (ecb && evcon && c->deadline) {
+			c->evcon = evcon;
+			evhttp_connection_set_closecb(c->evcon, closed_cb, c);
+		} else {
+			conn_free(c); /* evhttp already let it go */
+		}
+		bufferevent_decref(bev);
+	}
+	cs->n_pending = 0;
+}
+
+/* ---- the server's side ---- */
+
+/* Our connection of a request. It is the argument of our close callback, but
+ * evhttp has no getter for that: the list is searched from its newest end
+ * (the connection whose request just arrived is there). */
+static conn *find(svc_conns *cs, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	for (conn *c = cs->tail; bev && c; c = c->prev)
+		if (c->bev == bev)
+			return c;
+	return NULL;
+}
+
+void svc_conns_request(svc_conns *cs, struct evhttp_request *req)
+{
+	conn *c = find(cs, req);
+	if (!c)
+		return;
+	c->bytes = 0;
+	c->busy = true;
+	c->too_large = false;
+	c->headers_seen = false;
+	evtimer_del(c->deadline);
+	touch(c);
+}
+
+void svc_conns_replied(svc_conns *cs, struct evhttp_request *req)
+{
+	conn *c = find(cs, req);
+	if (c)
+		c->busy = false;
+}
+
+static uint64_t raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 1024;
+	rlim_t want = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rlim_t was = rl.rlim_cur;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			base_logf(BASE_LOG_INFO, "raised the open-files limit", "from=%llu to=%llu",
+				  (unsigned long long)was, (unsigned long long)want);
+		else
+			rl.rlim_cur = was;
+	}
+	return rl.rlim_cur == RLIM_INFINITY ? (uint64_t)1 << 20 : (uint64_t)rl.rlim_cur;
+}
+
+svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
+			    const svc_conns_options *o)
+{
+	svc_conns *cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return NULL;
+	cs->base = base;
+	cs->http = http;
+	uint64_t limit = raise_nofile();
+	/* Descriptors kept for the store, upstreams, files and the pool. */
+	uint64_t reserve = limit / 4 > 128 ? limit / 4 : 128;
+	uint64_t auto_max = limit > reserve + 16 ? limit - reserve : 16;
+	cs->max_conns = o->max_connections ? o->max_connections : auto_max;
+	cs->max_request_bytes = o->max_request_bytes;
+	cs->request_timeout_ms = o->request_timeout_ms;
+	cs->attach = event_new(base, -1, 0, attach_cb, cs);
+	cs->resume = evtimer_new(base, resume_cb, cs);
+	if (!cs->attach || !cs->resume) {
+		svc_conns_destroy(cs);
+		return NULL;
+	}
+	base_logf(BASE_LOG_INFO, "connections", "max_connections=%llu open_files_limit=%llu",
+		  (unsigned long long)cs->max_conns, (unsigned long long)limit);
+	evhttp_set_bevcb(http, bev_cb, cs);
+	/* The request cap is input_cb's: evhttp's would answer 413 to bodies it
+	 * cannot parse too (see output_cb). */
+	evhttp_set_max_body_size(http, -1);
+	return cs;
+}
+
+void svc_conns_destroy(svc_conns *cs)
+{
+	if (!cs)
+		return;
+	svc_conns_unlisten(cs);
+	attach_cb(-1, 0, cs);
+	/* Connections still open (evhttp_free closes them first) lose us. */
+	while (cs->head) {
+		conn *c = cs->head;
+		if (c->evcon)
+			evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+		conn_free(c);
+	}
+	if (cs->attach)
+		event_free(cs->attach);
+	if (cs->resume)
+		event_free(cs->resume);
+	free(cs->pending);
+	free(cs);
+}
+
+void svc_conns_render_metrics(const svc_conns *cs, base_buf *b)
+{
+	base_expo_family(b, "symbolizer_http_connections", "gauge", "Open client connections.");
+	base_expo_u64(b, "symbolizer_http_connections", "", cs->open);
+	base_expo_family(b, "symbolizer_http_connections_max", "gauge",
+			 "The connection cap (--max-connections).");
+	base_expo_u64(b, "symbolizer_http_connections_max", "", cs->max_conns);
+	base_expo_family(b, "symbolizer_http_connections_closed_total", "counter",
+			 "Connections the server closed: idle at the cap (evicted), "
+			 "request deadline passed (request_timeout), request over the cap (too_large).");
+	base_expo_u64(b, "symbolizer_http_connections_closed_total", "reason=\"evicted\"", cs->evicted);
+	base_expo_u64(b, "symbolizer_http_connections_closed_total", "reason=\"request_timeout\"",
+		      cs->timed_out);
+	base_expo_u64(b, "symbolizer_http_connections_closed_total", "reason=\"too_large\"",
+		      cs->too_large);
+	base_expo_family(b, "symbolizer_http_accept_errors_total", "counter",
+			 "accept() failures (EMFILE, ENFILE, ...); each pauses the listener.");
+	base_expo_u64(b, "symbolizer_http_accept_errors_total", "", cs->accept_errors);
+	base_expo_family(b, "symbolizer_http_malformed_bodies_total", "counter",
+			 "Request bodies evhttp could not parse (answered 400).");
+	base_expo_u64(b, "symbolizer_http_malformed_bodies_total", "", cs->rewritten);
+}
