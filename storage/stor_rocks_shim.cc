@@ -63,7 +63,12 @@ public:
 extern "C" void stor_shim_options(rocksdb_options_t *opts)
 {
 	rocksdb::Options &o = reinterpret_cast<options_layout *>(opts)->rep;
-	o.info_log = std::make_shared<stor_logger>();
+	/* One logger for the process, never freed: RocksDB's background threads
+	 * (its Env's pool, shared by every DB) may still ask it for its level
+	 * while the last options holding it go away. */
+	static std::shared_ptr<rocksdb::Logger> *const logger =
+		new std::shared_ptr<rocksdb::Logger>(std::make_shared<stor_logger>());
+	o.info_log = *logger;
 	/* fallocate'd WAL blocks (1.1 write buffers, 70 MB here) are disk
 	 * taken before anything is written: on a small disk, all of it. */
 	o.allow_fallocate = false;
