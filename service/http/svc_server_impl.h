@@ -80,4 +80,12 @@ struct svc_server {
 	struct event *stop_check;
 };
 
+/* ---- svc_routes.c ---- */
+
+/* Sends status and body (NULL: none), counted and logged under handler. */
+void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *handler,
+		      int status, struct evbuffer *body);
+/* evhttp's callback for every request (arg: the svc_server). */
+void svc_routes_handle(struct evhttp_request *req, void *arg);
+
 #endif

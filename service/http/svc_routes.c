@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_routes: the daemon's HTTP routes (svc_server_impl.h): the request
+ * dispatch by path and method, /healthz, /version, /metrics, and the reply
+ * every room's answer goes through (counted and logged per handler).
+ */
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "base/base_log.h"
+#include "base/base_version.h"
+#include "service/http/svc_server_impl.h"
+#include "service/http/svc_status.h"
+
+/* ---- replies ---- */
+
+static void reply_written(struct evhttp_request *req, void *arg)
+{
+	svc_server *s = arg;
+	svc_conns_replied(s->conns, req);
+	s->replies_writing--;
+	if (s->stopping && s->stop_check)
+		event_active(s->stop_check, EV_TIMEOUT, 0);
+}
+
+void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *handler,
+			 int status, struct evbuffer *body)
+{
+	svc_metrics_http(&s->metrics, handler, status);
+	if (s->stopping)
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+	s->replies_writing++;
+	evhttp_request_set_on_complete_cb(req, reply_written, s);
+	evhttp_send_reply(req, status, NULL, body);
+}
+
+static void reply_text(svc_server *s, struct evhttp_request *req, const char *handler,
+		       int status, const char *ctype, struct evbuffer *b)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", ctype);
+	svc_server_reply(s, req, handler, status, b);
+}
+
+/* ---- routes ---- */
+
+static void handle_healthz(svc_server *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	int status = s->stopping ? 503 : 200;
+	evbuffer_add_printf(b, "%s\n", s->stopping ? "shutting down" : "ok");
+	reply_text(s, req, "healthz", status, "text/plain; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
+/* {"version":"0.1.0","revision":"..."}: both strings need no JSON escaping
+ * (base_version.h). For `symbolctl version --server`. */
+static void handle_version(svc_server *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":\"%s\"}\n", base_version(),
+			    base_revision());
+	reply_text(s, req, "version", 200, "application/json", b);
+	evbuffer_free(b);
+}
+
+static void handle_metrics(svc_server *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	if (!svc_metrics_render(s, b)) {
+		evbuffer_free(b);
+		return evhttp_send_error(req, 500, NULL);
+	}
+	reply_text(s, req, "metrics", 200, "text/plain; version=0.0.4; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
+/* Two Content-Length headers that differ: which body is meant is what request
+ * smuggling plays on (evhttp read the first). Refused, and the connection
+ * closed: what follows on it cannot be trusted. */
+static bool conflicting_length(struct evhttp_request *req)
+{
+	const char *first = NULL;
+	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
+	for (struct evkeyval *kv = h->tqh_first; kv; kv = kv->next.tqe_next) {
+		if (evutil_ascii_strcasecmp(kv->key, "Content-Length") != 0)
+			continue;
+		if (first && strcmp(first, kv->value) != 0)
+			return true;
+		first = kv->value;
+	}
+	return false;
+}
+
+void svc_routes_handle(struct evhttp_request *req, void *arg)
+{
+	svc_server *s = arg;
+	svc_conns_request(s->conns, req);
+	if (conflicting_length(req)) {
+		struct evbuffer *b = evbuffer_new();
+		if (!b)
+			return evhttp_send_error(req, 400, NULL);
+		evbuffer_add_printf(b, "conflicting Content-Length headers\n");
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		reply_text(s, req, "other", 400, "text/plain; charset=utf-8", b);
+		evbuffer_free(b);
+		return;
+	}
+	const char *uri = evhttp_request_get_uri(req);
+	const char *path = uri;
+	char buf[512];
+	const char *q = strchr(uri, '?');
+	if (q) {
+		size_t n = (size_t)(q - uri) < sizeof(buf) - 1 ? (size_t)(q - uri) : sizeof(buf) - 1;
+		memcpy(buf, uri, n);
+		buf[n] = '\0';
+		path = buf;
+	}
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	bool get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
+	if (svc_rpc_handle(s->rpc, req, path) ||
+	    svc_upload_handle(s->upload, req, path, q ? q + 1 : NULL) ||
+	    svc_debuginfod_handle(s->debuginfod, req, path))
+		return;
+	if (get && strcmp(path, "/healthz") == 0) {
+		handle_healthz(s, req);
+		return;
+	}
+	if (get && strcmp(path, "/version") == 0) {
+		handle_version(s, req);
+		return;
+	}
+	if (get && strcmp(path, "/metrics") == 0) {
+		handle_metrics(s, req);
+		return;
+	}
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 404, NULL);
+	evbuffer_add_printf(b, "not found\n");
+	reply_text(s, req, "other", 404, "text/plain; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
+/* ---- lifecycle ---- */
+
