@@ -26,3 +26,10 @@ sym_errc sym_alt_find(const sym_elf_info *info, sym_alt_resolver resolver, void 
 				     "dwz supplementary file: build ID differs from %s", hex);
 	return SYM_OK;
 }
+
+void sym_alt_error_prefix(const sym_elf_info *info, sym_error *err)
+{
+	char hex[SYM_BUILD_ID_HEX_MAX];
+	sym_build_id_to_hex(&info->alt_build_id, hex);
+	sym_error_prefix(err, "dwz supplementary file %s", hex);
+}

@@ -20,4 +20,7 @@
 sym_errc sym_alt_find(const sym_elf_info *info, sym_alt_resolver resolver, void *ctx,
 		      const void **data, size_t *size, sym_error *err);
 
+/* Prefixes err with "dwz supplementary file ID" (a failure opening that file). */
+void sym_alt_error_prefix(const sym_elf_info *info, sym_error *err);
+
 #endif

@@ -160,11 +160,8 @@ static sym_errc resolve_alt(const sym_elf_info *info, const sym_build_options *o
 	if (rc)
 		return rc;
 	rc = image_init(alt, data, size, cap, err);
-	if (rc) {
-		char hex[SYM_BUILD_ID_HEX_MAX];
-		sym_build_id_to_hex(&info->alt_build_id, hex);
-		sym_error_prefix(err, "dwz supplementary file %s", hex);
-	}
+	if (rc)
+		sym_alt_error_prefix(info, err);
 	return rc;
 }
 

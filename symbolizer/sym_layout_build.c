@@ -68,11 +68,8 @@ static sym_errc open_alt(const sym_elf_info *info, const sym_layout_options *o, 
 	if (rc)
 		return rc;
 	rc = opened_open(alt, data, size, cap, err);
-	if (rc) {
-		char hex[SYM_BUILD_ID_HEX_MAX];
-		sym_build_id_to_hex(&info->alt_build_id, hex);
-		sym_error_prefix(err, "dwz supplementary file %s", hex);
-	}
+	if (rc)
+		sym_alt_error_prefix(info, err);
 	return rc;
 }
 
