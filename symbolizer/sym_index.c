@@ -10,9 +10,11 @@
  * before children (chains end), the string table NUL-terminated.
  */
 #include "symbolizer/sym_index.h"
+#include "base/base_path.h"
 #include "symbolizer/sym_bits.h"
 #include "symbolizer/sym_index_format.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,6 +226,27 @@ bool sym_index_section(const sym_index *idx, const char *name, uint64_t *addr, u
 static inline const char *file_name(const sym_index *x, uint32_t file)
 {
 	return x->strs + get(&x->files, file, SYM_IX_FILE_NAME);
+}
+
+bool sym_index_names_file(const sym_index *idx, const char *path)
+{
+	char canon[PATH_MAX];
+	size_t len = strlen(path);
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (uint32_t i = 1; i < idx->files.count; i++) {
+		const char *name = file_name(idx, i);
+		size_t n = strlen(name);
+		/* most names end in another file name: skip them without work */
+		const char *nb = strrchr(name, '/');
+		nb = nb ? nb + 1 : name;
+		if (strcmp(nb, base) != 0)
+			continue;
+		if ((n == len && !memcmp(name, path, len)) ||
+		    (base_path_canon(name, canon, sizeof(canon)) && !strcmp(canon, path)))
+			return true;
+	}
+	return false;
 }
 
 static void fill_function(const sym_index *x, uint32_t func, sym_frame *f)

@@ -82,6 +82,15 @@ void sym_index_get_info(const sym_index *idx, sym_index_info *out);
  */
 bool sym_index_section(const sym_index *idx, const char *name, uint64_t *addr, uint64_t *size);
 
+/*
+ * Whether the index's file table (the files its line tables and functions
+ * name, as comp_dir joined with each name) holds path, compared in
+ * base_path_canon's form; path is already canonical. What a debuginfod
+ * server checks before it serves /buildid/ID/source/PATH: only the sources
+ * the file's own debug info refers to.
+ */
+bool sym_index_names_file(const sym_index *idx, const char *path);
+
 /* One frame of a symbolized address. Strings live in the blob; never NULL. */
 typedef struct sym_frame {
 	const char *name;          /* source-level name (DWARF DW_AT_name, or the symbol); "" unknown */

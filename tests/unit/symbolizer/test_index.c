@@ -5,8 +5,10 @@
  * truncated, corrupt and misaligned blobs.
  */
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "base/base_path.h"
 #include "symbolizer/sym_index.h"
 #include "test.h"
 #include "util.h"
@@ -100,6 +102,34 @@ TEST(inline_chains_are_whole)
 	}
 	CHECK(deepest >= 3);
 	/* max smaller than the chain: the count is still the whole chain's. */
+	sym_index_destroy(idx);
+	free(blob);
+	free(img);
+}
+
+/* The file table answers for the files the lookups name, in canonical form,
+ * and for nothing else. */
+TEST(names_file)
+{
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("c_O2_dw5", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	sym_frame f[64];
+	size_t k = sym_index_lookup(idx, symbol_address(img, n, "main"), f, 64);
+	REQUIRE(k >= 1 && f[k - 1].file[0] == '/');
+	char path[4096], odd[4200];
+	REQUIRE(base_path_canon(f[k - 1].file, path, sizeof(path)));
+	CHECK(sym_index_names_file(idx, path));
+	/* the same file asked for through "..": canonical first, then found */
+	const char *slash = strrchr(path, '/');
+	snprintf(odd, sizeof(odd), "%.*s/x/../%s", (int)(slash - path), path, slash + 1);
+	char canon[4096];
+	REQUIRE(base_path_canon(odd, canon, sizeof(canon)));
+	CHECK(sym_index_names_file(idx, canon));
+	CHECK(!sym_index_names_file(idx, "/etc/passwd"));
+	CHECK(!sym_index_names_file(idx, ""));
 	sym_index_destroy(idx);
 	free(blob);
 	free(img);
