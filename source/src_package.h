@@ -11,6 +11,7 @@
  * (usr/lib/debug/.build-id/xx/rest.debug -> the file), or read from the
  * member's own ELF note (kernel modules, dwz files). For each: its path, its
  * position and size in the uncompressed payload, debuginfo or executable.
+ * Every other regular member that is not ELF is reported as a source file.
  * Multi-block xz payloads are read block by block (two threads, blocks that
  * hold only skipped data are not decoded); other payloads stream through
  * libarchive's filters with bounded memory.
@@ -81,12 +82,15 @@ sym_errc src_pkg_layout_decode(const void *data, size_t len, src_pkg_layout *out
 typedef struct src_pkg_member {
 	sym_build_id id;
 	src_kind kind;
+	/* A regular member that is not ELF: a source file a debug file's DWARF
+	 * may name (/usr/src/debug/... in a -debugsource rpm); id and kind unset. */
+	bool source;
 	const char *path;        /* normalized, no leading "./" or "/" */
 	uint64_t offset;         /* of its bytes in the uncompressed payload */
 	uint64_t size;
 } src_pkg_member;
 
-/* Called for each member with a build ID; false stops the scan (SYM_OK). */
+/* Called for each member with a build ID or source; false stops the scan (SYM_OK). */
 typedef bool (*src_pkg_member_fn)(void *arg, const src_pkg_member *m);
 
 typedef struct src_pkg_limits {
@@ -102,6 +106,7 @@ void src_pkg_limits_init(src_pkg_limits *l);
 typedef struct src_pkg_scan_stats {
 	uint64_t entries;        /* tar/cpio entries listed */
 	uint64_t members;        /* reported with a build ID */
+	uint64_t sources;        /* reported as sources (not ELF) */
 	uint64_t probed;         /* members read for their build ID */
 	uint64_t blocks_decoded; /* xz blocks decoded (multi-block payloads) */
 } src_pkg_scan_stats;

@@ -152,8 +152,17 @@ static void on_link(scan *s, const char *path, struct archive_entry *e)
 static void emit(scan *s, const char *path, const sym_build_id *id, src_kind kind, uint64_t off,
 		 uint64_t size)
 {
-	src_pkg_member m = {*id, kind, path, off, size};
+	src_pkg_member m = {.id = *id, .kind = kind, .path = path, .offset = off, .size = size};
 	s->stats->members++;
+	if (!s->fn(s->arg, &m))
+		s->stopped = true;
+}
+
+/* A member that is not ELF: a source file, perhaps. */
+static void emit_source(scan *s, const char *path, uint64_t off, uint64_t size)
+{
+	src_pkg_member m = {.source = true, .path = path, .offset = off, .size = size};
+	s->stats->sources++;
 	if (!s->fn(s->arg, &m))
 		s->stopped = true;
 }
@@ -217,16 +226,21 @@ static sym_errc probe_segment(scan *s, const char *path, uint64_t off, uint64_t 
 	return SYM_OK;
 }
 
-/* Reads the member (whole, or its note segment when large) for its build ID. */
+/* Reads the member (whole, or its note segment when large) for its build
+ * ID; a member that is not ELF is a source. */
 static sym_errc probe_member(scan *s, const char *path, uint64_t off, uint64_t size)
 {
-	if (size < 64)
-		return SYM_OK;
 	if (!probe_reserve(s, HEAD_BYTES + (1u << 20) + 8))
 		return scan_fail(s, SRC_PKG_E_NOMEM, SYM_E_NOMEM, "%s: out of memory", path);
-	sym_errc rc = read_exact(s, path, s->probe, 4);
-	if (rc || memcmp(s->probe, "\x7f" "ELF", 4))
+	sym_errc rc = size < 4 ? SYM_OK : read_exact(s, path, s->probe, 4);
+	if (rc)
 		return rc;
+	if (size < 4 || memcmp(s->probe, "\x7f" "ELF", 4)) {
+		emit_source(s, path, off, size);
+		return SYM_OK;
+	}
+	if (size < 64)
+		return SYM_OK;
 	size_t hl = size < HEAD_BYTES ? (size_t)size : HEAD_BYTES;
 	if ((rc = read_exact(s, path, s->probe + 4, hl - 4)))
 		return rc;

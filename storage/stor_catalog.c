@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * stor_catalog: the package catalogue's records in the "catalog" column
- * family (stor_catalog.h). Keys: 'p' + package path; 'b' + kind + build ID.
- * Records are little-endian with a version word; a record that fails its
- * checks reads as STOR_E_CORRUPT.
+ * family (stor_catalog.h). Keys: 'p' + package path; 'b' + kind + build ID;
+ * 's' + member path + NUL + package path (a source: only that package writes
+ * it). Records are little-endian with a version word; a record that fails its
+ * checks reads as STOR_E_CORRUPT (version 1, before sources, also does: the
+ * scanner then scans the package again).
  */
 #include "storage/stor_catalog.h"
 
@@ -14,7 +16,8 @@
 #include "storage/stor_db_impl.h"
 #include "storage/stor_meta.h"
 
-#define PKG_VERSION 1u
+#define PKG_VERSION 2u        /* 1: key lengths of one byte, no sources */
+#define KEY_MAX (2 * STOR_CAT_PATH_MAX + 2)
 
 typedef struct rd {
 	const uint8_t *p, *end;
@@ -65,6 +68,19 @@ static size_t id_key(const uint8_t *id, size_t len, stor_kind kind, char *key)
 	return len + 2;
 }
 
+/* 's' + member + NUL + package; 0 when either is too long. */
+static size_t src_key(const char *member, const char *pkg, char *key)
+{
+	size_t m = strlen(member), p = strlen(pkg);
+	if (m == 0 || m >= STOR_CAT_PATH_MAX || p >= STOR_CAT_PATH_MAX)
+		return 0;
+	key[0] = 's';
+	memcpy(key + 1, member, m);
+	key[1 + m] = '\0';
+	memcpy(key + 2 + m, pkg, p);
+	return m + p + 2;
+}
+
 static bool encode_entry(base_buf *b, const char *pkg, const stor_cat_entry *e)
 {
 	return base_buf_append(b, &e->offset, 8) && base_buf_append(b, &e->size, 8) &&
@@ -105,12 +121,18 @@ static stor_errc drop_entries(stor_db *db, rocksdb_writebatch_t *b, const char *
 		r.p += layout_len;
 	take(&r, &nkeys, 4);
 	for (uint32_t i = 0; i < nkeys && r.ok; i++) {
-		uint8_t klen = 0;
-		char key[2 + STOR_ID_MAX];
-		take(&r, &klen, 1);
+		uint16_t klen = 0;
+		char key[KEY_MAX];
+		take(&r, &klen, ver == 1 ? 1 : 2);
 		if (klen > sizeof(key))
 			break;
 		take(&r, key, klen);
+		if (!r.ok)
+			break;
+		if (klen > 0 && key[0] == 's') {  /* a source key names its package */
+			rocksdb_writebatch_delete_cf(b, db->cf[CF_CATALOG], key, klen);
+			continue;
+		}
 		size_t en;
 		stor_errc rc;
 		char *ev = get(db, key, klen, &en, err, &rc);
@@ -125,25 +147,44 @@ static stor_errc drop_entries(stor_db *db, rocksdb_writebatch_t *b, const char *
 	return STOR_OK;
 }
 
-/* The package record: header, layout, and the keys of its entries. */
-static bool encode_package(base_buf *out, const stor_cat_package *pkg, const void *layout,
-			   size_t layout_len, const stor_cat_entry *entries, size_t n)
+/* The package record: header, layout, and the keys of its entries and sources. */
+static bool encode_package(base_buf *out, const char *path, const stor_cat_package *pkg,
+			   const void *layout, size_t layout_len, const stor_cat_entry *entries,
+			   size_t n, const stor_cat_source *sources, size_t n_sources)
 {
-	uint32_t ver = PKG_VERSION, ll = (uint32_t)layout_len, nk = (uint32_t)n;
+	uint32_t ver = PKG_VERSION, ll = (uint32_t)layout_len, nk = (uint32_t)(n + n_sources);
 	bool ok = base_buf_append(out, &ver, 4) && base_buf_append(out, pkg, sizeof(*pkg)) &&
 		  base_buf_append(out, &ll, 4) && (!ll || base_buf_append(out, layout, ll)) &&
 		  base_buf_append(out, &nk, 4);
-	for (size_t i = 0; ok && i < n; i++) {
-		char key[2 + STOR_ID_MAX];
-		uint8_t kl = (uint8_t)id_key(entries[i].id, entries[i].id_len, entries[i].kind, key);
-		ok = base_buf_append(out, &kl, 1) && base_buf_append(out, key, kl);
+	char key[KEY_MAX];
+	for (size_t i = 0; ok && i < n + n_sources; i++) {
+		uint16_t kl = (uint16_t)(i < n ? id_key(entries[i].id, entries[i].id_len,
+							entries[i].kind, key)
+					       : src_key(sources[i - n].member, path, key));
+		ok = base_buf_append(out, &kl, 2) && base_buf_append(out, key, kl);
 	}
 	return ok;
 }
 
+/* The source records, into b. */
+static stor_errc put_sources(stor_db *db, rocksdb_writebatch_t *b, const char *path,
+			     const stor_cat_source *sources, size_t n, stor_error *err)
+{
+	char key[KEY_MAX];
+	for (size_t i = 0; i < n; i++) {
+		size_t kl = src_key(sources[i].member, path, key);
+		if (kl == 0)
+			return stor_set_err(err, STOR_E_INVALID, "catalogue: bad source path");
+		uint64_t v[2] = {sources[i].offset, sources[i].size};
+		rocksdb_writebatch_put_cf(b, db->cf[CF_CATALOG], key, kl, (const char *)v, sizeof(v));
+	}
+	return STOR_OK;
+}
+
 stor_errc stor_cat_put_package(stor_db *db, const char *path, const stor_cat_package *pkg,
 			       const void *layout, size_t layout_len, const stor_cat_entry *entries,
-			       size_t n, stor_error *err)
+			       size_t n, const stor_cat_source *sources, size_t n_sources,
+			       stor_error *err)
 {
 	char pk[STOR_CAT_PATH_MAX + 1];
 	size_t pkl = pkg_key(path, pk);
@@ -167,7 +208,10 @@ stor_errc stor_cat_put_package(stor_db *db, const char *path, const stor_cat_pac
 		else
 			rocksdb_writebatch_put_cf(b, db->cf[CF_CATALOG], key, kl, (char *)eb.data, eb.len);
 	}
-	if (!rc && !encode_package(&rec, pkg, layout, layout_len, entries, n))
+	if (!rc)
+		rc = put_sources(db, b, path, sources, n_sources, err);
+	if (!rc && !encode_package(&rec, path, pkg, layout, layout_len, entries, n, sources,
+				   n_sources))
 		rc = stor_set_err(err, STOR_E_NOMEM, "catalogue: out of memory");
 	if (!rc) {
 		rocksdb_writebatch_put_cf(b, db->cf[CF_CATALOG], pk, pkl, (char *)rec.data, rec.len);
@@ -251,6 +295,55 @@ stor_errc stor_cat_lookup(stor_db *db, const uint8_t *id, size_t id_len, stor_ki
 	out->id_len = (uint8_t)id_len;
 	out->kind = kind;
 	return STOR_OK;
+}
+
+/* Bytes at the start of a and b that agree. */
+static size_t common_prefix(const char *a, const char *b)
+{
+	size_t n = 0;
+	while (a[n] && a[n] == b[n])
+		n++;
+	return n;
+}
+
+stor_errc stor_cat_find_source(stor_db *db, const char *member, const char *near,
+			       stor_cat_entry *out, stor_error *err)
+{
+	char prefix[STOR_CAT_PATH_MAX + 2];
+	size_t ml = strlen(member);
+	if (ml == 0 || ml >= STOR_CAT_PATH_MAX)
+		return stor_set_err(err, STOR_E_NOT_FOUND, "catalogue: no such source");
+	prefix[0] = 's';
+	memcpy(prefix + 1, member, ml + 1);  /* with its NUL: the separator */
+	size_t pl = ml + 2, best = 0;
+	bool found = false;
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(db->db, db->ropts, db->cf[CF_CATALOG]);
+	for (rocksdb_iter_seek(it, prefix, pl); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t kl, vl;
+		const char *k = rocksdb_iter_key(it, &kl);
+		const char *v = rocksdb_iter_value(it, &vl);
+		if (kl < pl || memcmp(k, prefix, pl) != 0)
+			break;
+		if (kl - pl >= STOR_CAT_PATH_MAX || vl != 16)
+			continue;
+		char pkg[STOR_CAT_PATH_MAX];
+		memcpy(pkg, k + pl, kl - pl);
+		pkg[kl - pl] = '\0';
+		size_t score = near ? common_prefix(pkg, near) : 0;
+		if (found && score <= best)
+			continue;
+		found = true;
+		best = score;
+		memset(out, 0, sizeof(*out));
+		memcpy(out->package, pkg, kl - pl + 1);
+		memcpy(out->member, member, ml + 1);
+		memcpy(&out->offset, v, 8);
+		memcpy(&out->size, v + 8, 8);
+	}
+	stor_errc rc = stor_iter_end(it, STOR_OK, err, "reading the catalogue");
+	if (!rc && !found)
+		rc = stor_set_err(err, STOR_E_NOT_FOUND, "catalogue: no package holds %.200s", member);
+	return rc;
 }
 
 stor_errc stor_cat_foreach_package(stor_db *db,

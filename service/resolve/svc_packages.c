@@ -35,8 +35,10 @@ static const char *origin(svc_packages *p, const char *path)
 	return o ? o : "package";
 }
 
-/* Opens the entry's package, checks it is the one scanned, reads the member. */
-static sym_errc extract(svc_packages *p, const stor_cat_entry *e, void **data, sym_error *err)
+/* Opens the entry's package, checks it is the one scanned, reads the member;
+ * *mtime_ns (may be NULL): the package's. */
+static sym_errc extract(svc_packages *p, const stor_cat_entry *e, void **data, int64_t *mtime_ns,
+			sym_error *err)
 {
 	stor_cat_package pkg;
 	void *lb = NULL;
@@ -44,6 +46,8 @@ static sym_errc extract(svc_packages *p, const stor_cat_entry *e, void **data, s
 	stor_error se;
 	if (stor_cat_get_package(p->o.store, e->package, &pkg, &lb, &ll, &se) != STOR_OK)
 		return sym_error_set(err, SYM_E_IO, "%.200s: %s", e->package, se.msg);
+	if (mtime_ns)
+		*mtime_ns = pkg.mtime_ns;
 	src_pkg_layout l;
 	sym_errc rc = src_pkg_layout_decode(lb, ll, &l, err);
 	free(lb);
@@ -95,7 +99,7 @@ static src_status try_kind(svc_packages *p, const sym_build_id *id, stor_kind ki
 	void *data = NULL;
 	src_kind got = SRC_KIND_EXECUTABLE;
 	sym_error cerr = {0};
-	sym_errc rc = extract(p, e, &data, &cerr);
+	sym_errc rc = extract(p, e, &data, NULL, &cerr);
 	if (!rc && (src_check_file(data, (size_t)e->size, id, &got, &out->info, &cerr) != SYM_OK ||
 		    (want == SRC_KIND_DEBUGINFO && got != SRC_KIND_DEBUGINFO))) {
 		if (cerr.code == SYM_OK)
@@ -129,6 +133,42 @@ static src_status pkg_find(src_source *s, const sym_build_id *id, src_kind want,
 	if (st == SRC_NOT_FOUND)
 		st = try_kind(p, id, second, want, max_size, out, err);
 	return st;
+}
+
+svc_errc svc_packages_find_source(svc_packages *p, const sym_build_id *id, const char *path,
+				  uint64_t max_size, svc_package_file *out, svc_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	stor_cat_entry *e = malloc(sizeof(*e));
+	stor_error se;
+	if (!e)
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory");
+	/* near the package of the build ID's debug file (or executable) */
+	const char *near = NULL;
+	if (stor_cat_lookup(p->o.store, id->bytes, id->len, STOR_KIND_DEBUGINFO, e, &se) == STOR_OK ||
+	    stor_cat_lookup(p->o.store, id->bytes, id->len, STOR_KIND_EXECUTABLE, e, &se) == STOR_OK)
+		near = strcpy(out->package, e->package);
+	while (*path == '/')
+		path++;
+	svc_errc rc;
+	if (stor_cat_find_source(p->o.store, path, near, e, &se) != STOR_OK) {
+		rc = svc_error_set(err, SVC_E_NOT_FOUND, "no package holds /%.200s", path);
+	} else if (e->size > max_size) {
+		rc = svc_error_set(err, SVC_E_TOO_LARGE, "%.200s: %.200s is %llu bytes, over the cap",
+				   e->package, e->member, (unsigned long long)e->size);
+	} else {
+		sym_error xerr = {0};
+		sym_errc xrc = extract(p, e, &out->data, &out->mtime_ns, &xerr);
+		count_extract(p, xrc == SYM_OK);
+		out->size = (size_t)e->size;
+		rc = xrc ? svc_error_set(err, SVC_E_IO, "%.300s", xerr.msg) : SVC_OK;
+		if (xrc)
+			base_logf(BASE_LOG_WARN, "package source unreadable",
+				  "package=%s member=%s error=\"%s\"", e->package, e->member, xerr.msg);
+	}
+	snprintf(out->package, sizeof(out->package), "%s", e->package);
+	free(e);
+	return rc;
 }
 
 static void pkg_destroy(src_source *s)

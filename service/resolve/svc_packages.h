@@ -29,6 +29,7 @@
 #include "base/base_buf.h"
 #include "service/core/svc_error.h"
 #include "source/src_source.h"
+#include "storage/stor_catalog.h"
 #include "storage/stor_db.h"
 
 typedef struct svc_packages_options {
@@ -51,6 +52,26 @@ void svc_packages_scan_now(svc_packages *p);
 
 /* The source over the catalogue; owned by p, valid while p lives. */
 src_source *svc_packages_source(svc_packages *p);
+
+/* A source file read out of a package (svc_packages_find_source). */
+typedef struct svc_package_file {
+	void *data;              /* malloc'ed; size bytes */
+	size_t size;
+	char package[STOR_CAT_PATH_MAX];  /* the package it came from */
+	int64_t mtime_ns;        /* the package's */
+} svc_package_file;
+
+/*
+ * The source file at path (canonical and absolute, as a debuginfod client asks
+ * for it: /usr/src/debug/...) that a package holds, for the build ID id: when
+ * several packages hold it, the one nearest (by path) the package of the
+ * build ID's debug file. SVC_OK with out->data; SVC_E_NOT_FOUND,
+ * SVC_E_TOO_LARGE (over max_size), SVC_E_IO (the package changed since its
+ * scan, or is unreadable). Whether id's debug info names path is the
+ * caller's check. Any thread.
+ */
+svc_errc svc_packages_find_source(svc_packages *p, const sym_build_id *id, const char *path,
+				  uint64_t max_size, svc_package_file *out, svc_error *err);
 
 typedef struct svc_packages_stats {
 	uint64_t passes;         /* directory passes done */

@@ -30,6 +30,7 @@ typedef struct pass {
 	svc_packages *p;
 	base_vec seen;           /* char *: package paths on disk */
 	base_vec entries;        /* stor_cat_entry: of the package being scanned */
+	base_vec sources;        /* stor_cat_source: of the package being scanned */
 	const char *path;        /* the package being scanned */
 } pass;
 
@@ -40,9 +41,31 @@ static bool is_package(const char *name)
 	       (n > 4 && !strcmp(name + n - 4, ".rpm"));
 }
 
+/* A source member: kept (its path copied) for the catalogue. */
+static bool on_source(pass *ps, const src_pkg_member *m)
+{
+	char *member = strlen(m->path) < STOR_CAT_PATH_MAX ? strdup(m->path) : NULL;
+	stor_cat_source *sc = member ? base_vec_push(&ps->sources) : NULL;
+	if (!sc) {
+		free(member);
+		return member == NULL && !ps->p->stopping;  /* too long a path: skipped */
+	}
+	*sc = (stor_cat_source){member, m->offset, m->size};
+	return !ps->p->stopping;
+}
+
+static void drop_sources(pass *ps)
+{
+	for (size_t i = 0; i < ps->sources.len; i++)
+		free((char *)((stor_cat_source *)ps->sources.data)[i].member);
+	ps->sources.len = 0;
+}
+
 static bool on_member(void *arg, const src_pkg_member *m)
 {
 	pass *ps = arg;
+	if (m->source)
+		return on_source(ps, m);
 	stor_cat_entry *e = base_vec_push(&ps->entries);
 	if (!e)
 		return false;
@@ -71,6 +94,7 @@ static void scan_package(pass *ps, const char *path, int fd, const struct stat *
 	src_pkg_reason reason;
 	sym_error err = {0};
 	ps->entries.len = 0;
+	drop_sources(ps);
 	ps->path = path;
 	int64_t t0 = base_mono_ns();
 	sym_errc rc = src_package_scan(fd, path, &lim, &l, on_member, ps, &ss, &reason, &err);
@@ -81,12 +105,14 @@ static void scan_package(pass *ps, const char *path, int fd, const struct stat *
 	pkg.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	if (p->stopping) {
 		src_pkg_layout_free(&l);
+		drop_sources(ps);
 		return;
 	}
 	if (rc) {
 		pkg.failed = true;
 		snprintf(pkg.error, sizeof(pkg.error), "%s: %.200s", src_pkg_reason_name(reason), err.msg);
 		ps->entries.len = 0;
+		drop_sources(ps);
 		base_logf(BASE_LOG_WARN, "package scan failed", "package=%s reason=%s error=\"%s\"", path,
 			  src_pkg_reason_name(reason), err.msg);
 	}
@@ -95,16 +121,18 @@ static void scan_package(pass *ps, const char *path, int fd, const struct stat *
 	void *lb = rc ? NULL : src_pkg_layout_encode(&l, &ll);
 	stor_error se;
 	if (stor_cat_put_package(p->o.store, path, &pkg, lb, ll, ps->entries.data, ps->entries.len,
-				 &se) != STOR_OK)
+				 ps->sources.data, ps->sources.len, &se) != STOR_OK)
 		base_logf(BASE_LOG_ERROR, "catalogue write failed", "package=%s error=\"%s\"", path,
 			  se.msg);
 	free(lb);
 	src_pkg_layout_free(&l);
+	drop_sources(ps);
 	double secs = base_seconds_since(t0);
 	if (!rc)
 		base_logf(BASE_LOG_INFO, "package scanned",
-			  "package=%s members=%zu entries=%llu probed=%llu blocks=%llu seconds=%.2f", path,
-			  ps->entries.len, (unsigned long long)ss.entries,
+			  "package=%s members=%zu sources=%zu entries=%llu probed=%llu blocks=%llu "
+			  "seconds=%.2f", path, ps->entries.len, ps->sources.len,
+			  (unsigned long long)ss.entries,
 			  (unsigned long long)ss.probed, (unsigned long long)ss.blocks_decoded, secs);
 	pthread_mutex_lock(&p->mu);
 	p->st.scanned++;
@@ -208,6 +236,7 @@ void svc_packages_scan_now(svc_packages *p)
 	pass ps = {.p = p};
 	base_vec_init(&ps.seen, sizeof(char *), SIZE_MAX / sizeof(char *));
 	base_vec_init(&ps.entries, sizeof(stor_cat_entry), SIZE_MAX / sizeof(stor_cat_entry));
+	base_vec_init(&ps.sources, sizeof(stor_cat_source), SIZE_MAX / sizeof(stor_cat_source));
 	for (size_t i = 0; i < p->o.n_dirs && !p->stopping; i++)
 		walk(&ps, p->dirs[i], 0);
 	if (ps.seen.len)  /* an empty vector has no buffer: qsort wants one */
@@ -235,6 +264,7 @@ void svc_packages_scan_now(svc_packages *p)
 	base_vec_deinit(&pr.gone);
 	base_vec_deinit(&ps.seen);
 	base_vec_deinit(&ps.entries);
+	base_vec_deinit(&ps.sources);
 }
 
 /* Waits for a stop, an inotify event (then QUIET_MS without one) or the timer. */

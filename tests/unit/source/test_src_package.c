@@ -75,6 +75,9 @@ TEST(member_cap)
 	int n = 0;
 	CHECK(src_package_scan(fd, "t", &lim, &l, count, &n, &st, &r, &err) == SYM_OK);
 	CHECK_EQ_U(st.entries, 3000);
+	CHECK_EQ_U(st.sources, 3000);  /* empty, not ELF: each may be a source */
+	CHECK_EQ_U(n, 3000);
+	CHECK_EQ_U(st.members, 0);
 	CHECK_EQ_U(l.comp, SRC_PKG_COMP_NONE);
 	src_pkg_layout_free(&l);
 	lim.max_members = 1000;

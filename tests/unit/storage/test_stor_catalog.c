@@ -57,7 +57,7 @@ TEST(catalogue)
 	stor_cat_entry es[2] = {entry(1, STOR_KIND_DEBUGINFO, "usr/lib/debug/a", 512),
 				entry(2, STOR_KIND_EXECUTABLE, "usr/bin/b", 4096)};
 	const char layout[] = "layout-bytes";
-	REQUIRE(stor_cat_put_package(db, "/p/a.deb", &pkg, layout, sizeof(layout), es, 2, &err) ==
+	REQUIRE(stor_cat_put_package(db, "/p/a.deb", &pkg, layout, sizeof(layout), es, 2, NULL, 0, &err) ==
 		STOR_OK);
 	stor_cat_entry got;
 	uint8_t id1[20], id2[20], id3[20];
@@ -78,10 +78,10 @@ TEST(catalogue)
 	free(lb);
 	/* b.deb takes over id2; a.deb rescanned with id3 instead of id1 */
 	stor_cat_entry eb = entry(2, STOR_KIND_EXECUTABLE, "usr/bin/b2", 8);
-	REQUIRE(stor_cat_put_package(db, "/p/b.deb", &pkg, NULL, 0, &eb, 1, &err) == STOR_OK);
+	REQUIRE(stor_cat_put_package(db, "/p/b.deb", &pkg, NULL, 0, &eb, 1, NULL, 0, &err) == STOR_OK);
 	stor_cat_entry es2[2] = {entry(3, STOR_KIND_DEBUGINFO, "usr/lib/debug/c", 1),
 				 entry(2, STOR_KIND_EXECUTABLE, "usr/bin/b", 4096)};
-	REQUIRE(stor_cat_put_package(db, "/p/a.deb", &pkg, NULL, 0, es2, 1, &err) == STOR_OK);
+	REQUIRE(stor_cat_put_package(db, "/p/a.deb", &pkg, NULL, 0, es2, 1, NULL, 0, &err) == STOR_OK);
 	CHECK(stor_cat_lookup(db, id1, 20, STOR_KIND_DEBUGINFO, &got, &err) == STOR_E_NOT_FOUND);
 	CHECK(stor_cat_lookup(db, id3, 20, STOR_KIND_DEBUGINFO, &got, &err) == STOR_OK);
 	REQUIRE(stor_cat_lookup(db, id2, 20, STOR_KIND_EXECUTABLE, &got, &err) == STOR_OK);
@@ -99,6 +99,62 @@ TEST(catalogue)
 	REQUIRE(db);
 	CHECK(stor_cat_lookup(db, id2, 20, STOR_KIND_EXECUTABLE, &got, &err) == STOR_OK);
 	CHECK(stor_cat_get_package(db, "/p/a.deb", &back, NULL, NULL, &err) == STOR_E_NOT_FOUND);
+	stor_close(db);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* Sources: found by member path, the package nearest the debug file's
+ * preferred among several, dropped with their package. */
+TEST(sources)
+{
+	char dir[] = "/tmp/stor-cat-XXXXXX";
+	REQUIRE(mkdtemp(dir));
+	stor_db *db = open_db(dir);
+	REQUIRE(db);
+	stor_error err;
+	stor_cat_package pkg;
+	memset(&pkg, 0, sizeof(pkg));
+	stor_cat_source s1[2] = {{"usr/src/debug/foo-1.0/a.c", 100, 10},
+				 {"usr/src/debug/foo-1.0/b.h", 200, 20}};
+	stor_cat_source s2[1] = {{"usr/src/debug/foo-1.0/a.c", 300, 30}};
+	REQUIRE(stor_cat_put_package(db, "/r/x86/foo-debugsource-1.0.rpm", &pkg, NULL, 0, NULL, 0,
+				     s1, 2, &err) == STOR_OK);
+	REQUIRE(stor_cat_put_package(db, "/r/arm/foo-debugsource-1.0.rpm", &pkg, NULL, 0, NULL, 0,
+				     s2, 1, &err) == STOR_OK);
+	stor_cat_entry got;
+	REQUIRE(stor_cat_find_source(db, "usr/src/debug/foo-1.0/a.c", "/r/x86/foo-debuginfo.rpm",
+				     &got, &err) == STOR_OK);
+	CHECK_STREQ(got.package, "/r/x86/foo-debugsource-1.0.rpm");
+	CHECK_STREQ(got.member, "usr/src/debug/foo-1.0/a.c");
+	CHECK_EQ_U(got.offset, 100);
+	CHECK_EQ_U(got.size, 10);
+	REQUIRE(stor_cat_find_source(db, "usr/src/debug/foo-1.0/a.c", "/r/arm/foo-debuginfo.rpm",
+				     &got, &err) == STOR_OK);
+	CHECK_STREQ(got.package, "/r/arm/foo-debugsource-1.0.rpm");
+	CHECK_EQ_U(got.offset, 300);
+	REQUIRE(stor_cat_find_source(db, "usr/src/debug/foo-1.0/a.c", NULL, &got, &err) == STOR_OK);
+	CHECK_STREQ(got.package, "/r/arm/foo-debugsource-1.0.rpm");  /* first in path order */
+	/* a prefix of a member, or a member with more after it, is not it */
+	CHECK(stor_cat_find_source(db, "usr/src/debug/foo-1.0/a", NULL, &got, &err) ==
+	      STOR_E_NOT_FOUND);
+	CHECK(stor_cat_find_source(db, "usr/src/debug/foo-1.0", NULL, &got, &err) ==
+	      STOR_E_NOT_FOUND);
+	CHECK(stor_cat_find_source(db, "", NULL, &got, &err) == STOR_E_NOT_FOUND);
+	/* rescanned without b.h; the other package deleted */
+	REQUIRE(stor_cat_put_package(db, "/r/x86/foo-debugsource-1.0.rpm", &pkg, NULL, 0, NULL, 0,
+				     s1, 1, &err) == STOR_OK);
+	CHECK(stor_cat_find_source(db, "usr/src/debug/foo-1.0/b.h", NULL, &got, &err) ==
+	      STOR_E_NOT_FOUND);
+	REQUIRE(stor_cat_delete_package(db, "/r/arm/foo-debugsource-1.0.rpm", &err) == STOR_OK);
+	REQUIRE(stor_cat_find_source(db, "usr/src/debug/foo-1.0/a.c", "/r/arm/", &got, &err) ==
+		STOR_OK);
+	CHECK_STREQ(got.package, "/r/x86/foo-debugsource-1.0.rpm");
+	REQUIRE(stor_cat_delete_package(db, "/r/x86/foo-debugsource-1.0.rpm", &err) == STOR_OK);
+	CHECK(stor_cat_find_source(db, "usr/src/debug/foo-1.0/a.c", NULL, &got, &err) ==
+	      STOR_E_NOT_FOUND);
+	CHECK(stor_verify(db, &err) == STOR_OK);
 	stor_close(db);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
