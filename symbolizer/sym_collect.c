@@ -15,6 +15,7 @@ int sym_collect_init(sym_collect *c)
 	base_vec_init(&c->scopes, sizeof(struct sym_ix_scope), SYM_MAX_SCOPES);
 	base_vec_init(&c->scope_spans, sizeof(sym_span), SYM_MAX_SPANS);
 	base_vec_init(&c->line_spans, sizeof(sym_span), SYM_MAX_SPANS);
+	base_vec_init(&c->unit_files, sizeof(uint32_t), SYM_MAX_SPANS);
 	return 0;
 }
 
@@ -25,6 +26,7 @@ void sym_collect_deinit(sym_collect *c)
 	base_vec_deinit(&c->scopes);
 	base_vec_deinit(&c->scope_spans);
 	base_vec_deinit(&c->line_spans);
+	base_vec_deinit(&c->unit_files);
 }
 
 int sym_collect_merge(sym_collect *dst, sym_collect *src, base_vec *dst_scope_spans)
@@ -45,7 +47,8 @@ int sym_collect_merge(sym_collect *dst, sym_collect *src, base_vec *dst_scope_sp
 	if (base_vec_reserve(&dst->funcs, src->funcs.len) ||
 	    base_vec_reserve(&dst->scopes, src->scopes.len) ||
 	    base_vec_reserve(dst_scope_spans, src->scope_spans.len) ||
-	    base_vec_reserve(&dst->line_spans, src->line_spans.len))
+	    base_vec_reserve(&dst->line_spans, src->line_spans.len) ||
+	    base_vec_reserve(&dst->unit_files, src->unit_files.len))
 		goto out;
 	for (size_t i = 0; i < src->funcs.len; i++) {
 		struct sym_ix_func f = BASE_VEC_AT(&src->funcs, struct sym_ix_func, i);
@@ -73,6 +76,9 @@ int sym_collect_merge(sym_collect *dst, sym_collect *src, base_vec *dst_scope_sp
 		s.a = map[s.a];
 		*(sym_span *)base_vec_push(&dst->line_spans) = s;
 	}
+	for (size_t i = 0; i < src->unit_files.len; i++)
+		*(uint32_t *)base_vec_push(&dst->unit_files) =
+			map[BASE_VEC_AT(&src->unit_files, uint32_t, i)];
 	rc = 0;
 out:
 	free(map);
@@ -80,5 +86,6 @@ out:
 	base_vec_deinit(&src->scopes);
 	base_vec_deinit(&src->scope_spans);
 	base_vec_deinit(&src->line_spans);
+	base_vec_deinit(&src->unit_files);
 	return rc;
 }

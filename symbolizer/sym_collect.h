@@ -35,6 +35,7 @@ typedef struct sym_collect {
 	base_vec scopes;       /* struct sym_ix_scope */
 	base_vec scope_spans;  /* sym_span */
 	base_vec line_spans;   /* sym_span */
+	base_vec unit_files;   /* uint32_t string offsets: every file of every line table */
 	uint64_t min_code_addr;  /* spans starting below it are tombstones (discarded code) */
 } sym_collect;
 

@@ -520,6 +520,16 @@ static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
 	if (rc)
 		return rc;
 	walk_children(w, cudie, SYM_IX_NONE, 0, 0);
+	/* every file the unit's line table names: the sources a debuginfod
+	 * server may hand out for this file (headers without code too) */
+	for (size_t i = 0; i < w->nfiles && !w->rc; i++) {
+		uint32_t s = unit_file(w, w->files, i);
+		uint32_t *slot = s && s != SYM_STR_NONE ? base_vec_push(&w->out->unit_files) : NULL;
+		if (slot)
+			*slot = s;
+		else if (s && s != SYM_STR_NONE)
+			return fail_nomem(w);
+	}
 	return w->rc;
 }
 

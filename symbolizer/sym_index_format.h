@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sym_index_format: the on-disk layout of an index blob (version 4).
+ * sym_index_format: the on-disk layout of an index blob (version 5).
  *
+ * Version 5 has version 4's layout; its file table also names every file of
+ * the line tables (headers without code), the sources a debuginfod server may
+ * hand out for the build ID, so a version 4 blob is rebuilt.
  * Version 4 adds the section table (every allocated section's name, address
  * and size: an ET_REL file's sections as sym_reloc laid them out, so an offset
  * within a named section becomes an address), the ELF type, and the kernel's
@@ -50,7 +53,7 @@
 #include <stdint.h>
 
 #define SYM_IX_MAGIC "SYMIDX\x1a\n"
-#define SYM_IX_VERSION 4
+#define SYM_IX_VERSION 5
 #define SYM_IX_NONE UINT32_MAX
 #define SYM_IX_MAX_LOADS 16
 #define SYM_IX_MAX_FIELDS 5

@@ -143,7 +143,8 @@ static uint32_t add_file(struct pack *pk, uint32_t str)
 	return id;
 }
 
-/* The file table: "" first, then every file a range, scope or function names. */
+/* The file table: "" first, then every file a range, scope or function names,
+ * then the other files the line tables name (sources without code: headers). */
 static int build_files(struct pack *pk)
 {
 	const sym_collect *c = pk->in->c;
@@ -158,6 +159,9 @@ static int build_files(struct pack *pk)
 			return -1;
 	for (size_t i = 0; i < c->funcs.len; i++)
 		if (add_file(pk, BASE_VEC_AT(&c->funcs, struct sym_ix_func, i).decl_file) == UINT32_MAX)
+			return -1;
+	for (size_t i = 0; i < c->unit_files.len; i++)
+		if (add_file(pk, BASE_VEC_AT(&c->unit_files, uint32_t, i)) == UINT32_MAX)
 			return -1;
 	return 0;
 }

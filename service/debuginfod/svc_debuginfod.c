@@ -23,21 +23,8 @@
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_inflate.h"
 
-static const char *const kind_names[K_COUNT] = {"debuginfo", "executable", "section", "status",
-						 "invalid"};
-enum { MAX_CODES = 8 };
-
-struct svc_debuginfod {
-	svc_debuginfod_options o;
-	struct {
-		int code;
-		uint64_t n;
-	} counts[K_COUNT][MAX_CODES];
-	uint64_t bytes;
-	svc_dbg_body *bodies;  /* files being sent */
-	src_source **sources;  /* the local debug dirs, for executables */
-	size_t n_sources;
-};
+static const char *const kind_names[K_COUNT] = {"debuginfo", "executable", "section", "source",
+						 "status",    "invalid"};
 
 typedef struct dreq {
 	svc_debuginfod *d;
@@ -94,7 +81,7 @@ void svc_debuginfod_destroy(svc_debuginfod *d)
 
 static void count(svc_debuginfod *d, int kind, int code)
 {
-	for (int i = 0; i < MAX_CODES; i++) {
+	for (int i = 0; i < SVC_DBG_MAX_CODES; i++) {
 		if (d->counts[kind][i].code == code || d->counts[kind][i].code == 0) {
 			d->counts[kind][i].code = code;
 			d->counts[kind][i].n++;
@@ -109,7 +96,7 @@ void svc_debuginfod_render_metrics(const svc_debuginfod *d, base_buf *out)
 	base_expo_family(out, "symbolizer_debuginfod_requests_total", "counter",
 			 "debuginfod requests (/buildid/...) by kind and status code.");
 	for (int k = 0; k < K_COUNT; k++) {
-		for (int i = 0; i < MAX_CODES && d->counts[k][i].code; i++) {
+		for (int i = 0; i < SVC_DBG_MAX_CODES && d->counts[k][i].code; i++) {
 			snprintf(labels, sizeof(labels), "kind=\"%s\",code=\"%d\"", kind_names[k],
 				 d->counts[k][i].code);
 			base_expo_u64(out, "symbolizer_debuginfod_requests_total", labels,
@@ -128,8 +115,8 @@ void svc_debuginfod_render_metrics(const svc_debuginfod *d, base_buf *out)
  * 25 instead of 1,600). */
 #define SVC_DEBUGINFOD_WRITE_CHUNK (1u << 20)
 
-static void reply(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
-		  struct evbuffer *body)
+void svc_dbg_reply(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+		   struct evbuffer *body)
 {
 	count(d, kind, status);
 	struct evhttp_connection *conn = evhttp_request_get_connection(req);
@@ -139,8 +126,8 @@ static void reply(svc_debuginfod *d, struct evhttp_request *req, int kind, int s
 	d->o.reply(d->o.arg, req, status, body);
 }
 
-static void reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
-			const char *text)
+void svc_dbg_reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+			 const char *text)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	struct evbuffer *b = evbuffer_new();
@@ -151,7 +138,7 @@ static void reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind,
 	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
 	if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD)
 		evbuffer_add_printf(b, "%s\n", text);
-	reply(d, req, kind, status, b);
+	svc_dbg_reply(d, req, kind, status, b);
 	evbuffer_free(b);
 }
 
@@ -159,6 +146,15 @@ static void free_image(const void *data, size_t len, void *arg)
 {
 	(void)data, (void)len;
 	free(arg);
+}
+
+void svc_dbg_last_modified(struct evhttp_request *req, int64_t unix_ms)
+{
+	char v[64];
+	time_t t = (time_t)(unix_ms / 1000);
+	struct tm tm;
+	if (gmtime_r(&t, &tm) && strftime(v, sizeof(v), "%a, %d %b %Y %H:%M:%S GMT", &tm))
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Last-Modified", v);
 }
 
 /* The headers elfutils' debuginfod sends with a file. */
@@ -175,10 +171,7 @@ static void file_headers(struct evhttp_request *req, const dreq *r, uint64_t siz
 	else
 		snprintf(v, sizeof(v), "%s%s", r->hex, r->kind == K_DEBUGINFO ? ".debug" : "");
 	evhttp_add_header(h, "X-DEBUGINFOD-FILE", v);
-	time_t t = (time_t)(fetch_ms / 1000);
-	struct tm tm;
-	if (gmtime_r(&t, &tm) && strftime(v, sizeof(v), "%a, %d %b %Y %H:%M:%S GMT", &tm))
-		evhttp_add_header(h, "Last-Modified", v);
+	svc_dbg_last_modified(req, fetch_ms);
 	evhttp_add_header(h, "Content-Type", "application/octet-stream");
 }
 
@@ -355,7 +348,7 @@ static void loaded(void *job, bool cancelled)
 	if (status != 200) {
 		if (body)
 			evbuffer_free(body);
-		reply_error(d, r->req, r->kind, status,
+		svc_dbg_reply_error(d, r->req, r->kind, status,
 			    status == 406 ? "larger than X-DEBUGINFOD-MAXSIZE"
 			    : status == 503 ? "shutting down" : "not found");
 		return dreq_free(r);
@@ -363,7 +356,7 @@ static void loaded(void *job, bool cancelled)
 	file_headers(r->req, r, r->size, r->meta.fetch_time);
 	if (!r->head)
 		d->bytes += r->size;
-	reply(d, r->req, r->kind, 200, body);
+	svc_dbg_reply(d, r->req, r->kind, 200, body);
 	evbuffer_free(body);
 	dreq_free(r);
 }
@@ -374,7 +367,7 @@ static void start_load(dreq *r)
 		return;
 	if (r->loader)
 		hand_over(r);
-	reply_error(r->d, r->req, r->kind, 503, "busy; try again");
+	svc_dbg_reply_error(r->d, r->req, r->kind, 503, "busy; try again");
 	dreq_free(r);
 }
 
@@ -395,10 +388,10 @@ static void fetched(const svc_fetch_result *res, void *arg)
 			r->loader = true;
 		return start_load(r);
 	case SVC_FETCH_ERROR:
-		reply_error(r->d, r->req, r->kind, 503, "upstream trouble; try again");
+		svc_dbg_reply_error(r->d, r->req, r->kind, 503, "upstream trouble; try again");
 		break;
 	default:
-		reply_error(r->d, r->req, r->kind, 404, "not found");
+		svc_dbg_reply_error(r->d, r->req, r->kind, 404, "not found");
 		break;
 	}
 	free(r);
@@ -416,7 +409,7 @@ static uint64_t header_u64(struct evhttp_request *req, const char *name, uint64_
 static bool handle_status(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id)
 {
 	if (!d->o.status) {
-		reply_error(d, req, K_STATUS, 404, "no status here");
+		svc_dbg_reply_error(d, req, K_STATUS, 404, "no status here");
 		return true;
 	}
 	struct evbuffer *b = evbuffer_new();
@@ -428,7 +421,7 @@ static bool handle_status(svc_debuginfod *d, struct evhttp_request *req, const s
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	evhttp_add_header(h, "Content-Type", "application/json");
 	evhttp_add_header(h, "Cache-Control", "no-store");
-	reply(d, req, K_STATUS, code, b);
+	svc_dbg_reply(d, req, K_STATUS, code, b);
 	evbuffer_free(b);
 	return true;
 }
@@ -445,9 +438,10 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 		return true;
 	}
 	*r = (dreq){.d = d, .req = req, .head = cmd == EVHTTP_REQ_HEAD};
-	if (!svc_debuginfod_parse_path(path + 9, r->hex, &r->id, &r->kind, r->section)) {
+	char arg[SVC_DEBUGINFOD_SOURCE_MAX + 1];
+	if (!svc_debuginfod_parse_path(path + 9, r->hex, &r->id, &r->kind, arg)) {
 		free(r);
-		reply_error(d, req, K_INVALID, 400, "bad build ID or path");
+		svc_dbg_reply_error(d, req, K_INVALID, 400, "bad build ID or path");
 		return true;
 	}
 	if (r->kind == K_STATUS) {
@@ -458,6 +452,15 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 	r->max_size = header_u64(req, "X-DEBUGINFOD-MAXSIZE", UINT64_MAX);
 	if (r->max_size == 0)
 		r->max_size = UINT64_MAX;
+	if (r->kind == K_SOURCE) {
+		sym_build_id id = r->id;
+		uint64_t max_size = r->max_size;
+		free(r);
+		svc_debuginfod_source(d, req, &id, arg, max_size);
+		return true;
+	}
+	if (r->kind == K_SECTION)
+		memcpy(r->section, arg, strlen(arg) + 1);  /* parse checked its length */
 	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
 	bool from_peer = evhttp_find_header(evhttp_request_get_input_headers(req),
 					    "X-Symbolizer-Peer") != NULL;
@@ -469,7 +472,7 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 	if (e != SVC_OK) {
 		int kind = r->kind;
 		free(r);
-		reply_error(d, req, kind, 503, "cannot fetch now");
+		svc_dbg_reply_error(d, req, kind, 503, "cannot fetch now");
 	}
 	return true;
 }

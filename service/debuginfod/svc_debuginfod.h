@@ -2,8 +2,10 @@
 /*
  * svc_debuginfod: the daemon as a debuginfod server (issue 13, items 1 and 2).
  *
- * GET and HEAD of /buildid/ID/debuginfo, /buildid/ID/executable and
- * /buildid/ID/section/NAME (and GET /buildid/ID/status, the daemon's own
+ * GET and HEAD of /buildid/ID/debuginfo, /buildid/ID/executable,
+ * /buildid/ID/section/NAME and /buildid/ID/source/PATH (svc_debuginfod_source.c:
+ * a file a package archive holds, served when the build ID's debug info names
+ * it) (and GET /buildid/ID/status, the daemon's own
  * JSON page of why a build ID is or is not symbolized, through a callback), answered from the store, else through the fetcher
  * (local debug dirs, then upstreams; single flight, negative cache) without
  * blocking the loop: store reads and section inflation run on the pool.
@@ -65,6 +67,11 @@ typedef struct svc_debuginfod_options {
 	void *arg;
 	svc_debuginfod_status_fn status;  /* NULL: /status is 404 */
 	void *status_arg;
+	/* /buildid/ID/source/PATH: the build ID's index says whether its debug
+	 * info names PATH; the package catalogue holds the file. NULL: 404. */
+	struct svc_resolver *resolver;
+	struct svc_packages *packages;
+	uint64_t max_source_bytes;   /* cap of one source file (0: none) */
 } svc_debuginfod_options;
 
 typedef struct svc_debuginfod svc_debuginfod;

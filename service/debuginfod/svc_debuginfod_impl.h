@@ -8,18 +8,54 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "service/debuginfod/svc_debuginfod.h"
+#include "source/src_source.h"
 #include "storage/stor_db.h"
 #include "symbolizer/sym_build_id.h"
 
+struct evhttp_request;
+struct evbuffer;
+
 /* What a request asks for; K_INVALID counts malformed paths. */
-enum { K_DEBUGINFO, K_EXECUTABLE, K_SECTION, K_STATUS, K_INVALID, K_COUNT };
+enum { K_DEBUGINFO, K_EXECUTABLE, K_SECTION, K_SOURCE, K_STATUS, K_INVALID, K_COUNT };
+
+/* Longest source path asked for, canonical (bytes, without the NUL). */
+#define SVC_DEBUGINFOD_SOURCE_MAX 4095
 
 /* The part of a path after /buildid/ ("ID/debuginfo", "ID/executable",
- * "ID/section/NAME", "ID/status", percent-encoded) into hex (SYM_BUILD_ID_HEX_MAX bytes),
- * id, kind and section (SVC_DEBUGINFOD_SECTION_MAX + 1 bytes); false when
- * malformed (svc_debuginfod_path.c). */
+ * "ID/section/NAME", "ID/source/PATH", "ID/status", percent-encoded) into hex
+ * (SYM_BUILD_ID_HEX_MAX bytes), id, kind and arg (SVC_DEBUGINFOD_SOURCE_MAX +
+ * 1 bytes): the section's name, or the source's canonical absolute path
+ * (base_path_canon). False when malformed (svc_debuginfod_path.c). */
 bool svc_debuginfod_parse_path(const char *encoded, char *hex, sym_build_id *id, int *kind,
-			       char *section);
+			       char *arg);
+
+enum { SVC_DBG_MAX_CODES = 8 };
+
+struct svc_debuginfod {
+	svc_debuginfod_options o;
+	struct {
+		int code;
+		uint64_t n;
+	} counts[K_COUNT][SVC_DBG_MAX_CODES];
+	uint64_t bytes;
+	struct svc_dbg_body *bodies;  /* files being sent */
+	src_source **sources;  /* the local debug dirs, for executables */
+	size_t n_sources;
+};
+
+/* The reply, counted by kind and status (svc_debuginfod.c). */
+void svc_dbg_reply(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+		   struct evbuffer *body);
+/* An error reply with a one-line text (Retry-After with a 503). */
+void svc_dbg_reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind, int status,
+			 const char *text);
+/* Last-Modified of a time in Unix ms. */
+void svc_dbg_last_modified(struct evhttp_request *req, int64_t unix_ms);
+
+/* /buildid/ID/source/PATH (svc_debuginfod_source.c): path canonical, absolute. */
+void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id,
+			   const char *path, uint64_t max_size);
 
 /* Section bytes of an ELF image (svc_debuginfod_section.c): *out points into
  * data; false when absent, SHT_NOBITS, still compressed, or malformed. */

@@ -3,13 +3,17 @@
  * svc_debuginfod_path: the path of a debuginfod request, percent-decoded first
  * (so %2e%2e and %00 are judged as what they mean), then validated: a build ID
  * of lowercase hex (svc_build_id), a known kind (debuginfo, executable,
- * section/NAME, or status: our own, not debuginfod's), a printable section name
- * without '/' (svc_debuginfod_impl.h).
+ * section/NAME, source/PATH, or status: our own, not debuginfod's), a printable
+ * section name without '/', a source path made canonical (".." resolved
+ * lexically, never above the root; the path never reaches the file system: it
+ * is looked up in the debug info's file table and the catalogue)
+ * (svc_debuginfod_impl.h).
  */
 #include "service/debuginfod/svc_debuginfod_impl.h"
 
 #include <string.h>
 
+#include "base/base_path.h"
 #include "service/core/svc_build_id.h"
 #include "service/debuginfod/svc_debuginfod.h"
 #include "symbolizer/sym_build_id.h"
@@ -46,7 +50,7 @@ static bool valid_section(const char *s)
 	return true;
 }
 
-static bool parse(const char *rest, char *hex, sym_build_id *id, int *kind, char *section)
+static bool parse(const char *rest, char *hex, sym_build_id *id, int *kind, char *arg)
 {
 	const char *slash = strchr(rest, '/');
 	if (!slash || !svc_build_id_parse(rest, (size_t)(slash - rest), id))
@@ -62,16 +66,20 @@ static bool parse(const char *rest, char *hex, sym_build_id *id, int *kind, char
 		*kind = K_STATUS;
 	else if (strncmp(what, "section/", 8) == 0 && valid_section(what + 8)) {
 		*kind = K_SECTION;
-		strcpy(section, what + 8);
+		strcpy(arg, what + 8);
+	} else if (strncmp(what, "source/", 7) == 0) {
+		/* "source" + the absolute path: its '/' is the separator */
+		*kind = K_SOURCE;
+		return base_path_canon(what + 6, arg, SVC_DEBUGINFOD_SOURCE_MAX + 1) &&
+		       strcmp(arg, "/") != 0;
 	} else
 		return false;
 	return true;
 }
 
 bool svc_debuginfod_parse_path(const char *encoded, char *hex, sym_build_id *id, int *kind,
-			       char *section)
+			       char *arg)
 {
-	char decoded[512];
-	return decode(encoded, decoded, sizeof(decoded)) &&
-	       parse(decoded, hex, id, kind, section);
+	char decoded[SYM_BUILD_ID_HEX_MAX + 16 + SVC_DEBUGINFOD_SOURCE_MAX + 1];
+	return decode(encoded, decoded, sizeof(decoded)) && parse(decoded, hex, id, kind, arg);
 }

@@ -303,6 +303,8 @@ static bool start_rpc(svc_server *s)
 		.max_hops = s->o.max_hops, .max_section_bytes = s->config.max_debuginfo_size,
 		.reply = debuginfod_reply, .arg = s,
 		.status = status_page, .status_arg = s,
+		.resolver = s->resolver, .packages = s->packages,
+		.max_source_bytes = s->config.max_debuginfo_size,
 	};
 	s->debuginfod = svc_debuginfod_create(&dopt);
 	return s->rpc != NULL && s->debuginfod != NULL;

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_debuginfod_source: GET and HEAD /buildid/ID/source/PATH, a source file of
+ * a build ID, as elfutils' debuginfod serves it from -debugsource packages.
+ *
+ * The build ID is resolved first (svc_resolver: its index from memory or the
+ * store, else its debug info from every source, then an index build), so the
+ * request is answered only for a path the build ID's own debug info names
+ * (sym_index_names_file, both sides canonical): an uploaded debug file cannot
+ * make the server hand out any other file a package holds. The file itself
+ * comes from the package catalogue (svc_packages_find_source): a member of a
+ * package under --package-dir, from the package nearest the one holding the
+ * build ID's debug file. The path never touches the local file system.
+ *
+ * 404: unknown build ID, a path its debug info does not name, or one no
+ * package holds; 406: larger than X-DEBUGINFOD-MAXSIZE; 503: sources failing,
+ * a package changed since its scan, or no worker free. Headers as for the
+ * other files, with X-DEBUGINFOD-FILE (the path) and X-DEBUGINFOD-ARCHIVE (the
+ * package).
+ */
+#include "service/debuginfod/svc_debuginfod_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "service/core/svc_pool.h"
+#include "service/resolve/svc_packages.h"
+#include "service/resolve/svc_resolver.h"
+#include "symbolizer/sym_index.h"
+
+typedef struct sreq {
+	svc_debuginfod *d;
+	struct evhttp_request *req;
+	bool head;
+	sym_build_id id;
+	uint64_t max_size;           /* X-DEBUGINFOD-MAXSIZE; UINT64_MAX: none */
+	char path[SVC_DEBUGINFOD_SOURCE_MAX + 1];
+	svc_index_entry *entry;      /* the build ID's index, referenced */
+	/* filled on a worker */
+	int status;
+	char why[160];
+	svc_package_file file;
+} sreq;
+
+static void sreq_free(sreq *r)
+{
+	if (r->entry)
+		svc_resolver_release(r->d->o.resolver, r->entry);
+	free(r->file.data);
+	free(r);
+}
+
+static void fail(sreq *r, int status, const char *why)
+{
+	svc_dbg_reply_error(r->d, r->req, K_SOURCE, status, why);
+	sreq_free(r);
+}
+
+/* On a worker: the file-table check, then the package member. */
+static void find(void *job)
+{
+	sreq *r = job;
+	if (!sym_index_names_file(r->entry->index, r->path)) {
+		r->status = 404;
+		snprintf(r->why, sizeof(r->why), "the build ID's debug info does not name this file");
+		return;
+	}
+	uint64_t cap = r->d->o.max_source_bytes ? r->d->o.max_source_bytes : UINT64_MAX;
+	uint64_t limit = r->max_size < cap ? r->max_size : cap;
+	svc_error err = {0};
+	svc_errc e = svc_packages_find_source(r->d->o.packages, &r->id, r->path, limit, &r->file,
+					      &err);
+	switch (e) {
+	case SVC_OK:
+		r->status = 200;
+		return;
+	case SVC_E_TOO_LARGE:
+		r->status = limit == r->max_size ? 406 : 404;
+		snprintf(r->why, sizeof(r->why), "%s",
+			 r->status == 406 ? "larger than X-DEBUGINFOD-MAXSIZE"
+					  : "larger than the server's cap on source files");
+		return;
+	case SVC_E_NOT_FOUND:
+		r->status = 404;
+		snprintf(r->why, sizeof(r->why), "no package archive holds this file");
+		return;
+	default:
+		r->status = 503;  /* a package changed since its scan: a rescan is coming */
+		snprintf(r->why, sizeof(r->why), "package unreadable now; try again");
+		return;
+	}
+}
+
+static void headers(sreq *r)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
+	char v[32];
+	snprintf(v, sizeof(v), "%zu", r->file.size);
+	evhttp_add_header(h, "Content-Length", v);
+	evhttp_add_header(h, "X-DEBUGINFOD-SIZE", v);
+	evhttp_add_header(h, "X-DEBUGINFOD-FILE", r->path);
+	evhttp_add_header(h, "X-DEBUGINFOD-ARCHIVE", r->file.package);
+	svc_dbg_last_modified(r->req, r->file.mtime_ns / 1000000);
+	evhttp_add_header(h, "Content-Type", "application/octet-stream");
+}
+
+static void free_data(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	free(arg);
+}
+
+/* On the loop: the reply. */
+static void found(void *job, bool cancelled)
+{
+	sreq *r = job;
+	if (cancelled)
+		return fail(r, 503, "shutting down");
+	if (r->status != 200)
+		return fail(r, r->status, r->why);
+	struct evbuffer *body = evbuffer_new();
+	if (!body)
+		return fail(r, 500, "out of memory");
+	if (!r->head && r->file.size) {
+		if (evbuffer_add_reference(body, r->file.data, r->file.size, free_data,
+					   r->file.data) != 0) {
+			evbuffer_free(body);
+			return fail(r, 500, "out of memory");
+		}
+		r->file.data = NULL;  /* freed once written */
+		r->d->bytes += r->file.size;
+	}
+	headers(r);
+	svc_dbg_reply(r->d, r->req, K_SOURCE, 200, body);
+	evbuffer_free(body);
+	sreq_free(r);
+}
+
+static void resolved(void *arg, svc_resolution *res)
+{
+	sreq *r = arg;
+	if (res->status != SVC_RESOLVE_OK) {
+		char why[SYM_ERROR_MSG_MAX + 32];
+		snprintf(why, sizeof(why), "build ID %s: %s", svc_resolve_status_name(res->status),
+			 res->error);
+		return fail(r, res->status == SVC_RESOLVE_ERROR ? 503 : 404, why);
+	}
+	r->entry = res->entry;
+	if (!svc_pool_submit(r->d->o.pool, r, find, found))
+		fail(r, 503, "busy; try again");
+}
+
+void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id,
+			   const char *path, uint64_t max_size)
+{
+	if (!d->o.resolver || !d->o.packages) {
+		svc_dbg_reply_error(d, req, K_SOURCE, 404, "no package archives here (--package-dir)");
+		return;
+	}
+	sreq *r = calloc(1, sizeof(*r));
+	if (!r) {
+		evhttp_send_error(req, 500, NULL);
+		return;
+	}
+	r->d = d;
+	r->req = req;
+	r->head = evhttp_request_get_command(req) == EVHTTP_REQ_HEAD;
+	r->id = *id;
+	r->max_size = max_size;
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	svc_resolution now = {0};
+	if (!svc_resolver_resolve(d->o.resolver, id, resolved, r, &now))
+		resolved(r, &now);
+}
