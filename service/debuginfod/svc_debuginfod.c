@@ -20,6 +20,7 @@
 #include "service/core/svc_pool.h"
 #include "service/debuginfod/svc_debuginfod_impl.h"
 #include "source/src_source.h"
+#include "storage/stor_catalog.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_inflate.h"
 
@@ -47,6 +48,9 @@ typedef struct dreq {
 	const void *sec;     /* section requests: the bytes, in blob or image */
 	size_t size;         /* bytes of the answer */
 	void *exe;           /* an executable read from a local dir, or NULL */
+	/* the stored file came from a package: which, and its member ("": not) */
+	char archive[STOR_CAT_PATH_MAX];
+	char member[STOR_CAT_PATH_MAX + 1];
 } dreq;
 
 svc_debuginfod *svc_debuginfod_create(const svc_debuginfod_options *o)
@@ -170,7 +174,10 @@ static void file_headers(struct evhttp_request *req, const dreq *r, uint64_t siz
 		snprintf(v, sizeof(v), "%s-%s", r->hex, r->section);
 	else
 		snprintf(v, sizeof(v), "%s%s", r->hex, r->kind == K_DEBUGINFO ? ".debug" : "");
-	evhttp_add_header(h, "X-DEBUGINFOD-FILE", v);
+	/* from a package: the member's path and the package, as elfutils says it */
+	evhttp_add_header(h, "X-DEBUGINFOD-FILE", r->archive[0] && !r->exe ? r->member : v);
+	if (r->archive[0] && !r->exe)
+		evhttp_add_header(h, "X-DEBUGINFOD-ARCHIVE", r->archive);
 	svc_dbg_last_modified(req, fetch_ms);
 	evhttp_add_header(h, "Content-Type", "application/octet-stream");
 }
@@ -269,6 +276,30 @@ static bool local_executable(dreq *r)
 	return false;
 }
 
+static bool is_package_path(const char *p)
+{
+	size_t n = strlen(p);
+	return (n > 4 && (!strcmp(p + n - 4, ".deb") || !strcmp(p + n - 4, ".rpm"))) ||
+	       (n > 5 && !strcmp(p + n - 5, ".ddeb"));
+}
+
+/* The package and member the stored file came from, when it came from one
+ * the catalogue still lists with this build ID (on a worker). */
+static void find_archive(dreq *r)
+{
+	if (!is_package_path(r->meta.source))
+		return;
+	stor_cat_entry *e = malloc(sizeof(*e));
+	stor_error err;
+	if (e && stor_cat_lookup(r->d->o.store, r->id.bytes, r->id.len, r->meta.kind, e, &err) ==
+			 STOR_OK &&
+	    !strcmp(e->package, r->meta.source)) {
+		memcpy(r->archive, e->package, sizeof(r->archive));
+		snprintf(r->member, sizeof(r->member), "/%s", e->member);
+	}
+	free(e);
+}
+
 /* On a worker: the store read (a RocksDB blob read and its zstd
  * decompression), the ELF checks and the section's inflation. */
 static void load(void *job)
@@ -293,6 +324,7 @@ static void load(void *job)
 		return;
 	}
 	r->size = r->blob.size;
+	find_archive(r);
 	if (!kind_fits(r, &r->blob, &r->meta) && !(r->kind == K_EXECUTABLE && local_executable(r)))
 		return;
 	if (r->kind == K_SECTION)

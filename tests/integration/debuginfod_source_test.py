@@ -12,8 +12,9 @@ same paths with other bytes. symbolizerd, with --package-dir only, serves:
 - to debuginfod-find, each source with the bytes of the build that names it
   (the package nearest the build ID's debug file), also when asked through
   "src/../include" as DWARF names it;
-- HEAD with X-DEBUGINFOD-FILE, -ARCHIVE, -SIZE, Content-Length, Last-Modified;
-  X-DEBUGINFOD-MAXSIZE below the size gets 406;
+- HEAD with X-DEBUGINFOD-FILE, -ARCHIVE, -SIZE, Content-Length, Last-Modified
+  (and the debug file's member and package for /debuginfo); X-DEBUGINFOD-MAXSIZE
+  below the size gets 406;
 - 404 for a file a package holds that the debug info does not name, a file
   the debug info names that no package holds, /etc/passwd, an unknown build
   ID; 400 for paths that climb above the root, NUL, overlong paths;
@@ -200,6 +201,12 @@ def case_serve():
         check(h.get("x-debuginfod-archive", "").endswith("/fedora/hello-debugsource.rpm"),
               "ARCHIVE: %r" % h)
         check("last-modified" in h, "no Last-Modified: %r" % h)
+        # the debug file came from a package too: its member and the package
+        status, h, _ = request(d, "/buildid/%s/debuginfo" % bid1, "HEAD")
+        check(status == 200 and
+              h.get("x-debuginfod-archive", "").endswith("/fedora/hello-debuginfo.rpm") and
+              h.get("x-debuginfod-file") == "/usr/lib/debug/usr/bin/hello-1.0.debug",
+              "debuginfo from a package: %d %r" % (status, h))
         status, _, _ = request(d, path, headers={"X-DEBUGINFOD-MAXSIZE": "10"})
         check(status == 406, "MAXSIZE 10: %d" % status)
         status, _, body = request(d, path.replace("/src/main.c", "/src/%6dain.c"))
