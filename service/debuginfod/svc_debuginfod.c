@@ -484,21 +484,21 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 	r->max_size = header_u64(req, "X-DEBUGINFOD-MAXSIZE", UINT64_MAX);
 	if (r->max_size == 0)
 		r->max_size = UINT64_MAX;
-	if (r->kind == K_SOURCE) {
-		sym_build_id id = r->id;
-		uint64_t max_size = r->max_size;
-		free(r);
-		svc_debuginfod_source(d, req, &id, arg, max_size);
-		return true;
-	}
-	if (r->kind == K_SECTION)
-		memcpy(r->section, arg, strlen(arg) + 1);  /* parse checked its length */
 	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
 	bool from_peer = evhttp_find_header(evhttp_request_get_input_headers(req),
 					    "X-Symbolizer-Peer") != NULL;
 	svc_fetcher *f = far && d->o.local_fetcher		  ? d->o.local_fetcher
 			 : from_peer && d->o.owner_fetcher ? d->o.owner_fetcher
 							   : d->o.fetcher;
+	if (r->kind == K_SOURCE) {
+		sym_build_id id = r->id;
+		uint64_t max_size = r->max_size;
+		free(r);
+		svc_debuginfod_source(d, req, &id, arg, max_size, far ? NULL : f);
+		return true;
+	}
+	if (r->kind == K_SECTION)
+		memcpy(r->section, arg, strlen(arg) + 1);  /* parse checked its length */
 	svc_fetch_kind fk = r->kind == K_DEBUGINFO ? SVC_FETCH_DEBUGINFO : SVC_FETCH_SYMBOLS;
 	svc_errc e = svc_fetch_start(f, &r->id, fk, fetched, r);
 	if (e != SVC_OK) {

@@ -53,9 +53,11 @@ void svc_dbg_reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind
 /* Last-Modified of a time in Unix ms. */
 void svc_dbg_last_modified(struct evhttp_request *req, int64_t unix_ms);
 
-/* /buildid/ID/source/PATH (svc_debuginfod_source.c): path canonical, absolute. */
+/* /buildid/ID/source/PATH (svc_debuginfod_source.c): path canonical, absolute;
+ * relay: the fetcher whose upstreams are asked when no package holds it
+ * (NULL: none, past the hop limit). */
 void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id,
-			   const char *path, uint64_t max_size);
+			   const char *path, uint64_t max_size, svc_fetcher *relay);
 
 /* Section bytes of an ELF image (svc_debuginfod_section.c): *out points into
  * data; false when absent, SHT_NOBITS, still compressed, or malformed. */

@@ -10,7 +10,10 @@
  * make the server hand out any other file a package holds. The file itself
  * comes from the package catalogue (svc_packages_find_source): a member of a
  * package under --package-dir, from the package nearest the one holding the
- * build ID's debug file. The path never touches the local file system.
+ * build ID's debug file; else it is relayed from the upstreams
+ * (svc_fetch_source_start: through the fetcher the request's hops choose,
+ * none past the hop limit), spooled, sent, not stored. The path never touches
+ * the local file system.
  *
  * 404: unknown build ID, a path its debug info does not name, or one no
  * package holds; 406: larger than X-DEBUGINFOD-MAXSIZE; 503: sources failing,
@@ -25,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -34,12 +39,16 @@
 #include "service/resolve/svc_resolver.h"
 #include "symbolizer/sym_index.h"
 
+enum { RELAY = 1 };  /* status: no package holds it; ask the upstreams */
+
 typedef struct sreq {
 	svc_debuginfod *d;
 	struct evhttp_request *req;
 	bool head;
 	sym_build_id id;
 	uint64_t max_size;           /* X-DEBUGINFOD-MAXSIZE; UINT64_MAX: none */
+	uint64_t limit;              /* the smaller of max_size and the server's cap */
+	svc_fetcher *relay;          /* asked when no package holds it; NULL: none */
 	char path[SVC_DEBUGINFOD_SOURCE_MAX + 1];
 	svc_index_entry *entry;      /* the build ID's index, referenced */
 	/* filled on a worker */
@@ -71,8 +80,11 @@ static void find(void *job)
 		snprintf(r->why, sizeof(r->why), "the build ID's debug info does not name this file");
 		return;
 	}
-	uint64_t cap = r->d->o.max_source_bytes ? r->d->o.max_source_bytes : UINT64_MAX;
-	uint64_t limit = r->max_size < cap ? r->max_size : cap;
+	if (!r->d->o.packages) {
+		r->status = RELAY;
+		return;
+	}
+	uint64_t limit = r->limit;
 	svc_error err = {0};
 	svc_errc e = svc_packages_find_source(r->d->o.packages, &r->id, r->path, limit, &r->file,
 					      &err);
@@ -87,8 +99,7 @@ static void find(void *job)
 					  : "larger than the server's cap on source files");
 		return;
 	case SVC_E_NOT_FOUND:
-		r->status = 404;
-		snprintf(r->why, sizeof(r->why), "no package archive holds this file");
+		r->status = RELAY;
 		return;
 	default:
 		r->status = 503;  /* a package changed since its scan: a rescan is coming */
@@ -97,23 +108,68 @@ static void find(void *job)
 	}
 }
 
-static void headers(sreq *r)
-{
-	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
-	char v[32];
-	snprintf(v, sizeof(v), "%zu", r->file.size);
-	evhttp_add_header(h, "Content-Length", v);
-	evhttp_add_header(h, "X-DEBUGINFOD-SIZE", v);
-	evhttp_add_header(h, "X-DEBUGINFOD-FILE", r->path);
-	evhttp_add_header(h, "X-DEBUGINFOD-ARCHIVE", r->file.package);
-	svc_dbg_last_modified(r->req, r->file.mtime_ns / 1000000);
-	evhttp_add_header(h, "Content-Type", "application/octet-stream");
-}
-
 static void free_data(const void *data, size_t len, void *arg)
 {
 	(void)data, (void)len;
 	free(arg);
+}
+
+/* The headers; archive: the package it came from, or NULL (relayed). */
+static void headers(sreq *r, size_t size, const char *archive)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
+	char v[32];
+	snprintf(v, sizeof(v), "%zu", size);
+	evhttp_add_header(h, "Content-Length", v);
+	evhttp_add_header(h, "X-DEBUGINFOD-SIZE", v);
+	evhttp_add_header(h, "X-DEBUGINFOD-FILE", r->path);
+	if (archive) {
+		evhttp_add_header(h, "X-DEBUGINFOD-ARCHIVE", archive);
+		svc_dbg_last_modified(r->req, r->file.mtime_ns / 1000000);
+	}
+	evhttp_add_header(h, "Content-Type", "application/octet-stream");
+}
+
+/* On the loop: the upstreams' answer. */
+static void relayed(void *arg, svc_fetch_status st, svc_http_result *res, const char *from,
+		    const char *error)
+{
+	sreq *r = arg;
+	(void)from;
+	char why[SYM_ERROR_MSG_MAX + 32];
+	if (st == SVC_FETCH_NOT_FOUND)
+		return fail(r, 404, "no package archive or upstream holds this file");
+	if (st == SVC_FETCH_TOO_LARGE)
+		return fail(r, r->limit == r->max_size ? 406 : 404,
+			    r->limit == r->max_size ? "larger than X-DEBUGINFOD-MAXSIZE"
+						    : "larger than the server's cap on source files");
+	if (st != SVC_FETCH_OK) {
+		snprintf(why, sizeof(why), "upstream trouble; try again (%s)", error);
+		return fail(r, 503, why);
+	}
+	struct evbuffer *body = evbuffer_new();
+	if (!body)
+		return fail(r, 500, "out of memory");
+	int rc = 0;
+	if (!r->head && res->size) {
+		if (res->fd >= 0) {
+			rc = evbuffer_add_file(body, res->fd, 0, (ev_off_t)res->size);
+			res->fd = rc == 0 ? -1 : res->fd;  /* the evbuffer closes it */
+		} else {
+			rc = evbuffer_add_reference(body, res->body, res->size, free_data, res->body);
+			res->body = rc == 0 ? NULL : res->body;
+		}
+	}
+	if (rc != 0) {
+		evbuffer_free(body);
+		return fail(r, 500, "out of memory");
+	}
+	if (!r->head)
+		r->d->bytes += res->size;
+	headers(r, res->size, NULL);
+	svc_dbg_reply(r->d, r->req, K_SOURCE, 200, body);
+	evbuffer_free(body);
+	sreq_free(r);
 }
 
 /* On the loop: the reply. */
@@ -122,6 +178,15 @@ static void found(void *job, bool cancelled)
 	sreq *r = job;
 	if (cancelled)
 		return fail(r, 503, "shutting down");
+	if (r->status == RELAY) {
+		if (!r->relay)
+			return fail(r, 404, "no package archive holds this file");
+		svc_resolver_release(r->d->o.resolver, r->entry);
+		r->entry = NULL;
+		if (svc_fetch_source_start(r->relay, &r->id, r->path, r->limit, relayed, r) != SVC_OK)
+			fail(r, 503, "cannot ask the upstreams now");
+		return;
+	}
 	if (r->status != 200)
 		return fail(r, r->status, r->why);
 	struct evbuffer *body = evbuffer_new();
@@ -136,7 +201,7 @@ static void found(void *job, bool cancelled)
 		r->file.data = NULL;  /* freed once written */
 		r->d->bytes += r->file.size;
 	}
-	headers(r);
+	headers(r, r->file.size, r->file.package);
 	svc_dbg_reply(r->d, r->req, K_SOURCE, 200, body);
 	evbuffer_free(body);
 	sreq_free(r);
@@ -157,10 +222,10 @@ static void resolved(void *arg, svc_resolution *res)
 }
 
 void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id,
-			   const char *path, uint64_t max_size)
+			   const char *path, uint64_t max_size, svc_fetcher *relay)
 {
-	if (!d->o.resolver || !d->o.packages) {
-		svc_dbg_reply_error(d, req, K_SOURCE, 404, "no package archives here (--package-dir)");
+	if (!d->o.resolver) {
+		svc_dbg_reply_error(d, req, K_SOURCE, 404, "no sources here");
 		return;
 	}
 	sreq *r = calloc(1, sizeof(*r));
@@ -173,6 +238,9 @@ void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const 
 	r->head = evhttp_request_get_command(req) == EVHTTP_REQ_HEAD;
 	r->id = *id;
 	r->max_size = max_size;
+	uint64_t cap = d->o.max_source_bytes ? d->o.max_source_bytes : UINT64_MAX;
+	r->limit = max_size < cap ? max_size : cap;
+	r->relay = relay;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	svc_resolution now = {0};
 	if (!svc_resolver_resolve(d->o.resolver, id, resolved, r, &now))

@@ -21,6 +21,7 @@
  *   svc_fetch_queue.c     download slots and the bounded queue of flights waiting
  *   svc_fetch_breaker.c   the circuit breaker of one upstream server
  *   svc_fetch_url.c       upstream URLs, built whole
+ *   svc_fetch_source.c    source files relayed from the upstreams (not stored)
  *   svc_fetch_trace.c     each source's last outcome per build ID (status pages)
  *   svc_fetch_metrics.c   the fetcher's Prometheus families
  *   svc_upstream_http.c   the libcurl-multi driver on the event loop
@@ -200,9 +201,15 @@ struct svc_fetcher {
 	svc_fetch_trace trace;   /* each source's last outcome per build ID */
 	int active;              /* downloads in flight */
 	bool shutting_down;
+	svc_fetch_source_req *source_reqs;  /* source relays in flight (svc_fetch_source.c) */
 	svc_fetcher_stats st;
 	char *user_agent;
 };
+
+/* ---- svc_fetch_source.c ---- */
+
+/* Shutdown (after the HTTP driver is gone): every relay answered ERROR. */
+void svc_fetch_source_abort_all(svc_fetcher *f);
 
 /* ---- svc_fetcher.c ---- */
 

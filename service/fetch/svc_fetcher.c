@@ -216,6 +216,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	f->defer_timer = NULL;
 	/* Owe every external waiter an answer. */
 	svc_fetch_flight_abort_all(f, "fetcher shutting down");
+	svc_fetch_source_abort_all(f);
 	svc_flight_table_deinit(&f->flights);
 	if (f->owns_sources)
 		for (size_t i = 0; i < f->n_sources; i++)

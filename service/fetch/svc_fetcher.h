@@ -58,6 +58,7 @@
 #include "base/base_buf.h"
 #include "service/core/svc_config.h"
 #include "service/core/svc_error.h"
+#include "service/fetch/svc_upstream_http.h"
 #include "source/src_source.h"
 #include "storage/stor_db.h"
 #include "symbolizer/sym_build_id.h"
@@ -132,6 +133,23 @@ void svc_fetcher_destroy(svc_fetcher *f);
  * once the fetcher stops, SVC_E_NOMEM when out of memory. */
 svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
 			 svc_fetch_cb cb, void *arg);
+
+/*
+ * A source file from the upstreams (svc_fetch_source.c), for
+ * /buildid/ID/source/PATH: asked of each server in order, the first 200 is
+ * the answer, not stored. res (OK only) holds the body spooled (res->fd) or
+ * in memory (res->body), either may be taken; from: the server's URL for
+ * display; error: why not, otherwise.
+ */
+typedef struct svc_fetch_source_req svc_fetch_source_req;
+typedef void (*svc_fetch_source_cb)(void *arg, svc_fetch_status st, svc_http_result *res,
+				    const char *from, const char *error);
+
+/* Starts the relay; cb runs later on the loop, exactly once (ERROR "shutting
+ * down" when the fetcher is destroyed first). max_size: the body's cap (0 or
+ * more than max_debuginfo_size: that). SVC_E_SHUTTING_DOWN, SVC_E_NOMEM. */
+svc_errc svc_fetch_source_start(svc_fetcher *f, const sym_build_id *id, const char *path,
+				uint64_t max_size, svc_fetch_source_cb cb, void *arg);
 
 typedef enum svc_breaker_state {
 	SVC_BREAKER_CLOSED = 0,  /* requests flow */

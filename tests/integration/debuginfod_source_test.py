@@ -19,7 +19,9 @@ same paths with other bytes. symbolizerd, with --package-dir only, serves:
   the debug info names that no package holds, /etc/passwd, an unknown build
   ID; 400 for paths that climb above the root, NUL, overlong paths;
 - gdb (set debuginfod enabled on) listing main of the stripped executable
-  from the source it downloads through the daemon.
+  from the source it downloads through the daemon;
+- without packages, the sources relayed from elfutils' debuginfod reading the
+  rpms (-R) as upstream; 503 with Retry-After once that upstream is down.
 
 Usage: debuginfod_source_test.py --symbolizerd BIN [CASE...]
 """
@@ -34,7 +36,7 @@ import time
 
 import package_lib as pk
 from daemon_lib import Daemon
-from upstream_lib import build_id, check, run_cases, tempdir
+from upstream_lib import build_id, check, free_port, run_cases, tempdir
 
 ARGS = None
 PREFIX = "/usr/src/debug/hello-1.0"
@@ -266,14 +268,85 @@ def case_gdb():
               "gdb listed no source through the daemon:\n" + out)
 
 
+def elfutils_rpm_server(work, rpm_dir, bid, path):
+    """elfutils' debuginfod scanning rpm_dir's rpms (-R), once it serves path."""
+    port = free_port()
+    log = open(os.path.join(work, "elfutils.log"), "w")
+    proc = subprocess.Popen(["debuginfod", "-R", "-p", str(port), "-d",
+                             os.path.join(work, "elfutils.sqlite"), "-t", "0", "-g", "0",
+                             rpm_dir], stdout=log, stderr=subprocess.STDOUT)
+    url = "http://127.0.0.1:%d" % port
+    deadline = time.monotonic() + 120
+    while True:
+        check(proc.poll() is None, "elfutils debuginfod exited")
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/buildid/%s/source%s" % (bid, path))
+            r = c.getresponse()
+            r.read()
+            c.close()
+            if r.status == 200:
+                return proc, url
+        except OSError:
+            pass
+        check(time.monotonic() < deadline, "elfutils debuginfod never served %s" % path)
+        time.sleep(0.2)
+
+
+def case_upstream():
+    """No package dir here: the source comes from an elfutils debuginfod that
+    reads the rpms (-R), through the daemon (debug file fetched and indexed,
+    the file table checked, the source relayed, not stored)."""
+    work = tempdir("dsrc-")
+    builds, pkgs = packages(work)
+    bid1 = next(iter(builds))
+    held = builds[bid1][1]
+    proc, url = elfutils_rpm_server(work, os.path.join(pkgs, "fedora"), bid1,
+                                    PREFIX + "/src/main.c")
+    try:
+        d = Daemon(ARGS.symbolizerd, os.path.join(work, "data"), os.path.join(work, "d.log"),
+                   upstreams=[url], extra=["--log-level=info"])
+        try:
+            for rel in ("src/main.c", "include/util.h"):
+                got = find_source(d, work, bid1, PREFIX + "/" + rel)
+                check(got == held[rel], "%s through the daemon: %r" % (rel, got[:80]))
+            status, h, body = request(d, "/buildid/%s/source%s/src/main.c" % (bid1, PREFIX),
+                                      "HEAD")
+            check(status == 200 and body == b"" and
+                  h.get("content-length") == str(len(held["src/main.c"])), "HEAD %d %r" % (
+                      status, h))
+            # refused here, never asked upstream: not named by the debug info
+            status, _, _ = request(d, "/buildid/%s/source%s/secret.txt" % (bid1, PREFIX))
+            check(status == 404, "secret.txt relayed: %d" % status)
+            # named, but the upstream has no such file: its 404
+            status, _, _ = request(d, "/buildid/%s/source%s/extra/unpackaged.h" % (bid1, PREFIX))
+            check(status == 404, "unpackaged.h: %d" % status)
+        finally:
+            d.stop()
+        # the upstream gone: 503 with Retry-After, not a 404 (the index is cached)
+        proc.terminate()
+        proc.wait(10)
+        d = Daemon(ARGS.symbolizerd, os.path.join(work, "data"), os.path.join(work, "d2.log"),
+                   upstreams=[url])
+        try:
+            status, h, _ = request(d, "/buildid/%s/source%s/src/main.c" % (bid1, PREFIX))
+            check(status == 503 and "retry-after" in h, "upstream down: %d %r" % (status, h))
+        finally:
+            d.stop()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--symbolizerd", required=True)
     ap.add_argument("cases", nargs="*")
     ARGS = ap.parse_args()
-    return run_cases([("serve", case_serve), ("refused", case_refused), ("gdb", case_gdb)],
-                     ARGS.cases)
+    return run_cases([("serve", case_serve), ("refused", case_refused), ("gdb", case_gdb),
+                      ("upstream", case_upstream)], ARGS.cases)
 
 
 if __name__ == "__main__":
