@@ -9,7 +9,8 @@ with the debug file and the sources, dpkg-deb), from a second build of other
 sources with the same paths; a decoy package earlier in path order holds the
 same paths with other bytes. symbolizerd, with --package-dir only, serves:
 
-- to debuginfod-find, each source with the bytes of the build that names it
+- to debuginfod-find and to libdebuginfod (ctypes: find_debuginfo,
+  find_section, find_source), each source with the bytes of the build that names it
   (the package nearest the build ID's debug file), also when asked through
   "src/../include" as DWARF names it;
 - HEAD with X-DEBUGINFOD-FILE, -ARCHIVE, -SIZE, Content-Length, Last-Modified
@@ -120,6 +121,35 @@ def find_source(d, work, bid, path):
     return open(r.stdout.strip(), "rb").read()
 
 
+def libdebuginfod_fetch(d, work, bid, what, arg=None):
+    """The file through libdebuginfod itself (ctypes on libdebuginfod.so.1,
+    as gdb, perf and drgn link it): debuginfod_find_debuginfo, _section or
+    _source. Returns the bytes, or the negative errno."""
+    import ctypes
+    lib = ctypes.CDLL("libdebuginfod.so.1")
+    lib.debuginfod_begin.restype = ctypes.c_void_p
+    lib.debuginfod_end.argtypes = [ctypes.c_void_p]
+    os.environ["DEBUGINFOD_URLS"] = d.url
+    os.environ["DEBUGINFOD_CACHE_PATH"] = os.path.join(work, "lib-%d" % time.monotonic_ns())
+    try:
+        client = lib.debuginfod_begin()
+        check(client, "debuginfod_begin failed")
+        path = ctypes.c_char_p()
+        fn = getattr(lib, "debuginfod_find_" + what)
+        args = [ctypes.c_void_p(client), bid.encode(), 0]
+        if arg is not None:
+            args.append(arg.encode())
+        fd = fn(*args, ctypes.byref(path))
+        lib.debuginfod_end(ctypes.c_void_p(client))
+    finally:
+        del os.environ["DEBUGINFOD_URLS"]
+        del os.environ["DEBUGINFOD_CACHE_PATH"]
+    if fd < 0:
+        return fd
+    os.close(fd)
+    return open(path.value.decode(), "rb").read()
+
+
 def packages(work):
     """Builds the two programs and their packages; returns ({build ID:
     (exe, {path: bytes})}, the package dir)."""
@@ -162,7 +192,7 @@ def packages(work):
         open(p, "w").write("decoy\n")
         files[PREFIX[1:] + "/" + rel] = p
     pk.dpkg_deb(work, "decoy-src", files, out_dir=decoy)
-    return {bid1: (exe1, src1), bid2: (exe2, src2)}, pkgs
+    return {bid1: (exe1, src1, dbg1), bid2: (exe2, src2, dbg2)}, pkgs
 
 
 @contextlib.contextmanager
@@ -183,7 +213,7 @@ def case_serve():
     work = tempdir("dsrc-")
     builds, pkgs = packages(work)
     with daemon(work, pkgs) as d:
-        for bid, (exe, held) in builds.items():
+        for bid, (exe, held, _) in builds.items():
             for rel, data in held.items():
                 got = find_source(d, work, bid, PREFIX + "/" + rel)
                 check(got == data, "%s %s: %d bytes, not the build's own %d:\n%s" % (
@@ -203,6 +233,16 @@ def case_serve():
         check(h.get("x-debuginfod-archive", "").endswith("/fedora/hello-debugsource.rpm"),
               "ARCHIVE: %r" % h)
         check("last-modified" in h, "no Last-Modified: %r" % h)
+        # libdebuginfod itself: debuginfo, a section, a source, a refusal
+        dbg = libdebuginfod_fetch(d, work, bid1, "debuginfo")
+        check(dbg == open(builds[bid1][2], "rb").read(), "libdebuginfod debuginfo differs")
+        line = libdebuginfod_fetch(d, work, bid1, "section", ".debug_line")
+        check(isinstance(line, bytes) and len(line) > 0 and line in dbg,
+              "libdebuginfod .debug_line: %r" % (line if isinstance(line, int) else len(line)))
+        src = libdebuginfod_fetch(d, work, bid1, "source", PREFIX + "/src/main.c")
+        check(src == builds[bid1][1]["src/main.c"], "libdebuginfod source: %r" % src)
+        rc = libdebuginfod_fetch(d, work, bid1, "source", PREFIX + "/secret.txt")
+        check(rc == -2, "libdebuginfod secret.txt: %r (want -ENOENT)" % rc)
         # the debug file came from a package too: its member and the package
         status, h, _ = request(d, "/buildid/%s/debuginfo" % bid1, "HEAD")
         check(status == 200 and
