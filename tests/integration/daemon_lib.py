@@ -81,6 +81,16 @@ class Daemon:
             c.close()
         return r.status, hdrs, data
 
+    def request(self, path, method="GET", headers=None):
+        """A plain request (debuginfod routes): (status, lowercase headers, body)."""
+        c = self.conn()
+        c.request(method, path, headers=headers or {})
+        r = c.getresponse()
+        body = r.read()
+        hdrs = {k.lower(): v for k, v in r.getheaders()}
+        c.close()
+        return r.status, hdrs, body
+
     def symbolize(self, mappings, locations, conn=None, headers=None, **opts):
         """The decoded SymbolizeResponse of a call that must succeed."""
         status, hdrs, data = self.post(pb.request(mappings, locations, **opts), headers, conn=conn)

@@ -13,7 +13,6 @@ Usage: debuginfod_serve_test.py --symbolizerd BIN --fixtures DIR [CASE...]
 """
 import argparse
 import hashlib
-import http.client
 import os
 import shutil
 import subprocess
@@ -43,13 +42,7 @@ def fx(name):
 
 
 def request(d, path, method="GET", headers=None):
-    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
-    c.request(method, path, headers=headers or {})
-    r = c.getresponse()
-    body = r.read()
-    hdrs = {k.lower(): v for k, v in r.getheaders()}
-    c.close()
-    return r.status, hdrs, body
+    return d.request(path, method, headers)
 
 
 def find(d, work, *what):

@@ -103,13 +103,7 @@ def bid_link(bid):
 
 
 def request(d, path, method="GET", headers=None):
-    c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
-    c.request(method, path, headers=headers or {})
-    r = c.getresponse()
-    body = r.read()
-    hdrs = {k.lower(): v for k, v in r.getheaders()}
-    c.close()
-    return r.status, hdrs, body
+    return d.request(path, method, headers)
 
 
 def find_source(d, work, bid, path):
