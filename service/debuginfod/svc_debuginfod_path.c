@@ -4,10 +4,10 @@
  * (so %2e%2e and %00 are judged as what they mean), then validated: a build ID
  * of lowercase hex (svc_build_id), a known kind (debuginfo, executable,
  * section/NAME, source/PATH, or status: our own, not debuginfod's), a printable
- * section name without '/', a source path made canonical (".." resolved
- * lexically, never above the root; the path never reaches the file system: it
- * is looked up in the debug info's file table and the catalogue)
- * (svc_debuginfod_impl.h).
+ * section name without '/', a source path without control bytes made
+ * canonical (".." resolved lexically, never above the root; the path never
+ * reaches the file system: it is looked up in the debug info's file table and
+ * the catalogue) (svc_debuginfod_impl.h).
  */
 #include "service/debuginfod/svc_debuginfod_impl.h"
 
@@ -68,8 +68,12 @@ static bool parse(const char *rest, char *hex, sym_build_id *id, int *kind, char
 		*kind = K_SECTION;
 		strcpy(arg, what + 8);
 	} else if (strncmp(what, "source/", 7) == 0) {
-		/* "source" + the absolute path: its '/' is the separator */
+		/* "source" + the absolute path: its '/' is the separator. No
+		 * control bytes: the path goes back in a header and in logs. */
 		*kind = K_SOURCE;
+		for (const char *c = what + 6; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				return false;
 		return base_path_canon(what + 6, arg, SVC_DEBUGINFOD_SOURCE_MAX + 1) &&
 		       strcmp(arg, "/") != 0;
 	} else

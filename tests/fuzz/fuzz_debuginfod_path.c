@@ -4,7 +4,7 @@
  * (service/debuginfod/svc_debuginfod_path.c, base/base_path.c): any bytes,
  * percent-decoded and validated. What it accepts must be safe to use: a build
  * ID of lowercase hex; a section name printable without '/'; a source path
- * absolute and canonical (no "//", no "." or ".." component, no trailing
+ * absolute, without control bytes, and canonical (no "//", no "." or ".." component, no trailing
  * '/'), which canonicalizing again leaves unchanged.
  */
 #include <assert.h>
@@ -20,6 +20,8 @@ static void check_source(const char *p)
 	size_t n = strlen(p);
 	assert(p[0] == '/' && n > 1 && n <= SVC_DEBUGINFOD_SOURCE_MAX && p[n - 1] != '/');
 	assert(!strstr(p, "//") && !strstr(p, "/./") && !strstr(p, "/../"));
+	for (size_t i = 0; i < n; i++)
+		assert((unsigned char)p[i] >= 0x20 && p[i] != 0x7f);
 	assert(strcmp(p + n - 2, "/.") != 0 && (n < 3 || strcmp(p + n - 3, "/..") != 0));
 	char again[SVC_DEBUGINFOD_SOURCE_MAX + 1];
 	assert(base_path_canon(p, again, sizeof(again)) && strcmp(again, p) == 0);

@@ -269,6 +269,7 @@ def case_refused():
         bad = [
             "/source/..%2f..%2fetc%2fpasswd", "/source/%2e%2e/%2e%2e/etc/passwd",
             "/source/usr/../../etc/passwd", "/source/usr/src/a%00b.c", "/source/",
+            "/source/usr/src/a%0d%0aX-Injected:%201.c", "/source/usr/src/a%1b.c",
             "/source",
         ]
         for p in bad:
