@@ -11,7 +11,9 @@
  * server (a peer's 404 is final, as for files); an error (timeout, 5xx, a
  * broken connection) counts against the server's circuit breaker and asks
  * the next one; a server whose breaker is open is skipped. No retries: the
- * client is waiting and asks again itself. The path is percent-encoded as
+ * client is waiting and asks again itself. A relay takes a download slot of
+ * the fetcher while it runs (not queued for one: it is short and the client
+ * waits). The path is percent-encoded as
  * debuginfod clients encode it ('/' kept).
  */
 #include "service/fetch/svc_fetch_impl.h"
@@ -126,7 +128,17 @@ static void http_done(svc_http_result *res, void *arg)
 	r->req = NULL;
 	f->active--;
 	u->active--;
+	svc_slot_busy_update(f, u);
 	svc_breaker_request_end(&u->breaker);
+	svc_slot_dispatch(f);  /* a slot is free for a queued flight */
+	if (res->failure == SVC_HTTP_LOCAL || res->failure == SVC_HTTP_REDIRECT) {
+		/* ours, or a refusal by policy: not the server's failure */
+		u->st.failures++;
+		r->any_error = true;
+		note(r, u, res->error);
+		r->server++;
+		return ask_next(r);
+	}
 	if (res->failure == SVC_HTTP_TOO_LARGE || (res->failure == SVC_HTTP_OK &&
 						   res->status == 406)) {
 		u->st.too_large++;
@@ -194,6 +206,7 @@ static void ask_next(svc_fetch_source_req *r)
 		svc_breaker_request(&u->breaker, base_mono_ms());
 		f->active++;
 		u->active++;
+		svc_slot_busy_update(f, u);
 		u->st.requests++;
 		r->req = svc_http_get(f->http, url, &o, http_done, r);
 		free(url);
@@ -201,6 +214,7 @@ static void ask_next(svc_fetch_source_req *r)
 			return;
 		f->active--;
 		u->active--;
+		svc_slot_busy_update(f, u);
 		svc_breaker_request_end(&u->breaker);
 		note(r, u, "could not start a request");
 		r->any_error = true;
