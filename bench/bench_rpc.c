@@ -123,8 +123,7 @@ static void *client_main(void *arg)
 	cl->t_end = base_mono_s();
 	cl->cpu = base_thread_cpu_s() - cpu0;
 	cl->reconnects = c.reconnects;
-	close(c.fd);
-	free(c.buf);
+	conn_close(&c);
 	return NULL;
 }
 
@@ -229,8 +228,7 @@ static void warm_up(const struct opts *o, const uint64_t *pool, size_t n_pool)
 		if (base_mono_s() - t0 > 300)
 			die("warm-up: still PENDING after 300 s");
 	}
-	close(c.fd);
-	free(c.buf);
+	conn_close(&c);
 	free(b.data);
 }
 
