@@ -544,15 +544,75 @@ static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const u
 
 #define RETRY SVC_E_N_CODES  /* the fast path met a field twice: take the slow one */
 
+/* A singular varint field (not a default), after a ',' unless first: an
+ * integer written in the same room as its key. */
+static inline svc_errc put_varint_field(enc *e, const json_field *f, uint64_t v, bool first)
+{
+	uint8_t *q = room(e->b, KEY_ROOM(f));
+	if (!q)
+		return SVC_E_NOMEM;
+	if (!first)
+		*q++ = ',';
+	q = write_key(q, f);
+	uint64_t mag;
+	bool neg, quoted;
+	if (integer_of(f, v, &mag, &neg, &quoted)) {
+		e->b->len = (size_t)(write_number(q, mag, neg, quoted) - e->b->data);
+		return SVC_OK;
+	}
+	e->b->len = (size_t)(q - e->b->data);
+	return put_scalar(e->b, f, v) ? SVC_OK : SVC_E_NOMEM;
+}
+
+/*
+ * Any other field, its first value w read, *p past it: a repeated field's
+ * whole run (*p moved past it). *wrote: whether anything was written (not an
+ * empty packed run).
+ */
+static svc_errc put_field_run(enc *e, const json_field *f, wire_value w, const uint8_t **p,
+			      const uint8_t *end, bool first, bool *wrote)
+{
+	size_t before = e->b->len, count = 0;
+	uint8_t *q = room(e->b, KEY_ROOM(f));
+	if (!q)
+		return SVC_E_NOMEM;
+	if (!first)
+		*q++ = ',';
+	q = write_key(q, f);
+	if (f->repeated)
+		*q++ = '[';
+	e->b->len = (size_t)(q - e->b->data);
+	svc_errc rc = put_value(e, f, &w, &count);
+	/* The rest of a repeated field's run. */
+	while (rc == SVC_OK && f->repeated && *p < end) {
+		const uint8_t *next = *p;
+		uint32_t nid;
+		if (!read_field(&next, end, &nid, &w) || nid != f->fd->id)
+			break;
+		*p = next;
+		rc = put_value(e, f, &w, &count);
+	}
+	if (rc != SVC_OK)
+		return rc;
+	*wrote = count != 0;
+	if (!count)
+		e->b->len = before;  /* empty packed runs: nothing */
+	else if (f->repeated && !put_char(e->b, ']'))
+		return SVC_E_NOMEM;
+	return SVC_OK;
+}
+
 /*
  * The fast path, for messages as encoders write them (each field once, a
  * repeated field's elements in one run): one read of each field. RETRY when
- * the message is not so.
+ * the message is not so. The fields seen: a bit each, in a register for a
+ * message of 64 fields or fewer.
  */
 static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
 {
-	field_set done;
-	if (!set_init(&done, m->n_fields))
+	field_set big = {0, NULL};
+	uint64_t seen = 0;
+	if (m->n_fields > 64 && !set_init(&big, m->n_fields))
 		return SVC_E_NOMEM;
 	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
 	bool first = true;
@@ -567,69 +627,27 @@ static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const u
 		const json_field *f = json_msg_field(m, id);
 		if (!f)
 			continue;
-		if (set_test_add(&done, (size_t)(f - m->fields))) {
+		size_t k = (size_t)(f - m->fields);
+		bool again = big.bits ? set_test_add(&big, k) : seen >> k & 1;
+		seen |= 1ull << (k & 63);
+		if (again) {
 			rc = RETRY;
 			break;
 		}
 		if (!f->repeated && is_default(f, &w))
 			continue;
 		if (!f->repeated && w.type == SVC_WIRE_VARINT && f->wire_type == SVC_WIRE_VARINT) {
-			/* The common case, a varint scalar, written here (an
-			 * integer in the same room as its key). */
-			uint8_t *q = room(e->b, KEY_ROOM(f));
-			if (!q) {
-				rc = SVC_E_NOMEM;
-				break;
-			}
-			if (!first)
-				*q++ = ',';
-			q = write_key(q, f);
+			rc = put_varint_field(e, f, w.v, first);  /* the common case */
 			first = false;
-			uint64_t mag;
-			bool neg, quoted;
-			if (integer_of(f, w.v, &mag, &neg, &quoted)) {
-				e->b->len = (size_t)(write_number(q, mag, neg, quoted) - e->b->data);
-				continue;
-			}
-			e->b->len = (size_t)(q - e->b->data);
-			if (!put_scalar(e->b, f, w.v)) {
-				rc = SVC_E_NOMEM;
-				break;
-			}
 			continue;
 		}
-		size_t before = e->b->len, count = 0;
-		uint8_t *q = room(e->b, KEY_ROOM(f));
-		if (!q) {
-			rc = SVC_E_NOMEM;
-			break;
-		}
-		if (!first)
-			*q++ = ',';
-		q = write_key(q, f);
-		if (f->repeated)
-			*q++ = '[';
-		e->b->len = (size_t)(q - e->b->data);
-		rc = put_value(e, f, &w, &count);
-		/* The rest of a repeated field's run. */
-		while (rc == SVC_OK && f->repeated && p < end) {
-			const uint8_t *next = p;
-			uint32_t nid;
-			if (!read_field(&next, end, &nid, &w) || nid != id)
-				break;
-			p = next;
-			rc = put_value(e, f, &w, &count);
-		}
-		if (rc != SVC_OK)
-			break;
-		if (!count)
-			e->b->len = before;  /* empty packed runs: nothing */
-		else if (f->repeated && !put_char(e->b, ']'))
-			rc = SVC_E_NOMEM;
-		else
+		bool wrote = false;
+		rc = put_field_run(e, f, w, &p, end, first, &wrote);
+		if (wrote)
 			first = false;
 	}
-	set_deinit(&done);
+	if (big.bits)
+		set_deinit(&big);
 	if (rc == SVC_OK && !put_char(e->b, '}'))
 		rc = SVC_E_NOMEM;
 	return rc;
