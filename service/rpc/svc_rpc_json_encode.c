@@ -229,7 +229,8 @@ typedef struct wire_value {
 } wire_value;
 
 /* Reads a field (tag and value) at *p; false when malformed or a group. */
-static inline __attribute__((always_inline)) bool read_field(const uint8_t **p, const uint8_t *end, uint32_t *id, wire_value *w)
+static inline __attribute__((always_inline)) bool read_field(const uint8_t **p, const uint8_t *end,
+							     uint32_t *id, wire_value *w)
 {
 	uint64_t tag;
 	if (*p < end && **p < 0x80)
