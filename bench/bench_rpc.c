@@ -25,7 +25,8 @@
  *                  [--decode walk|protobuf-c] [--gzip] [--json] [--warm]
  *
  * --gzip sends Accept-Encoding: gzip (as Connect clients do by default) and
- * inflates the gzipped responses, inside the clock. --json sends the
+ * inflates the gzipped responses (libdeflate, checked whole), inside the
+ * clock. --json sends the
  * requests in Connect JSON (application/json) and reads the JSON responses by
  * a scan of their text (bench_rpc_json.c); --warm stays binary.
  *
