@@ -26,9 +26,9 @@
  *
  * --gzip sends Accept-Encoding: gzip (as Connect clients do by default) and
  * inflates the gzipped responses (libdeflate, checked whole), inside the
- * clock. --json sends the
- * requests in Connect JSON (application/json) and reads the JSON responses by
- * a scan of their text (bench_rpc_json.c); --warm stays binary.
+ * clock. --json sends the requests in Connect JSON (application/json) and
+ * reads the JSON responses by a scan of their text (bench_rpc_json.c);
+ * --warm stays binary.
  *
  * This file: the flags, the client threads, the report; the HTTP client is in
  * bench_rpc_http.c, the messages in bench_rpc_wire.c and bench_rpc_json.c.
