@@ -153,6 +153,39 @@ TEST(response_to_json_from_protobuf_c)
 	svc_rpc_json_destroy(j);
 }
 
+/* Strings are scanned 8 bytes at a time: each character that needs care, at
+ * every position around the words' edges, is still escaped (or replaced). */
+TEST(string_escapes_at_every_position)
+{
+	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_response__descriptor);
+	REQUIRE(j);
+	static const char *const specials[] = {"\"", "\\", "\n", "\x01", "\x1f", "\x7f",
+					       "\xc3\xa9", "\xff"};
+	static const char *const written[] = {"\\\"", "\\\\", "\\n", "\\u0001", "\\u001f",
+					      "\x7f", "\xc3\xa9", "\xef\xbf\xbd"};
+	for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++) {
+		for (size_t pos = 0; pos < 24; pos++) {
+			char str[40], want[80];
+			memset(str, 'x', pos);
+			snprintf(str + pos, sizeof(str) - pos, "%s%.*s", specials[k],
+				 (int)(23 - pos), "yyyyyyyyyyyyyyyyyyyyyyy");
+			snprintf(want, sizeof(want), "{\"stringTable\":[\"%.*s%s%.*s\"]}", (int)pos,
+				 "xxxxxxxxxxxxxxxxxxxxxxxx", written[k], (int)(23 - pos),
+				 "yyyyyyyyyyyyyyyyyyyyyyy");
+			Symbolizer__V1__SymbolizeResponse r = SYMBOLIZER__V1__SYMBOLIZE_RESPONSE__INIT;
+			char *strings[] = {str};
+			r.n_string_table = 1;
+			r.string_table = strings;
+			uint8_t wire[128];
+			size_t n = symbolizer__v1__symbolize_response__pack(&r, wire);
+			char *json = encode(j, wire, n);
+			CHECK(json && strcmp(json, want) == 0);
+			free(json);
+		}
+	}
+	svc_rpc_json_destroy(j);
+}
+
 TEST(scattered_repeated_and_duplicate_singular_fields)
 {
 	/* string_table "a", functions {name 1}, string_table "b": one array; a
