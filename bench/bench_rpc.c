@@ -25,9 +25,10 @@
  *                  [--decode walk|protobuf-c] [--gzip] [--json] [--warm]
  *
  * --gzip sends Accept-Encoding: gzip (as Connect clients do by default) and
- * inflates the gzipped responses, inside the clock. --json sends the
- * requests in Connect JSON (application/json) and reads the JSON responses by
- * a scan of their text (bench_rpc_json.c); --warm stays binary.
+ * inflates the gzipped responses (libdeflate, checked whole), inside the
+ * clock. --json sends the requests in Connect JSON (application/json) and
+ * reads the JSON responses by a scan of their text (bench_rpc_json.c);
+ * --warm stays binary.
  *
  * This file: the flags, the client threads, the report; the HTTP client is in
  * bench_rpc_http.c, the messages in bench_rpc_wire.c and bench_rpc_json.c.
@@ -123,8 +124,7 @@ static void *client_main(void *arg)
 	cl->t_end = base_mono_s();
 	cl->cpu = base_thread_cpu_s() - cpu0;
 	cl->reconnects = c.reconnects;
-	close(c.fd);
-	free(c.buf);
+	conn_close(&c);
 	return NULL;
 }
 
@@ -229,8 +229,7 @@ static void warm_up(const struct opts *o, const uint64_t *pool, size_t n_pool)
 		if (base_mono_s() - t0 > 300)
 			die("warm-up: still PENDING after 300 s");
 	}
-	close(c.fd);
-	free(c.buf);
+	conn_close(&c);
 	free(b.data);
 }
 

@@ -220,8 +220,9 @@ print("                p99 <= 10 ms per 1,000-address batch: %s"
                   for r in walk if r["batch"] == "1000"))
 print("  (protobuf-c: the client decodes every response with protobuf-c, whose CPU on the")
 print("   same 2 cores is taken from the daemon; walk+gzip: the client accepts gzip, as")
-print("   Connect clients do by default, and the daemon gzips every response (libdeflate,")
-print("   see --gzip-min-bytes); json: Connect JSON both ways; the goal is read on the walk rows)")
+print("   Connect clients do by default, and the daemon gzips every response (ISA-L, level 1;")
+print("   see --gzip-library, --gzip-min-bytes), which the client inflates with libdeflate;")
+print("   json: Connect JSON both ways; the goal is read on the walk rows)")
 by = {r["client_decode"]: r for r in rows if r["clients"] == "16" and r["batch"] == "1000"}
 print()
 print("16 clients x 1,000 addresses by codec, median of %d interleaved rounds (goals:"

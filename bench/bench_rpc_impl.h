@@ -58,7 +58,13 @@ struct conn {
 	bool accept_gzip; /* --gzip: requests carry Accept-Encoding: gzip */
 	bool json;        /* --json: Content-Type application/json */
 	bool gzipped;     /* the last response had Content-Encoding: gzip */
+	struct libdeflate_decompressor *inflater; /* made at the first gzipped body */
+	uint8_t *plain;   /* the other buffer, which a gzipped body inflates into */
+	size_t plain_cap;
 };
+
+/* Lets go of the connection's buffers and inflater (and closes it). */
+void conn_close(struct conn *c);
 
 /* Connects to 127.0.0.1:c->port. */
 void conn_open(struct conn *c);

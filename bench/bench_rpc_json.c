@@ -50,11 +50,18 @@ struct outcome decode_json(const uint8_t *data, size_t len)
 		else if (find(st, end, "STATUS_PENDING\"") == st)
 			o.status = SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_PENDING;
 	}
+	/* Past "locations":[ the only arrays are the "lines" ones: each '[' is
+	 * checked to follow "lines": (memchr, not a memmem per location: the
+	 * needle's setup costs more than the search here). */
+	static const char key[] = "\"lines\":";
+	const size_t klen = sizeof(key) - 1;
 	const char *q = find(p, end, "\"locations\":[");
-	while (q && (q = find(q, end, "\"lines\":["))) {
-		q += 9;
+	const char *from = q;
+	while (q && q < end && (q = memchr(q + 1, '[', (size_t)(end - q - 1)))) {
+		if (q - from < (ptrdiff_t)klen || memcmp(q - klen, key, klen) != 0)
+			continue;
 		o.located++;
-		for (; q < end && *q != ']'; q++)
+		for (q++; q < end && *q != ']'; q++)
 			o.frames += *q == '{';
 	}
 	return o;

@@ -11,8 +11,9 @@ PKGS=(
   libdw-dev libelf-dev libiberty-dev zlib1g-dev libzstd-dev
   libevent-dev libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev librocksdb-dev
   # JSON (json-c): Connect JSON requests (service/rpc), GET /buildid/ID/status;
-  # gzip of responses (libdeflate): service/rpc
-  libjson-c-dev libdeflate-dev
+  # gzip of responses (ISA-L's igzip by default, libdeflate with --gzip-library;
+  # bench_rpc inflates with libdeflate): service/rpc
+  libjson-c-dev libdeflate-dev libisal-dev
   # package archives as a source (issue 12): ar/tar/cpio listing, xz random access
   libarchive-dev liblzma-dev
   # package tests: rpmbuild (Debian's rpm), zstd, xz, cpio-free .deb builds (dpkg-deb)

@@ -287,6 +287,7 @@ static bool start_rpc(svc_server *s)
 		.descriptor = &symbolizer__v1__symbolizer_service__descriptor,
 		.max_request_bytes = s->o.max_request_bytes,
 		.gzip_min_bytes = s->o.gzip_min_bytes,
+		.gzip_library = s->o.gzip_library,
 		.max_inflight_calls = s->o.max_inflight_calls,
 		.pool = s->pool,
 		.waiting_calls_bytes = s->o.waiting_calls_bytes,

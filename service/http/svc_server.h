@@ -31,6 +31,7 @@
 #include "base/base_flag.h"
 #include "service/core/svc_config.h"
 #include "service/core/svc_error.h"
+#include "service/rpc/svc_gzip.h"
 
 struct event_base;
 
@@ -46,6 +47,7 @@ typedef struct svc_server_options {
 	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
 	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
+	svc_gzip_library gzip_library; /* --gzip-library: isal (the default) or libdeflate */
 	uint32_t max_hops;           /* debuginfod requests with this many X-Symbolizer-Hops: no upstreams */
 	const char *upload_token_file; /* bearer token of PUT /buildid/... (NULL: uploads disabled) */
 	uint64_t max_upload_bytes;   /* largest upload body */
@@ -67,7 +69,8 @@ void svc_server_options_init(svc_server_options *o);
  * table bound to o: --listen ADDR --workers N --index-cache-bytes SIZE
  * --max-request-bytes SIZE --max-mappings N --max-locations N
  * --default-wait DUR --max-wait DUR --max-inflight-calls N
- * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N --build-memory-bytes SIZE
+ * --worker-lookup-min N --gzip-min-bytes SIZE --gzip-library NAME --max-hops N
+ * --build-memory-bytes SIZE
  * --negative-cache-entries N --max-new-lookups-per-call N
  * --upload-token-file FILE --max-upload-bytes SIZE --upload-allow-remote 0|1
  * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N

@@ -8,11 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <pthread.h>
-
 #include <event2/buffer.h>
 #include <event2/util.h>
-#include <libdeflate.h>
 #include <zlib.h>
 
 static void json_string(struct evbuffer *buf, const char *s)
@@ -143,54 +140,4 @@ out:
 	inflateEnd(&zs);
 	free(buf);
 	return rc;
-}
-
-/* Each thread's compressor (libdeflate's costs ~100s of KB to set up), freed
- * when the thread ends. */
-static pthread_key_t compressor_key;
-static pthread_once_t compressor_once = PTHREAD_ONCE_INIT;
-static bool compressor_key_ok;
-
-static void compressor_free(void *c)
-{
-	libdeflate_free_compressor(c);
-}
-
-static void compressor_key_init(void)
-{
-	compressor_key_ok = pthread_key_create(&compressor_key, compressor_free) == 0;
-}
-
-static struct libdeflate_compressor *compressor(void)
-{
-	pthread_once(&compressor_once, compressor_key_init);
-	if (!compressor_key_ok)
-		return NULL;
-	struct libdeflate_compressor *c = pthread_getspecific(compressor_key);
-	if (c)
-		return c;
-	/* Level 1: the reply's latency matters more than a few percent of size. */
-	c = libdeflate_alloc_compressor(1);
-	if (c && pthread_setspecific(compressor_key, c) != 0) {
-		libdeflate_free_compressor(c);
-		return NULL;
-	}
-	return c;
-}
-
-bool svc_gzip(const void *in, size_t in_size, struct evbuffer *buf)
-{
-	struct libdeflate_compressor *c = compressor();
-	if (!c)
-		return false;
-	size_t bound = libdeflate_gzip_compress_bound(c, in_size);
-	if (bound > (size_t)EV_SSIZE_MAX)
-		return false;
-	struct evbuffer_iovec v;
-	if (evbuffer_reserve_space(buf, (ev_ssize_t)bound, &v, 1) != 1)
-		return false;
-	size_t n = libdeflate_gzip_compress(c, in, in_size, v.iov_base, v.iov_len);
-	v.iov_len = n;
-	evbuffer_commit_space(buf, &v, 1);
-	return n != 0;
 }

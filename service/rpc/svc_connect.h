@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "service/core/svc_error.h"
+#include "service/rpc/svc_gzip.h"  /* gzip of responses */
 
 struct evhttp_request;
 struct evbuffer;
@@ -37,13 +38,5 @@ bool svc_connect_lists_gzip(const char *value);
  * output would pass cap, SVC_E_NOMEM.
  */
 svc_errc svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size_t *out_size);
-
-/*
- * Deflates into gzip format (libdeflate, whole buffer, level 1: several times
- * zlib's speed), appended to buf. Any thread (each keeps its compressor).
- * False when out of memory. Inflating stays with zlib (svc_gunzip): it
- * streams under a cap, which libdeflate's whole-buffer API cannot.
- */
-bool svc_gzip(const void *in, size_t in_size, struct evbuffer *buf);
 
 #endif

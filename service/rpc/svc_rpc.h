@@ -34,6 +34,7 @@
 
 #include "base/base_buf.h"
 #include "service/core/svc_error.h"
+#include "service/rpc/svc_gzip.h"
 
 struct evbuffer;
 struct evhttp_request;
@@ -62,6 +63,7 @@ typedef struct svc_rpc_options {
 	const struct ProtobufCServiceDescriptor *descriptor;
 	uint64_t max_request_bytes;  /* request body cap, after gzip too */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting it */
+	svc_gzip_library gzip_library; /* which library gzips responses (ISA-L: 0) */
 	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
 	/* Where JSON requests of SVC_RPC_JSON_WORKER_MIN bytes and more are
 	 * parsed (off the loop's thread). NULL: on the loop's thread. */

@@ -85,6 +85,7 @@ static uint8_t wire_type(ProtobufCType t)
 static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd)
 {
 	f->fd = fd;
+	f->type = fd->type;
 	f->wire_type = wire_type(fd->type);
 	f->repeated = fd->label == PROTOBUF_C_LABEL_REPEATED;
 	f->packable = f->repeated && packable(fd->type);
@@ -93,7 +94,7 @@ static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd)
 	if (!f->json_name)
 		return false;
 	f->key_len = strlen(f->json_name) + 3;
-	f->key = malloc(f->key_len + 1);
+	f->key = calloc(1, f->key_len + 1 > JSON_KEY_PAD ? f->key_len + 1 : JSON_KEY_PAD);
 	if (!f->key)
 		return false;
 	snprintf(f->key, f->key_len + 1, "\"%s\":", f->json_name);

@@ -73,9 +73,9 @@ static void prepend(dec *d, const char *name, long index)
 
 /* ---- writing the wire ---- */
 
-static bool put_varint(dec *d, uint64_t v)
+static inline bool put_varint(dec *d, uint64_t v)
 {
-	if (!base_buf_reserve(d->w, 10))
+	if (d->w->cap - d->w->len < 10 && !base_buf_reserve(d->w, 10))
 		return false;
 	d->w->len = (size_t)(svc_wire_put_varint(d->w->data + d->w->len, v) - d->w->data);
 	return true;
@@ -94,16 +94,32 @@ static bool put_tag(dec *d, const json_field *f, int type)
 	return put_varint(d, SVC_WIRE_TAG(f->fd->id, type));
 }
 
-/* Inserts the length of the bytes written since start before them. */
+/* Starts a length-delimited value: a one-byte length, set by close_len.
+ * Returns where its bytes start (0: no room). */
+static size_t open_len(dec *d)
+{
+	if (d->w->cap == d->w->len && !base_buf_reserve(d->w, 1))
+		return 0;
+	d->w->data[d->w->len++] = 0;
+	return d->w->len;
+}
+
+/* Sets the length of the bytes written since start (open_len's) before them:
+ * in the placeholder byte when under 128, else moved to make room. */
 static bool close_len(dec *d, size_t start)
 {
 	size_t n = d->w->len - start, k = svc_wire_varint_size(n);
-	if (!base_buf_reserve(d->w, k))
+	uint8_t *p = d->w->data + start - 1;
+	if (k == 1) {
+		*p = (uint8_t)n;
+		return true;
+	}
+	if (!base_buf_reserve(d->w, k - 1))
 		return false;
-	uint8_t *p = d->w->data + start;
-	memmove(p + k, p, n);
+	p = d->w->data + start - 1;
+	memmove(p + k, p + 1, n);
 	svc_wire_put_varint(p, n);
-	d->w->len += k;
+	d->w->len += k - 1;
 	return true;
 }
 
@@ -138,6 +154,16 @@ static int from_double(double x, integral *v)
 static int from_text(const char *s, integral *v)
 {
 	const char *p = s + (*s == '-');
+	/* The common case, up to 19 digits (no overflow): read here. */
+	uint64_t u19 = 0;
+	size_t k = 0;
+	while (k < 19 && p[k] >= '0' && p[k] <= '9')
+		u19 = u19 * 10 + (uint64_t)(p[k++] - '0');
+	if (k && !p[k]) {
+		v->neg = *s == '-' && u19 != 0;
+		v->mag = u19;
+		return 0;
+	}
 	if (*p >= '0' && *p <= '9') {
 		char *end;
 		errno = 0;
@@ -356,12 +382,12 @@ static svc_errc put_text(dec *d, const json_field *f, json_object *o)
 		return fail(d, "invalid UTF-8");  /* json-c lets some through */
 	if (!put_tag(d, f, SVC_WIRE_LEN))
 		return wire_full(d);
-	size_t start = d->w->len;
-	svc_errc rc = SVC_OK;
-	if (f->fd->type == PROTOBUF_C_TYPE_BYTES)
-		rc = put_base64_decoded(d, s, n);
-	else if (!base_buf_append(d->w, s, n))
+	if (f->fd->type == PROTOBUF_C_TYPE_STRING)  /* its length known: no placeholder */
+		return put_varint(d, n) && base_buf_append(d->w, s, n) ? SVC_OK : wire_full(d);
+	size_t start = open_len(d);
+	if (!start)
 		return wire_full(d);
+	svc_errc rc = put_base64_decoded(d, s, n);
 	if (rc == SVC_OK && !close_len(d, start))
 		return wire_full(d);
 	return rc;
@@ -378,9 +404,9 @@ static svc_errc put_one(dec *d, const json_field *f, json_object *o)
 	if (t == PROTOBUF_C_TYPE_STRING || t == PROTOBUF_C_TYPE_BYTES)
 		return put_text(d, f, o);
 	if (t == PROTOBUF_C_TYPE_MESSAGE) {
-		if (!put_tag(d, f, SVC_WIRE_LEN))
+		size_t start;
+		if (!put_tag(d, f, SVC_WIRE_LEN) || !(start = open_len(d)))
 			return wire_full(d);
-		size_t start = d->w->len;
 		svc_errc rc = decode_msg(d, f->msg, o);
 		if (rc == SVC_OK && !close_len(d, start))
 			return wire_full(d);
@@ -402,9 +428,8 @@ static svc_errc put_array(dec *d, const json_field *f, json_object *o)
 	if (!n)
 		return SVC_OK;
 	if (f->packed) {
-		if (!put_tag(d, f, SVC_WIRE_LEN))
+		if (!put_tag(d, f, SVC_WIRE_LEN) || !(start = open_len(d)))
 			return wire_full(d);
-		start = d->w->len;
 	}
 	for (size_t i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(o, i);
@@ -461,22 +486,28 @@ static svc_errc decode_msg(dec *d, const json_msg *m, json_object *o)
 
 /* ---- the text ---- */
 
-/* JSON objects and arrays in text (outside strings): the size of json-c's tree. */
+/* JSON objects and arrays in text (outside strings): the size of json-c's
+ * tree. A string's bytes are skipped to its closing quote with memchr (a
+ * quote after an odd run of backslashes is escaped). */
 static size_t count_containers(const char *s, size_t n)
 {
 	size_t count = 0;
-	bool in_string = false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		if (in_string) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_string = false;
-		} else if (c == '"') {
-			in_string = true;
-		} else if (c == '{' || c == '[') {
+		if (c == '{' || c == '[') {
 			count++;
+		} else if (c == '"') {
+			for (;;) {
+				const char *q = memchr(s + i + 1, '"', n - i - 1);
+				if (!q)
+					return count;
+				i = (size_t)(q - s);
+				size_t bs = 0;
+				while (q - bs > s && q[-1 - (ptrdiff_t)bs] == '\\')
+					bs++;
+				if (bs % 2 == 0)
+					break;  /* i: the closing quote */
+			}
 		}
 	}
 	return count;

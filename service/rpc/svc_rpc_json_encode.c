@@ -45,25 +45,37 @@ static inline bool put_char(base_buf *b, char c)
 	return true;
 }
 
-/* v in decimal, with a '-' when neg, between quotes when quoted. */
-static bool put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
+/* Room that a number takes at most: '"', '-', 20 digits, '"'. */
+#define NUMBER_MAX 24
+
+/* Decimal digits of v (1 to 20): from its bit length, then one comparison. */
+static inline unsigned decimal_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		1000000000000ull, 10000000000000ull, 100000000000000ull,
+		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+	unsigned d = bits * 1233 >> 12;  /* floor(log10(2^bits)) */
+	return d + (d < 20 && v >= pow10[d]);
+}
+
+/* v in decimal, with a '-' when neg, between quotes when quoted, written at
+ * p (NUMBER_MAX bytes of room); returns the byte after it. */
+static inline uint8_t *write_number(uint8_t *p, uint64_t v, bool neg, bool quoted)
 {
 	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
 				    "25262728293031323334353637383940414243444546474849"
 				    "50515253545556575859606162636465666768697071727374"
 				    "75767778798081828384858687888990919293949596979899";
-	uint8_t *p = room(b, 24);
-	if (!p)
-		return false;
-	unsigned digits = 1;
-	for (uint64_t x = v; x >= 10; x /= 10)
-		digits++;
-	uint8_t *q = p;
 	if (quoted)
-		*q++ = '"';
+		*p++ = '"';
 	if (neg)
-		*q++ = '-';
-	uint8_t *e = q + digits, *s = e;
+		*p++ = '-';
+	uint8_t *e = p + decimal_digits(v), *s = e;
 	while (v >= 100) {
 		unsigned k = (unsigned)(v % 100) * 2;
 		v /= 100;
@@ -78,7 +90,29 @@ static bool put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
 	}
 	if (quoted)
 		*e++ = '"';
-	b->len += (size_t)(e - p);
+	return e;
+}
+
+/* Writes f's key at q, which has room for JSON_KEY_PAD bytes or the key's
+ * length, whichever is more; returns the byte after the key. */
+static inline uint8_t *write_key(uint8_t *q, const json_field *f)
+{
+	if (f->key_len <= JSON_KEY_PAD)
+		memcpy(q, f->key, JSON_KEY_PAD);  /* one fixed-size copy; the rest is overwritten */
+	else
+		memcpy(q, f->key, f->key_len);
+	return q + f->key_len;
+}
+
+/* Room for a key, a ',' or '[' around it and a number after it. */
+#define KEY_ROOM(f) ((f)->key_len + JSON_KEY_PAD + 2 + NUMBER_MAX)
+
+static bool put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
+{
+	uint8_t *p = room(b, NUMBER_MAX);
+	if (!p)
+		return false;
+	b->len = (size_t)(write_number(p, v, neg, quoted) - b->data);
 	return true;
 }
 
@@ -111,6 +145,18 @@ static const bool plain_char[256] = {
 	/* 0x80 to 0xff: 0 (UTF-8, checked) */
 };
 
+/* Whether none of 8 bytes needs care: each printable ASCII, not '"' or '\\'
+ * (the "has a zero byte" and "has a byte less than" word tricks: exact as an
+ * answer for the whole word). */
+static inline bool plain_word(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+	uint64_t care = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
+			((bslash - ones) & ~bslash) | w;
+	return (care & high) == 0;
+}
+
 bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -119,6 +165,9 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 	size_t i = 0;
 	while (i < n) {
 		size_t run = i;
+		uint64_t w;
+		while (run + 8 <= n && (memcpy(&w, s + run, 8), plain_word(w)))
+			run += 8;
 		while (run < n && plain_char[s[run]])
 			run++;
 		if (run > i && !put(b, s + i, run - i))
@@ -195,7 +244,8 @@ typedef struct wire_value {
 } wire_value;
 
 /* Reads a field (tag and value) at *p; false when malformed or a group. */
-static bool read_field(const uint8_t **p, const uint8_t *end, uint32_t *id, wire_value *w)
+static inline __attribute__((always_inline)) bool read_field(const uint8_t **p, const uint8_t *end,
+							     uint32_t *id, wire_value *w)
 {
 	uint64_t tag;
 	if (*p < end && **p < 0x80)
@@ -256,7 +306,7 @@ static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const ui
 /* Whether a singular value is proto3's default (omitted). */
 static bool is_default(const json_field *f, const wire_value *w)
 {
-	if (f->fd->type == PROTOBUF_C_TYPE_MESSAGE)
+	if (f->type == PROTOBUF_C_TYPE_MESSAGE)
 		return false;
 	return w->type == SVC_WIRE_LEN ? w->len == 0 : w->v == 0;
 }
@@ -270,10 +320,49 @@ static bool put_enum(base_buf *b, const ProtobufCEnumDescriptor *d, int32_t v)
 	return put_char(b, '"') && put(b, ev->name, n) && put_char(b, '"');
 }
 
+/*
+ * An integer of f's type from its bits, as a magnitude, a sign and whether it
+ * is quoted (64-bit); false for a type that is not an integer.
+ */
+static inline bool integer_of(const json_field *f, uint64_t v, uint64_t *mag, bool *neg,
+			      bool *quoted)
+{
+	int64_t s;
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		*mag = v, *neg = false, *quoted = true;
+		return true;
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
+		*mag = (uint32_t)v, *neg = false, *quoted = false;
+		return true;
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+		s = (int64_t)v, *quoted = true;
+		break;
+	case PROTOBUF_C_TYPE_SINT64:
+		s = (int64_t)(v >> 1 ^ -(v & 1)), *quoted = true;
+		break;
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+		s = (int32_t)(uint32_t)v, *quoted = false;
+		break;
+	case PROTOBUF_C_TYPE_SINT32:
+		s = (int32_t)((uint32_t)v >> 1 ^ -(uint32_t)(v & 1)), *quoted = false;
+		break;
+	default:
+		return false;
+	}
+	*neg = s < 0;
+	*mag = s < 0 ? 0 - (uint64_t)s : (uint64_t)s;
+	return true;
+}
+
 /* A scalar of f's type from its bits. */
 static bool put_scalar(base_buf *b, const json_field *f, uint64_t v)
 {
-	switch (f->fd->type) {
+	switch (f->type) {
 	case PROTOBUF_C_TYPE_INT32:
 	case PROTOBUF_C_TYPE_SFIXED32:
 		return put_i64(b, (int32_t)(uint32_t)v, false);
@@ -338,7 +427,7 @@ static svc_errc put_packed(enc *e, const json_field *f, const wire_value *w, siz
 /* One value of f (one element of a repeated field; a packed run: several). */
 static svc_errc put_value(enc *e, const json_field *f, const wire_value *w, size_t *count)
 {
-	ProtobufCType t = f->fd->type;
+	ProtobufCType t = f->type;
 	if (f->packable && w->type == SVC_WIRE_LEN)
 		return put_packed(e, f, w, count);
 	if (w->type != f->wire_type)
@@ -471,15 +560,75 @@ static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const u
 
 #define RETRY SVC_E_N_CODES  /* the fast path met a field twice: take the slow one */
 
+/* A singular varint field (not a default), after a ',' unless first: an
+ * integer written in the same room as its key. */
+static inline svc_errc put_varint_field(enc *e, const json_field *f, uint64_t v, bool first)
+{
+	uint8_t *q = room(e->b, KEY_ROOM(f));
+	if (!q)
+		return SVC_E_NOMEM;
+	if (!first)
+		*q++ = ',';
+	q = write_key(q, f);
+	uint64_t mag;
+	bool neg, quoted;
+	if (integer_of(f, v, &mag, &neg, &quoted)) {
+		e->b->len = (size_t)(write_number(q, mag, neg, quoted) - e->b->data);
+		return SVC_OK;
+	}
+	e->b->len = (size_t)(q - e->b->data);
+	return put_scalar(e->b, f, v) ? SVC_OK : SVC_E_NOMEM;
+}
+
+/*
+ * Any other field, its first value w read, *p past it: a repeated field's
+ * whole run (*p moved past it). *wrote: whether anything was written (not an
+ * empty packed run).
+ */
+static svc_errc put_field_run(enc *e, const json_field *f, wire_value w, const uint8_t **p,
+			      const uint8_t *end, bool first, bool *wrote)
+{
+	size_t before = e->b->len, count = 0;
+	uint8_t *q = room(e->b, KEY_ROOM(f));
+	if (!q)
+		return SVC_E_NOMEM;
+	if (!first)
+		*q++ = ',';
+	q = write_key(q, f);
+	if (f->repeated)
+		*q++ = '[';
+	e->b->len = (size_t)(q - e->b->data);
+	svc_errc rc = put_value(e, f, &w, &count);
+	/* The rest of a repeated field's run. */
+	while (rc == SVC_OK && f->repeated && *p < end) {
+		const uint8_t *next = *p;
+		uint32_t nid;
+		if (!read_field(&next, end, &nid, &w) || nid != f->fd->id)
+			break;
+		*p = next;
+		rc = put_value(e, f, &w, &count);
+	}
+	if (rc != SVC_OK)
+		return rc;
+	*wrote = count != 0;
+	if (!count)
+		e->b->len = before;  /* empty packed runs: nothing */
+	else if (f->repeated && !put_char(e->b, ']'))
+		return SVC_E_NOMEM;
+	return SVC_OK;
+}
+
 /*
  * The fast path, for messages as encoders write them (each field once, a
  * repeated field's elements in one run): one read of each field. RETRY when
- * the message is not so.
+ * the message is not so. The fields seen: a bit each, in a register for a
+ * message of 64 fields or fewer.
  */
 static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
 {
-	field_set done;
-	if (!set_init(&done, m->n_fields))
+	field_set big = {0, NULL};
+	uint64_t seen = 0;
+	if (m->n_fields > 64 && !set_init(&big, m->n_fields))
 		return SVC_E_NOMEM;
 	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
 	bool first = true;
@@ -494,63 +643,27 @@ static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const u
 		const json_field *f = json_msg_field(m, id);
 		if (!f)
 			continue;
-		if (set_test_add(&done, (size_t)(f - m->fields))) {
+		size_t k = (size_t)(f - m->fields);
+		bool again = big.bits ? set_test_add(&big, k) : seen >> k & 1;
+		seen |= 1ull << (k & 63);
+		if (again) {
 			rc = RETRY;
 			break;
 		}
 		if (!f->repeated && is_default(f, &w))
 			continue;
 		if (!f->repeated && w.type == SVC_WIRE_VARINT && f->wire_type == SVC_WIRE_VARINT) {
-			/* The common case, a varint scalar, written here. */
-			uint8_t *q = room(e->b, f->key_len + 1);
-			if (!q) {
-				rc = SVC_E_NOMEM;
-				break;
-			}
-			if (!first)
-				*q++ = ',';
-			memcpy(q, f->key, f->key_len);
-			e->b->len = (size_t)(q + f->key_len - e->b->data);
-			if (!put_scalar(e->b, f, w.v)) {
-				rc = SVC_E_NOMEM;
-				break;
-			}
+			rc = put_varint_field(e, f, w.v, first);  /* the common case */
 			first = false;
 			continue;
 		}
-		size_t before = e->b->len, count = 0;
-		uint8_t *q = room(e->b, f->key_len + 2);
-		if (!q) {
-			rc = SVC_E_NOMEM;
-			break;
-		}
-		if (!first)
-			*q++ = ',';
-		memcpy(q, f->key, f->key_len);
-		q += f->key_len;
-		if (f->repeated)
-			*q++ = '[';
-		e->b->len = (size_t)(q - e->b->data);
-		rc = put_value(e, f, &w, &count);
-		/* The rest of a repeated field's run. */
-		while (rc == SVC_OK && f->repeated && p < end) {
-			const uint8_t *next = p;
-			uint32_t nid;
-			if (!read_field(&next, end, &nid, &w) || nid != id)
-				break;
-			p = next;
-			rc = put_value(e, f, &w, &count);
-		}
-		if (rc != SVC_OK)
-			break;
-		if (!count)
-			e->b->len = before;  /* empty packed runs: nothing */
-		else if (f->repeated && !put_char(e->b, ']'))
-			rc = SVC_E_NOMEM;
-		else
+		bool wrote = false;
+		rc = put_field_run(e, f, w, &p, end, first, &wrote);
+		if (wrote)
 			first = false;
 	}
-	set_deinit(&done);
+	if (big.bits)
+		set_deinit(&big);
 	if (rc == SVC_OK && !put_char(e->b, '}'))
 		rc = SVC_E_NOMEM;
 	return rc;

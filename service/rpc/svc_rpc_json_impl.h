@@ -18,15 +18,19 @@ typedef struct json_msg json_msg;
 /* A field of a message, as JSON names it. */
 typedef struct json_field {
 	const ProtobufCFieldDescriptor *fd;
+	ProtobufCType type;     /* fd->type, at hand */
 	char *json_name;        /* lowerCamelCase */
-	char *key;              /* "\"jsonName\":", written before the value */
-	size_t key_len;
+	char *key;              /* "\"jsonName\":", written before the value; */
+	size_t key_len;         /* allocated with zeros to JSON_KEY_PAD bytes at least */
 	const json_msg *msg;    /* the type of a message field */
 	bool repeated;
 	uint8_t wire_type;      /* SVC_WIRE_* of one value */
 	bool packable;          /* a repeated scalar that may come packed */
 	bool packed;            /* written packed (the descriptor's flag) */
 } json_field;
+
+/* A key of up to this many bytes is copied with one fixed-size copy. */
+#define JSON_KEY_PAD 32
 
 #define JSON_MSG_DIRECT 64  /* field numbers below this are found by a table */
 

@@ -456,6 +456,24 @@ def main():
             status, hdrs, body = d.post(big, {"Accept-Encoding": "gzip"})
             check(status == 200 and hdrs.get("content-encoding") == "gzip", "gzip response: %r" % hdrs)
             check(len(pb.decode_response(gzip.decompress(body))["locations"]) == 500, "gzip response body")
+            # The same response gzipped by libdeflate (--gzip-library): a different
+            # stream than ISA-L's (the default), the same answers once inflated.
+            d3 = start("libdeflate", extra=["--gzip-library", "libdeflate"])
+            try:
+                big3 = pb.request([pb.mapping(bid)], [pb.location(0, a) for a in
+                                                      function_addresses(fx("c_O2_dw5"), 500, 9)],
+                                  max_wait_ms=30000)
+                s3, h3, b3 = d3.post(big3, {"Accept-Encoding": "gzip"})
+                check(s3 == 200 and h3.get("content-encoding") == "gzip", "libdeflate: %r" % h3)
+                check(pb.decode_response(gzip.decompress(b3))["locations"] ==
+                      pb.decode_response(gzip.decompress(body))["locations"],
+                      "--gzip-library libdeflate: the answers differ from ISA-L's once inflated")
+            finally:
+                check(d3.stop() == 0, "daemon exit status")
+            p = subprocess.run([args.symbolizerd, "--gzip-library", "zstd"], capture_output=True,
+                               text=True, timeout=30)
+            check(p.returncode != 0 and "--gzip-library" in p.stderr and "isal" in p.stderr,
+                  "--gzip-library zstd: exit %d, %r" % (p.returncode, p.stderr))
             # --gzip-min-bytes above the response's size: served uncompressed all the same.
             d2 = start("nogzip", extra=["--gzip-min-bytes", "1G"])
             try:

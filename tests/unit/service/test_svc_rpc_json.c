@@ -153,6 +153,39 @@ TEST(response_to_json_from_protobuf_c)
 	svc_rpc_json_destroy(j);
 }
 
+/* Strings are scanned 8 bytes at a time: each character that needs care, at
+ * every position around the words' edges, is still escaped (or replaced). */
+TEST(string_escapes_at_every_position)
+{
+	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_response__descriptor);
+	REQUIRE(j);
+	static const char *const specials[] = {"\"", "\\", "\n", "\x01", "\x1f", "\x7f",
+					       "\xc3\xa9", "\xff"};
+	static const char *const written[] = {"\\\"", "\\\\", "\\n", "\\u0001", "\\u001f",
+					      "\x7f", "\xc3\xa9", "\xef\xbf\xbd"};
+	for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++) {
+		for (size_t pos = 0; pos < 24; pos++) {
+			char str[40], want[80];
+			memset(str, 'x', pos);
+			snprintf(str + pos, sizeof(str) - pos, "%s%.*s", specials[k],
+				 (int)(23 - pos), "yyyyyyyyyyyyyyyyyyyyyyy");
+			snprintf(want, sizeof(want), "{\"stringTable\":[\"%.*s%s%.*s\"]}", (int)pos,
+				 "xxxxxxxxxxxxxxxxxxxxxxxx", written[k], (int)(23 - pos),
+				 "yyyyyyyyyyyyyyyyyyyyyyy");
+			Symbolizer__V1__SymbolizeResponse r = SYMBOLIZER__V1__SYMBOLIZE_RESPONSE__INIT;
+			char *strings[] = {str};
+			r.n_string_table = 1;
+			r.string_table = strings;
+			uint8_t wire[128];
+			size_t n = symbolizer__v1__symbolize_response__pack(&r, wire);
+			char *json = encode(j, wire, n);
+			CHECK(json && strcmp(json, want) == 0);
+			free(json);
+		}
+	}
+	svc_rpc_json_destroy(j);
+}
+
 TEST(scattered_repeated_and_duplicate_singular_fields)
 {
 	/* string_table "a", functions {name 1}, string_table "b": one array; a
@@ -277,6 +310,54 @@ TEST(refusals_name_the_field)
 	base_buf_init(&w, 1 << 20);
 	CHECK_EQ_U(svc_rpc_json_decode(j, big, strlen(big), 2, &w, &err), SVC_E_TOO_LARGE);
 	base_buf_deinit(&w);
+	svc_rpc_json_destroy(j);
+}
+
+/* The decoder's short cuts: integers in strings read without strtoull (up
+ * to 19 digits; longer ones, leading zeros, "-0" as before), a sub-message's
+ * length in a placeholder byte (moved when 128 or more), and the container
+ * count skipping strings with escaped quotes and brackets in them. */
+TEST(decoder_short_cuts_read_back_by_protobuf_c)
+{
+	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
+	REQUIRE(j);
+	char id[300];
+	memset(id, 'a', 256);
+	id[256] = '\0';
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "{\"mappings\":[{\"buildId\":\"%s\",\"memoryStart\":\"9999999999999999999\"},"
+		 "{\"buildId\":\"x\\\"{[\\\\\",\"memoryStart\":\"10000000000000000000\"}],"
+		 "\"locations\":[{\"address\":\"007\"},{\"address\":\"-0\"},"
+		 "{\"address\":\"18446744073709551615\",\"mappingIndex\":\"1\"}]}", id);
+	base_buf w;
+	svc_error err;
+	base_buf_init(&w, 1 << 20);
+	/* 8 objects and arrays outside strings: the 2 in a string are not counted. */
+	CHECK_EQ_U(svc_rpc_json_decode(j, text, strlen(text), 7, &w, &err), SVC_E_TOO_LARGE);
+	REQUIRE(svc_rpc_json_decode(j, text, strlen(text), 8, &w, &err) == SVC_OK);
+	Symbolizer__V1__SymbolizeRequest *r =
+		symbolizer__v1__symbolize_request__unpack(NULL, w.len, w.data);
+	REQUIRE(r && r->n_mappings == 2 && r->n_locations == 3);
+	CHECK_STREQ(r->mappings[0]->build_id, id);  /* a sub-message of over 128 bytes */
+	CHECK_EQ_U(r->mappings[0]->memory_start, 9999999999999999999ull);
+	CHECK_STREQ(r->mappings[1]->build_id, "x\"{[\\");
+	CHECK_EQ_U(r->mappings[1]->memory_start, 10000000000000000000ull);
+	CHECK_EQ_U(r->locations[0]->address, 7);
+	CHECK_EQ_U(r->locations[1]->address, 0);
+	CHECK_EQ_U(r->locations[2]->address, UINT64_MAX);
+	CHECK_EQ_U(r->locations[2]->mapping_index, 1);
+	symbolizer__v1__symbolize_request__free_unpacked(r, NULL);
+	base_buf_deinit(&w);
+	svc_errc code;
+	CHECK_STREQ(decode_error(j, "{\"locations\":[{\"address\":\"18446744073709551616\"}]}",
+				 &code), "invalid JSON request: field locations[0].address: "
+					 "integer out of the field's range");
+	CHECK_STREQ(decode_error(j, "{\"locations\":[{\"address\":\"12a\"}]}", &code),
+		    "invalid JSON request: field locations[0].address: not an integer");
+	CHECK_STREQ(decode_error(j, "{\"locations\":[{\"address\":\"-1\"}]}", &code),
+		    "invalid JSON request: field locations[0].address: "
+		    "negative value for an unsigned field");
 	svc_rpc_json_destroy(j);
 }
 
