@@ -46,6 +46,12 @@ static size_t seq_len(const unsigned char *s, size_t n, size_t *bad)
 	return need + 1;
 }
 
+size_t base_utf8_seq_len(const char *s, size_t n)
+{
+	size_t bad;
+	return seq_len((const unsigned char *)s, n, &bad);
+}
+
 bool base_utf8_valid(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;

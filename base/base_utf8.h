@@ -16,6 +16,10 @@
  * surrogates, nothing past U+10FFFF). */
 bool base_utf8_valid(const char *s, size_t len);
 
+/* The length of the well-formed sequence at s[0..n) (1 for ASCII), or 0
+ * when it is not one (n > 0). */
+size_t base_utf8_seq_len(const char *s, size_t n);
+
 /* Writes s[0..len) to out with each maximal ill-formed subsequence replaced
  * by U+FFFD (EF BF BD), as the Unicode standard recommends (what Python's
  * decode(errors="replace") does); returns the bytes written. out holds at

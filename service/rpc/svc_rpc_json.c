@@ -3,7 +3,7 @@
  * svc_rpc_json: the codec's tables (svc_rpc_json.h): every message type the
  * root reaches, each field with its JSON name (lowerCamelCase, as protoc
  * derives it: underscores dropped, the letter after one upper-cased) and the
- * key written before its value; and the UTF-8 checks both directions share.
+ * key written before its value.
  */
 #include "service/rpc/svc_rpc_json.h"
 
@@ -164,47 +164,4 @@ void svc_rpc_json_destroy(svc_rpc_json *j)
 	}
 	free(j->msgs);
 	free(j);
-}
-
-/* The length of a valid UTF-8 sequence at s (at most n bytes), 0 if none. */
-size_t svc_rpc_json_utf8_len(const uint8_t *s, size_t n)
-{
-	uint8_t c = s[0];
-	size_t len;
-	uint32_t min;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, min = 0x10000;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	uint32_t cp = c & (0x3f >> (len - 1));
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-bool svc_rpc_json_utf8_valid(const uint8_t *s, size_t n)
-{
-	size_t i = 0;
-	while (i < n) {
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		size_t len = svc_rpc_json_utf8_len(s + i, n - i);
-		if (!len)
-			return false;
-		i += len;
-	}
-	return true;
 }

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "base/base_utf8.h"
 #include "service/rpc/svc_rpc_json_impl.h"
 #include "service/rpc/svc_wire.h"
 
@@ -378,7 +379,7 @@ static svc_errc put_text(dec *d, const json_field *f, json_object *o)
 								    : "expected a string");
 	const char *s = json_object_get_string(o);
 	size_t n = (size_t)json_object_get_string_len(o);
-	if (f->fd->type == PROTOBUF_C_TYPE_STRING && !svc_rpc_json_utf8_valid((const uint8_t *)s, n))
+	if (f->fd->type == PROTOBUF_C_TYPE_STRING && !base_utf8_valid(s, n))
 		return fail(d, "invalid UTF-8");  /* json-c lets some through */
 	if (!put_tag(d, f, SVC_WIRE_LEN))
 		return wire_full(d);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_utf8.h"
 #include "service/rpc/svc_rpc_json_impl.h"
 #include "service/rpc/svc_wire.h"
 
@@ -177,7 +178,7 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 			break;
 		uint8_t c = s[i];
 		if (c >= 0x80) {
-			size_t len = svc_rpc_json_utf8_len(s + i, n - i);
+			size_t len = base_utf8_seq_len((const char *)s + i, n - i);
 			if (!(len ? put(b, s + i, len) : put(b, "\xef\xbf\xbd", 3)))
 				return false;
 			i += len ? len : 1;

@@ -57,11 +57,6 @@ static inline const json_field *json_msg_field(const json_msg *m, uint32_t id)
 	return fd ? &m->fields[fd - m->d->fields] : NULL;
 }
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes); 0: none
- * (overlong forms, surrogates and code points past U+10FFFF are not). */
-size_t svc_rpc_json_utf8_len(const uint8_t *s, size_t n);
-bool svc_rpc_json_utf8_valid(const uint8_t *s, size_t n);
-
 /* Appends a string as JSON ("..." with escapes; invalid UTF-8 as U+FFFD). */
 bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n);
 
