@@ -7,232 +7,11 @@
  * a repeated field's elements, wherever they are in the message, make one
  * array (the first occurrence gathers them all; later ones are skipped).
  */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/base_utf8.h"
 #include "service/rpc/svc_rpc_json_impl.h"
 #include "service/rpc/svc_wire.h"
-
-/* ---- primitives ---- */
-
-/* Room for n bytes at the end of b; NULL when refused. */
-static inline uint8_t *room(base_buf *b, size_t n)
-{
-	if (b->cap - b->len < n && !base_buf_reserve(b, n))
-		return NULL;
-	return b->data + b->len;
-}
-
-static inline bool put(base_buf *b, const void *s, size_t n)
-{
-	uint8_t *p = room(b, n);
-	if (!p)
-		return false;
-	memcpy(p, s, n);
-	b->len += n;
-	return true;
-}
-
-static inline bool put_char(base_buf *b, char c)
-{
-	uint8_t *p = room(b, 1);
-	if (!p)
-		return false;
-	*p = (uint8_t)c;
-	b->len++;
-	return true;
-}
-
-/* Room that a number takes at most: '"', '-', 20 digits, '"'. */
-#define NUMBER_MAX 24
-
-/* Decimal digits of v (1 to 20): from its bit length, then one comparison. */
-static inline unsigned decimal_digits(uint64_t v)
-{
-	static const uint64_t pow10[20] = {
-		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-		1000000000000ull, 10000000000000ull, 100000000000000ull,
-		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-		1000000000000000000ull, 10000000000000000000ull,
-	};
-	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
-	unsigned d = bits * 1233 >> 12;  /* floor(log10(2^bits)) */
-	return d + (d < 20 && v >= pow10[d]);
-}
-
-/* v in decimal, with a '-' when neg, between quotes when quoted, written at
- * p (NUMBER_MAX bytes of room); returns the byte after it. */
-static inline uint8_t *write_number(uint8_t *p, uint64_t v, bool neg, bool quoted)
-{
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-				    "25262728293031323334353637383940414243444546474849"
-				    "50515253545556575859606162636465666768697071727374"
-				    "75767778798081828384858687888990919293949596979899";
-	if (quoted)
-		*p++ = '"';
-	if (neg)
-		*p++ = '-';
-	uint8_t *e = p + decimal_digits(v), *s = e;
-	while (v >= 100) {
-		unsigned k = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--s = (uint8_t)pairs[k + 1];
-		*--s = (uint8_t)pairs[k];
-	}
-	if (v >= 10) {
-		*--s = (uint8_t)pairs[v * 2 + 1];
-		*--s = (uint8_t)pairs[v * 2];
-	} else {
-		*--s = (uint8_t)('0' + v);
-	}
-	if (quoted)
-		*e++ = '"';
-	return e;
-}
-
-/* Writes f's key at q, which has room for JSON_KEY_PAD bytes or the key's
- * length, whichever is more; returns the byte after the key. */
-static inline uint8_t *write_key(uint8_t *q, const json_field *f)
-{
-	if (f->key_len <= JSON_KEY_PAD)
-		memcpy(q, f->key, JSON_KEY_PAD);  /* one fixed-size copy; the rest is overwritten */
-	else
-		memcpy(q, f->key, f->key_len);
-	return q + f->key_len;
-}
-
-/* Room for a key, a ',' or '[' around it and a number after it. */
-#define KEY_ROOM(f) ((f)->key_len + JSON_KEY_PAD + 2 + NUMBER_MAX)
-
-static bool put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
-{
-	uint8_t *p = room(b, NUMBER_MAX);
-	if (!p)
-		return false;
-	b->len = (size_t)(write_number(p, v, neg, quoted) - b->data);
-	return true;
-}
-
-static bool put_i64(base_buf *b, int64_t v, bool quoted)
-{
-	return put_number(b, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0, quoted);
-}
-
-static bool put_double(base_buf *b, double d, bool is_float)
-{
-	if (isnan(d))
-		return put(b, "\"NaN\"", 5);
-	if (isinf(d))
-		return d > 0 ? put(b, "\"Infinity\"", 10) : put(b, "\"-Infinity\"", 11);
-	char tmp[40];
-	int n = snprintf(tmp, sizeof(tmp), is_float ? "%.9g" : "%.17g", d);
-	return put(b, tmp, (size_t)n);
-}
-
-/* Bytes written as they are in a JSON string: printable ASCII but '"' and '\\'. */
-static const bool plain_char[256] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	/* 0x80 to 0xff: 0 (UTF-8, checked) */
-};
-
-/* Whether none of 8 bytes needs care: each printable ASCII, not '"' or '\\'
- * (the "has a zero byte" and "has a byte less than" word tricks: exact as an
- * answer for the whole word). */
-static inline bool plain_word(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
-	uint64_t care = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
-			((bslash - ones) & ~bslash) | w;
-	return (care & high) == 0;
-}
-
-bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	if (!put_char(b, '"'))
-		return false;
-	size_t i = 0;
-	while (i < n) {
-		size_t run = i;
-		uint64_t w;
-		while (run + 8 <= n && (memcpy(&w, s + run, 8), plain_word(w)))
-			run += 8;
-		while (run < n && plain_char[s[run]])
-			run++;
-		if (run > i && !put(b, s + i, run - i))
-			return false;
-		i = run;
-		if (i == n)
-			break;
-		uint8_t c = s[i];
-		if (c >= 0x80) {
-			size_t len = base_utf8_seq_len((const char *)s + i, n - i);
-			if (!(len ? put(b, s + i, len) : put(b, "\xef\xbf\xbd", 3)))
-				return false;
-			i += len ? len : 1;
-			continue;
-		}
-		char esc[6] = {'\\', (char)c};
-		size_t elen = 2;
-		if (c == '\n')
-			esc[1] = 'n';
-		else if (c == '\t')
-			esc[1] = 't';
-		else if (c == '\r')
-			esc[1] = 'r';
-		else if (c < 0x20) {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			elen = 6;
-		}
-		if (!put(b, esc, elen))
-			return false;
-		i++;
-	}
-	return put_char(b, '"');
-}
-
-static bool put_base64(base_buf *b, const uint8_t *s, size_t n)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	uint8_t *p = room(b, (n + 2) / 3 * 4 + 2);
-	if (!p)
-		return false;
-	uint8_t *q = p;
-	*q++ = '"';
-	size_t i = 0;
-	for (; i + 3 <= n; i += 3) {
-		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-		*q++ = (uint8_t)tab[v >> 18];
-		*q++ = (uint8_t)tab[v >> 12 & 63];
-		*q++ = (uint8_t)tab[v >> 6 & 63];
-		*q++ = (uint8_t)tab[v & 63];
-	}
-	if (n - i) {
-		uint32_t v = (uint32_t)s[i] << 16 | (n - i == 2 ? (uint32_t)s[i + 1] << 8 : 0);
-		*q++ = (uint8_t)tab[v >> 18];
-		*q++ = (uint8_t)tab[v >> 12 & 63];
-		*q++ = n - i == 2 ? (uint8_t)tab[v >> 6 & 63] : '=';
-		*q++ = '=';
-	}
-	*q++ = '"';
-	b->len += (size_t)(q - p);
-	return true;
-}
 
 /* ---- the wire ---- */
 
@@ -316,9 +95,9 @@ static bool put_enum(base_buf *b, const ProtobufCEnumDescriptor *d, int32_t v)
 {
 	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(d, v);
 	if (!ev)
-		return put_i64(b, v, false);
+		return svc_rpc_json_put_i64(b, v, false);
 	size_t n = strlen(ev->name);
-	return put_char(b, '"') && put(b, ev->name, n) && put_char(b, '"');
+	return json_put_char(b, '"') && json_put(b, ev->name, n) && json_put_char(b, '"');
 }
 
 /*
@@ -366,34 +145,34 @@ static bool put_scalar(base_buf *b, const json_field *f, uint64_t v)
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_INT32:
 	case PROTOBUF_C_TYPE_SFIXED32:
-		return put_i64(b, (int32_t)(uint32_t)v, false);
+		return svc_rpc_json_put_i64(b, (int32_t)(uint32_t)v, false);
 	case PROTOBUF_C_TYPE_SINT32:
-		return put_i64(b, (int32_t)((uint32_t)v >> 1 ^ -(uint32_t)(v & 1)), false);
+		return svc_rpc_json_put_i64(b, (int32_t)((uint32_t)v >> 1 ^ -(uint32_t)(v & 1)), false);
 	case PROTOBUF_C_TYPE_UINT32:
 	case PROTOBUF_C_TYPE_FIXED32:
-		return put_number(b, (uint32_t)v, false, false);
+		return svc_rpc_json_put_number(b, (uint32_t)v, false, false);
 	case PROTOBUF_C_TYPE_INT64:
 	case PROTOBUF_C_TYPE_SFIXED64:
-		return put_i64(b, (int64_t)v, true);
+		return svc_rpc_json_put_i64(b, (int64_t)v, true);
 	case PROTOBUF_C_TYPE_SINT64:
-		return put_i64(b, (int64_t)(v >> 1 ^ -(v & 1)), true);
+		return svc_rpc_json_put_i64(b, (int64_t)(v >> 1 ^ -(v & 1)), true);
 	case PROTOBUF_C_TYPE_UINT64:
 	case PROTOBUF_C_TYPE_FIXED64:
-		return put_number(b, v, false, true);
+		return svc_rpc_json_put_number(b, v, false, true);
 	case PROTOBUF_C_TYPE_BOOL:
-		return v ? put(b, "true", 4) : put(b, "false", 5);
+		return v ? json_put(b, "true", 4) : json_put(b, "false", 5);
 	case PROTOBUF_C_TYPE_ENUM:
 		return put_enum(b, f->fd->descriptor, (int32_t)(uint32_t)v);
 	case PROTOBUF_C_TYPE_FLOAT: {
 		float x;
 		uint32_t u = (uint32_t)v;
 		memcpy(&x, &u, 4);
-		return put_double(b, x, true);
+		return svc_rpc_json_put_double(b, x, true);
 	}
 	case PROTOBUF_C_TYPE_DOUBLE: {
 		double x;
 		memcpy(&x, &v, 8);
-		return put_double(b, x, false);
+		return svc_rpc_json_put_double(b, x, false);
 	}
 	default:
 		return false;
@@ -418,7 +197,7 @@ static svc_errc put_packed(enc *e, const json_field *f, const wire_value *w, siz
 				v |= (uint64_t)p[i] << (8 * i);
 			p += n;
 		}
-		if ((*count && !put_char(e->b, ',')) || !put_scalar(e->b, f, v))
+		if ((*count && !json_put_char(e->b, ',')) || !put_scalar(e->b, f, v))
 			return SVC_E_NOMEM;
 		++*count;
 	}
@@ -433,14 +212,14 @@ static svc_errc put_value(enc *e, const json_field *f, const wire_value *w, size
 		return put_packed(e, f, w, count);
 	if (w->type != f->wire_type)
 		return bad(e, f, "wire type does not match the field's type");
-	if (*count && !put_char(e->b, ','))
+	if (*count && !json_put_char(e->b, ','))
 		return SVC_E_NOMEM;
 	++*count;
 	switch (t) {
 	case PROTOBUF_C_TYPE_STRING:
 		return svc_rpc_json_put_string(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
 	case PROTOBUF_C_TYPE_BYTES:
-		return put_base64(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
+		return svc_rpc_json_put_base64(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
 	case PROTOBUF_C_TYPE_MESSAGE:
 		return encode_msg(e, f->msg, w->data, w->data + w->len);
 	default:
@@ -454,7 +233,7 @@ static svc_errc put_value(enc *e, const json_field *f, const wire_value *w, size
 static svc_errc put_repeated(enc *e, const json_field *f, const uint8_t *p, const uint8_t *end)
 {
 	size_t mark = e->b->len, count = 0;
-	if (!put(e->b, f->key, f->key_len) || !put_char(e->b, '['))
+	if (!json_put(e->b, f->key, f->key_len) || !json_put_char(e->b, '['))
 		return SVC_E_NOMEM;
 	while (p < end) {
 		uint32_t id;
@@ -471,7 +250,7 @@ static svc_errc put_repeated(enc *e, const json_field *f, const uint8_t *p, cons
 		e->b->len = mark;
 		return SVC_OK;
 	}
-	return put_char(e->b, ']') ? SVC_OK : SVC_E_NOMEM;
+	return json_put_char(e->b, ']') ? SVC_OK : SVC_E_NOMEM;
 }
 
 /* A singular f: its last value in the message (w: the first one, at p). */
@@ -489,7 +268,7 @@ static svc_errc put_singular(enc *e, const json_field *f, wire_value w, const ui
 	if (is_default(f, &w))
 		return SVC_OK;
 	size_t count = 0;  /* no ',' from put_value: the caller wrote it */
-	if (!put(e->b, f->key, f->key_len))
+	if (!json_put(e->b, f->key, f->key_len))
 		return SVC_E_NOMEM;
 	return put_value(e, f, &w, &count);
 }
@@ -527,7 +306,7 @@ static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const u
 	field_set done;
 	if (!set_init(&done, m->n_fields))
 		return SVC_E_NOMEM;
-	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
+	svc_errc rc = json_put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
 	bool first = true;
 	while (rc == SVC_OK && p < end) {
 		uint32_t id;
@@ -542,7 +321,7 @@ static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const u
 		if (!f || set_test_add(&done, (size_t)(f - m->fields)))
 			continue;  /* unknown (dropped, as protojson does) or written */
 		size_t before = e->b->len;
-		if (!first && !put_char(e->b, ',')) {
+		if (!first && !json_put_char(e->b, ',')) {
 			rc = SVC_E_NOMEM;
 			break;
 		}
@@ -554,7 +333,7 @@ static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const u
 			first = false;
 	}
 	set_deinit(&done);
-	if (rc == SVC_OK && !put_char(e->b, '}'))
+	if (rc == SVC_OK && !json_put_char(e->b, '}'))
 		rc = SVC_E_NOMEM;
 	return rc;
 }
@@ -565,16 +344,16 @@ static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const u
  * integer written in the same room as its key. */
 static inline svc_errc put_varint_field(enc *e, const json_field *f, uint64_t v, bool first)
 {
-	uint8_t *q = room(e->b, KEY_ROOM(f));
+	uint8_t *q = json_room(e->b, JSON_KEY_ROOM(f));
 	if (!q)
 		return SVC_E_NOMEM;
 	if (!first)
 		*q++ = ',';
-	q = write_key(q, f);
+	q = json_write_key(q, f);
 	uint64_t mag;
 	bool neg, quoted;
 	if (integer_of(f, v, &mag, &neg, &quoted)) {
-		e->b->len = (size_t)(write_number(q, mag, neg, quoted) - e->b->data);
+		e->b->len = (size_t)(json_write_number(q, mag, neg, quoted) - e->b->data);
 		return SVC_OK;
 	}
 	e->b->len = (size_t)(q - e->b->data);
@@ -590,12 +369,12 @@ static svc_errc put_field_run(enc *e, const json_field *f, wire_value w, const u
 			      const uint8_t *end, bool first, bool *wrote)
 {
 	size_t before = e->b->len, count = 0;
-	uint8_t *q = room(e->b, KEY_ROOM(f));
+	uint8_t *q = json_room(e->b, JSON_KEY_ROOM(f));
 	if (!q)
 		return SVC_E_NOMEM;
 	if (!first)
 		*q++ = ',';
-	q = write_key(q, f);
+	q = json_write_key(q, f);
 	if (f->repeated)
 		*q++ = '[';
 	e->b->len = (size_t)(q - e->b->data);
@@ -614,7 +393,7 @@ static svc_errc put_field_run(enc *e, const json_field *f, wire_value w, const u
 	*wrote = count != 0;
 	if (!count)
 		e->b->len = before;  /* empty packed runs: nothing */
-	else if (f->repeated && !put_char(e->b, ']'))
+	else if (f->repeated && !json_put_char(e->b, ']'))
 		return SVC_E_NOMEM;
 	return SVC_OK;
 }
@@ -631,7 +410,7 @@ static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const u
 	uint64_t seen = 0;
 	if (m->n_fields > 64 && !set_init(&big, m->n_fields))
 		return SVC_E_NOMEM;
-	svc_errc rc = put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
+	svc_errc rc = json_put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
 	bool first = true;
 	while (rc == SVC_OK && p < end) {
 		uint32_t id;
@@ -665,7 +444,7 @@ static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const u
 	}
 	if (big.bits)
 		set_deinit(&big);
-	if (rc == SVC_OK && !put_char(e->b, '}'))
+	if (rc == SVC_OK && !json_put_char(e->b, '}'))
 		rc = SVC_E_NOMEM;
 	return rc;
 }

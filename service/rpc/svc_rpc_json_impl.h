@@ -2,7 +2,8 @@
 /*
  * svc_rpc_json_impl: the codec's tables, shared by its files (svc_rpc_json.c:
  * the tables built from the descriptors; svc_rpc_json_decode.c: JSON in;
- * svc_rpc_json_encode.c: JSON out). Not for use outside service/rpc/.
+ * svc_rpc_json_encode.c: JSON out, written with svc_rpc_json_text.c's
+ * numbers, strings and base64). Not for use outside service/rpc/.
  */
 #ifndef SVC_RPC_JSON_IMPL_H
 #define SVC_RPC_JSON_IMPL_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "service/rpc/svc_rpc_json.h"
 
@@ -57,7 +59,106 @@ static inline const json_field *json_msg_field(const json_msg *m, uint32_t id)
 	return fd ? &m->fields[fd - m->d->fields] : NULL;
 }
 
+/* ---- JSON text (the inline helpers here, the rest in svc_rpc_json_text.c) ---- */
+
+/* Room for n bytes at the end of b; NULL when refused. */
+static inline uint8_t *json_room(base_buf *b, size_t n)
+{
+	if (b->cap - b->len < n && !base_buf_reserve(b, n))
+		return NULL;
+	return b->data + b->len;
+}
+
+static inline bool json_put(base_buf *b, const void *s, size_t n)
+{
+	uint8_t *p = json_room(b, n);
+	if (!p)
+		return false;
+	memcpy(p, s, n);
+	b->len += n;
+	return true;
+}
+
+static inline bool json_put_char(base_buf *b, char c)
+{
+	uint8_t *p = json_room(b, 1);
+	if (!p)
+		return false;
+	*p = (uint8_t)c;
+	b->len++;
+	return true;
+}
+
+/* Room that a number takes at most: '"', '-', 20 digits, '"'. */
+#define JSON_NUMBER_MAX 24
+
+/* Decimal digits of v (1 to 20): from its bit length, then one comparison. */
+static inline unsigned json_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		1000000000000ull, 10000000000000ull, 100000000000000ull,
+		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+	unsigned d = bits * 1233 >> 12;  /* floor(log10(2^bits)) */
+	return d + (d < 20 && v >= pow10[d]);
+}
+
+/* v in decimal, with a '-' when neg, between quotes when quoted, written at
+ * p (JSON_NUMBER_MAX bytes of room); returns the byte after it. */
+static inline uint8_t *json_write_number(uint8_t *p, uint64_t v, bool neg, bool quoted)
+{
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	if (quoted)
+		*p++ = '"';
+	if (neg)
+		*p++ = '-';
+	uint8_t *e = p + json_digits(v), *s = e;
+	while (v >= 100) {
+		unsigned k = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--s = (uint8_t)pairs[k + 1];
+		*--s = (uint8_t)pairs[k];
+	}
+	if (v >= 10) {
+		*--s = (uint8_t)pairs[v * 2 + 1];
+		*--s = (uint8_t)pairs[v * 2];
+	} else {
+		*--s = (uint8_t)('0' + v);
+	}
+	if (quoted)
+		*e++ = '"';
+	return e;
+}
+
+/* Writes f's key at q, which has room for JSON_KEY_PAD bytes or the key's
+ * length, whichever is more; returns the byte after the key. */
+static inline uint8_t *json_write_key(uint8_t *q, const json_field *f)
+{
+	if (f->key_len <= JSON_KEY_PAD)
+		memcpy(q, f->key, JSON_KEY_PAD);  /* one fixed-size copy; the rest is overwritten */
+	else
+		memcpy(q, f->key, f->key_len);
+	return q + f->key_len;
+}
+
+/* Room for a key, a ',' or '[' around it and a number after it. */
+#define JSON_KEY_ROOM(f) ((f)->key_len + JSON_KEY_PAD + 2 + JSON_NUMBER_MAX)
+
+/* v in decimal ('-' when neg, quoted when asked); false when out of room. */
+bool svc_rpc_json_put_number(base_buf *b, uint64_t v, bool neg, bool quoted);
+bool svc_rpc_json_put_i64(base_buf *b, int64_t v, bool quoted);
+/* A double (%.17g) or float (%.9g); NaN and the infinities as their strings. */
+bool svc_rpc_json_put_double(base_buf *b, double d, bool is_float);
 /* Appends a string as JSON ("..." with escapes; invalid UTF-8 as U+FFFD). */
 bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n);
+/* bytes as a quoted standard base64 string, padded. */
+bool svc_rpc_json_put_base64(base_buf *b, const uint8_t *s, size_t n);
 
 #endif

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_rpc_json_text: writing JSON text into a buffer (svc_rpc_json_impl.h):
+ * numbers, doubles, strings (escapes, 8 bytes at a time over the plain runs,
+ * invalid UTF-8 as U+FFFD) and base64, for the encoder
+ * (svc_rpc_json_encode.c), which writes a message's fields with them.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base_utf8.h"
+#include "service/rpc/svc_rpc_json_impl.h"
+
+bool svc_rpc_json_put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
+{
+	uint8_t *p = json_room(b, JSON_NUMBER_MAX);
+	if (!p)
+		return false;
+	b->len = (size_t)(json_write_number(p, v, neg, quoted) - b->data);
+	return true;
+}
+
+bool svc_rpc_json_put_i64(base_buf *b, int64_t v, bool quoted)
+{
+	return svc_rpc_json_put_number(b, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0, quoted);
+}
+
+bool svc_rpc_json_put_double(base_buf *b, double d, bool is_float)
+{
+	if (isnan(d))
+		return json_put(b, "\"NaN\"", 5);
+	if (isinf(d))
+		return d > 0 ? json_put(b, "\"Infinity\"", 10) : json_put(b, "\"-Infinity\"", 11);
+	char tmp[40];
+	int n = snprintf(tmp, sizeof(tmp), is_float ? "%.9g" : "%.17g", d);
+	return json_put(b, tmp, (size_t)n);
+}
+
+/* Bytes written as they are in a JSON string: printable ASCII but '"' and '\\'. */
+static const bool plain_char[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x80 to 0xff: 0 (UTF-8, checked) */
+};
+
+/* Whether none of 8 bytes needs care: each printable ASCII, not '"' or '\\'
+ * (the "has a zero byte" and "has a byte less than" word tricks: exact as an
+ * answer for the whole word). */
+static inline bool plain_word(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+	uint64_t care = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
+			((bslash - ones) & ~bslash) | w;
+	return (care & high) == 0;
+}
+
+bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (!json_put_char(b, '"'))
+		return false;
+	size_t i = 0;
+	while (i < n) {
+		size_t run = i;
+		uint64_t w;
+		while (run + 8 <= n && (memcpy(&w, s + run, 8), plain_word(w)))
+			run += 8;
+		while (run < n && plain_char[s[run]])
+			run++;
+		if (run > i && !json_put(b, s + i, run - i))
+			return false;
+		i = run;
+		if (i == n)
+			break;
+		uint8_t c = s[i];
+		if (c >= 0x80) {
+			size_t len = base_utf8_seq_len((const char *)s + i, n - i);
+			if (!(len ? json_put(b, s + i, len) : json_put(b, "\xef\xbf\xbd", 3)))
+				return false;
+			i += len ? len : 1;
+			continue;
+		}
+		char esc[6] = {'\\', (char)c};
+		size_t elen = 2;
+		if (c == '\n')
+			esc[1] = 'n';
+		else if (c == '\t')
+			esc[1] = 't';
+		else if (c == '\r')
+			esc[1] = 'r';
+		else if (c < 0x20) {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			elen = 6;
+		}
+		if (!json_put(b, esc, elen))
+			return false;
+		i++;
+	}
+	return json_put_char(b, '"');
+}
+
+bool svc_rpc_json_put_base64(base_buf *b, const uint8_t *s, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint8_t *p = json_room(b, (n + 2) / 3 * 4 + 2);
+	if (!p)
+		return false;
+	uint8_t *q = p;
+	*q++ = '"';
+	size_t i = 0;
+	for (; i + 3 <= n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+		*q++ = (uint8_t)tab[v >> 18];
+		*q++ = (uint8_t)tab[v >> 12 & 63];
+		*q++ = (uint8_t)tab[v >> 6 & 63];
+		*q++ = (uint8_t)tab[v & 63];
+	}
+	if (n - i) {
+		uint32_t v = (uint32_t)s[i] << 16 | (n - i == 2 ? (uint32_t)s[i + 1] << 8 : 0);
+		*q++ = (uint8_t)tab[v >> 18];
+		*q++ = (uint8_t)tab[v >> 12 & 63];
+		*q++ = n - i == 2 ? (uint8_t)tab[v >> 6 & 63] : '=';
+		*q++ = '=';
+	}
+	*q++ = '"';
+	b->len += (size_t)(q - p);
+	return true;
+}
