@@ -16,8 +16,8 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from upstream_lib import (FaultServer, check, fetch, info, verify, run_cases,  # noqa: E402
-                          tempdir, build_id, set_build_id, free_port)
+from upstream_lib import (FaultBench, check, fetch, info, verify, run_cases,  # noqa: E402
+                          tempdir, build_id, free_port)
 
 FAST = ["--upstream-retry-backoff=10ms", "--negative-cache-ttl=1h", "--error-cache-ttl=5m"]
 
@@ -30,21 +30,8 @@ def main():
     a = ap.parse_args()
     S = a.symbolctl
     work = tempdir("upstream_faults_")
-    servers = []
-    counter = [0]
-
-    def fresh():
-        """A new build ID, the fixture file rewritten to carry it, a data dir."""
-        counter[0] += 1
-        bid = "fa%038x" % counter[0]
-        path = os.path.join(work, bid)
-        set_build_id(os.path.join(a.fixtures, "c_O2_dw5"), path, bid)
-        return bid, path, os.path.join(work, "data-" + bid)
-
-    def server(config):
-        s = FaultServer(work, "fault%d" % len(servers), config)
-        servers.append(s)
-        return s
+    bench = FaultBench(work, os.path.join(a.fixtures, "c_O2_dw5"), "fa")
+    fresh, server = bench.fresh, bench.server
 
     def no_file(d, bid):
         i = info(S, d, [bid]).one(bid)
@@ -259,8 +246,7 @@ def main():
             ("error_then_executable", error_then_executable),
         ], a.cases)
     finally:
-        for s in servers:
-            s.stop()
+        bench.stop()
         shutil.rmtree(work, ignore_errors=True)
     return rc
 

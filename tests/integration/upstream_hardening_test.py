@@ -33,8 +33,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pb  # noqa: E402
 from daemon_lib import Daemon  # noqa: E402
-from upstream_lib import (FaultServer, check, fetch, run_cases, tempdir,  # noqa: E402
-                          set_build_id, free_port, build_id)
+from upstream_lib import (FaultBench, check, fetch, run_cases, tempdir,  # noqa: E402
+                          free_port, build_id)
 
 FAST = ["--upstream-retry-backoff=10ms", "--negative-cache-ttl=1h", "--error-cache-ttl=5m"]
 
@@ -58,21 +58,8 @@ def main():
     a = ap.parse_args()
     S = a.symbolctl
     work = tempdir("upstream_hardening_")
-    servers = []
-    counter = [0]
-
-    def fresh():
-        """A new build ID, the fixture file rewritten to carry it, a data dir."""
-        counter[0] += 1
-        bid = "b0%038x" % counter[0]
-        path = os.path.join(work, bid)
-        set_build_id(os.path.join(a.fixtures, "c_O2_dw5"), path, bid)
-        return bid, path, os.path.join(work, "data-" + bid)
-
-    def server(config):
-        s = FaultServer(work, "fault%d" % len(servers), config)
-        servers.append(s)
-        return s
+    bench = FaultBench(work, os.path.join(a.fixtures, "c_O2_dw5"), "b0")
+    fresh, server = bench.fresh, bench.server
 
     def daemon(name, upstreams=(), debug_dirs=(), extra=()):
         return Daemon(a.symbolizerd, os.path.join(work, name + ".data"),
@@ -375,8 +362,7 @@ def main():
     try:
         return run_cases(cases, a.cases)
     finally:
-        for s in servers:
-            s.stop()
+        bench.stop()
 
 
 if __name__ == "__main__":

@@ -110,6 +110,33 @@ class Debuginfod:
         self.log.close()
 
 
+class FaultBench:
+    """Fault servers and fresh build IDs for a test's cases, under work: fresh()
+    gives a new build ID (prefix + a counter), the fixture rewritten to carry
+    it, and a data dir; server(config) starts a FaultServer; stop() ends them."""
+
+    def __init__(self, work, fixture, prefix):
+        self.work, self.fixture, self.prefix = work, fixture, prefix
+        self.servers = []
+        self.count = 0
+
+    def fresh(self):
+        self.count += 1
+        bid = "%s%0*x" % (self.prefix, 40 - len(self.prefix), self.count)
+        path = os.path.join(self.work, bid)
+        set_build_id(self.fixture, path, bid)
+        return bid, path, os.path.join(self.work, "data-" + bid)
+
+    def server(self, config):
+        s = FaultServer(self.work, "fault%d" % len(self.servers), config)
+        self.servers.append(s)
+        return s
+
+    def stop(self):
+        for s in self.servers:
+            s.stop()
+
+
 class FaultServer:
     """upstream_fault_server.py with a {"<id>/<kind>": behaviour} map."""
 
