@@ -264,6 +264,13 @@ static const sym_frame unknown_function = {
 	.function_id = SYM_IX_NONE, .file = "",
 };
 
+void sym_index_prefetch(const sym_index *x, uint64_t addr)
+{
+	uint64_t k = (addr - x->base) >> x->shift;
+	if (addr >= x->base && k < x->n_buckets)
+		__builtin_prefetch(x->buckets.p + k * x->buckets.row / 8);
+}
+
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
 	if (addr < x->base)

@@ -111,4 +111,11 @@ typedef struct sym_frame {
  */
 size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, size_t max);
 
+/*
+ * Hints that addr will be looked up soon: starts fetching the first rows its
+ * lookup reads, so that a batch's lookups overlap their cache misses. Reads
+ * nothing itself; any addr is fine.
+ */
+void sym_index_prefetch(const sym_index *idx, uint64_t addr);
+
 #endif

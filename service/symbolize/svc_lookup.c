@@ -195,6 +195,109 @@ static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_map
 	return evbuffer_commit_space(body, &v, 1) == 0;
 }
 
+/*
+ * A batch's lookups overlap their cache misses: each location's address is
+ * normalized first, the index bucket of the location PREFETCH_AHEAD places on
+ * is fetched while one is looked up, and locations are looked up in groups of
+ * up to GROUP, whose table slots are fetched before their Lines are added.
+ */
+#define PREFETCH_AHEAD 16
+#define GROUP 8
+#define GROUP_FRAMES (2 * MAX_FRAMES)
+
+struct group {
+	sym_frame frames[GROUP_FRAMES];
+	uint32_t first[GROUP], n[GROUP];
+	size_t count, used;
+};
+
+/* Each location's ELF address (with ok[i]), before any lookup. */
+static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req,
+			  const svc_lookup_mapping *maps, const uint32_t *entry_no,
+			  const struct sec *secs, uint64_t *vaddr, bool *ok)
+{
+	for (size_t i = 0; i < req->n_locations; i++) {
+		const Symbolizer__V1__Location *loc = req->locations[i];
+		uint32_t mi = loc->mapping_index;
+		const svc_lookup_mapping *m = &maps[mi];
+		ok[i] = m->entry && entry_no[mi] != UINT32_MAX &&
+			(secs[mi].name ? svc_section_address(m->pb, secs[mi].addr, secs[mi].size,
+							     loc->address, &vaddr[i])
+				       : svc_normalize_address(&m->entry->info, m->pb,
+							       loc->address, &vaddr[i]));
+	}
+}
+
+/* Looks up locations [i, i + g->count) into g; returns g->count. */
+static size_t group_lookup(const Symbolizer__V1__SymbolizeRequest *req,
+			   const svc_lookup_mapping *maps, const uint64_t *vaddr,
+			   const bool *ok, size_t i, struct group *g)
+{
+	size_t nl = req->n_locations;
+	g->count = g->used = 0;
+	for (size_t j = i; j < nl && g->count < GROUP && g->used + MAX_FRAMES <= GROUP_FRAMES;
+	     j++) {
+		size_t ahead = j + PREFETCH_AHEAD;
+		if (ahead < nl && ok[ahead])
+			sym_index_prefetch(maps[req->locations[ahead]->mapping_index].entry->index,
+					   vaddr[ahead]);
+		size_t n = 0;
+		if (ok[j]) {
+			/* A return address: the call, not the instruction after it. */
+			const Symbolizer__V1__Location *loc = req->locations[j];
+			uint64_t a = loc->is_return_address && vaddr[j] > 0 ? vaddr[j] - 1 : vaddr[j];
+			n = sym_index_lookup(maps[loc->mapping_index].entry->index, a,
+					     g->frames + g->used, MAX_FRAMES);
+			if (n > MAX_FRAMES)
+				n = MAX_FRAMES;
+		}
+		g->first[g->count] = (uint32_t)g->used;
+		g->n[g->count++] = (uint32_t)n;
+		g->used += n;
+	}
+	return g->count;
+}
+
+/* Fetches the table slots the group of locations from i will read. */
+static void group_prefetch(const svc_response *r, const Symbolizer__V1__SymbolizeRequest *req,
+			   const uint32_t *entry_no, size_t i, const struct group *g,
+			   bool no_inline)
+{
+	for (size_t k = 0; k < g->count; k++) {
+		uint32_t e = entry_no[req->locations[i + k]->mapping_index];
+		const sym_frame *f = g->frames + g->first[k];
+		size_t n = g->n[k], nlines = n == 0 ? 0 : no_inline ? 1 : n;
+		for (size_t j = 0; j < nlines; j++)
+			svc_response_prefetch(r, e, no_inline ? &f[n - 1] : &f[j], f[j].file);
+	}
+}
+
+/* Adds the Lines and LocationResults of the group of locations from i. */
+static void group_add(svc_response *r, const Symbolizer__V1__SymbolizeRequest *req,
+		      const uint32_t *entry_no, const uint64_t *vaddr, const bool *ok,
+		      size_t i, const struct group *g, bool no_inline, svc_lookup_result *out)
+{
+	for (size_t k = 0; k < g->count && !r->oom; k++) {
+		const Symbolizer__V1__Location *loc = req->locations[i + k];
+		if (!ok[i + k]) {
+			svc_response_location(r, 0);
+			continue;
+		}
+		const sym_frame *f = g->frames + g->first[k];
+		size_t n = g->n[k], nlines = n == 0 ? 0 : no_inline ? 1 : n;
+		for (size_t j = 0; j < nlines; j++) {
+			/* --no-inlines: the function the code belongs to, at the address's line. */
+			const sym_frame *fn = no_inline ? &f[n - 1] : &f[j];
+			uint32_t fi = svc_response_function(r, entry_no[loc->mapping_index], fn,
+							     f[j].file);
+			svc_response_line(r, fi, f[j].line, f[j].column);
+		}
+		svc_response_location(r, vaddr[i + k]);
+		out->frames += nlines;
+		out->symbolized += nlines != 0;
+	}
+}
+
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
 		    base_arena *arena, svc_response_pool *pool, struct evbuffer *body,
 		    svc_lookup_result *out)
@@ -210,7 +313,11 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	uint32_t *entry_no = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
 	struct sec *secs = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*secs));
-	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm || !secs) {
+	uint64_t *vaddr = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*vaddr));
+	bool *ok = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*ok));
+	struct group g[2];
+	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm || !secs ||
+	    !vaddr || !ok) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
 	}
@@ -224,37 +331,20 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))
 			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
 	}
-
-	sym_frame frames[MAX_FRAMES];
-	for (size_t i = 0; i < nl && !r.oom; i++) {
-		const Symbolizer__V1__Location *loc = req->locations[i];
-		uint32_t mi = loc->mapping_index;
-		const svc_lookup_mapping *m = &maps[mi];
-		uint64_t vaddr;
-		bool ok = m->entry && entry_no[mi] != UINT32_MAX &&
-			  (secs[mi].name ? svc_section_address(m->pb, secs[mi].addr, secs[mi].size,
-							       loc->address, &vaddr)
-					 : svc_normalize_address(&m->entry->info, m->pb, loc->address,
-								 &vaddr));
-		if (!ok) {
-			svc_response_location(&r, 0);
-			continue;
+	normalize_all(req, maps, entry_no, secs, vaddr, ok);
+	/* Group k + 1 is looked up and its slots fetched before group k's Lines. */
+	size_t cur = 0;
+	if (nl) {
+		group_lookup(req, maps, vaddr, ok, 0, &g[0]);
+		group_prefetch(&r, req, entry_no, 0, &g[0], no_inline);
+	}
+	for (size_t i = 0; i < nl && !r.oom; i += g[cur].count, cur ^= 1) {
+		size_t next = i + g[cur].count;
+		if (next < nl) {
+			group_lookup(req, maps, vaddr, ok, next, &g[cur ^ 1]);
+			group_prefetch(&r, req, entry_no, next, &g[cur ^ 1], no_inline);
 		}
-		uint64_t a = loc->is_return_address && vaddr > 0 ? vaddr - 1 : vaddr;
-		size_t n = sym_index_lookup(m->entry->index, a, frames, MAX_FRAMES);
-		if (n > MAX_FRAMES)
-			n = MAX_FRAMES;
-		size_t nlines = n == 0 ? 0 : no_inline ? 1 : n;
-		for (size_t j = 0; j < nlines; j++) {
-			/* --no-inlines: the function the code belongs to, at the address's line. */
-			const sym_frame *fn = no_inline ? &frames[n - 1] : &frames[j];
-			const sym_frame *at = &frames[j];
-			uint32_t f = svc_response_function(&r, entry_no[mi], fn, at->file);
-			svc_response_line(&r, f, at->line, at->column);
-		}
-		svc_response_location(&r, vaddr);
-		out->frames += nlines;
-		out->symbolized += nlines != 0;
+		group_add(&r, req, entry_no, vaddr, ok, i, &g[cur], no_inline, out);
 	}
 	if (r.oom) {
 		svc_error_set(&out->err, SVC_E_TOO_LARGE,

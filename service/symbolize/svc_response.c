@@ -359,6 +359,26 @@ static uint32_t string_index(svc_response *r, const char *s)
 	return idx;
 }
 
+static inline void slot_prefetch(const struct table *tb, uint64_t k1, uint64_t k2)
+{
+	if (tb->cap)
+		__builtin_prefetch(&tb->slots[mix(k1, k2) & (tb->cap - 1)]);
+}
+
+void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
+			   const char *file)
+{
+	const svc_response_tables *t = r->t;
+	slot_prefetch(&t->funcs, *file ? (uintptr_t)file : 0,
+		      (uint64_t)fn->function_id << 32 | entry);
+	const char *system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
+	const char *name = r->no_demangle ? system : fn->display_name;
+	slot_prefetch(&t->by_ptr, (uintptr_t)name, 0);
+	if (system != name)
+		slot_prefetch(&t->by_ptr, (uintptr_t)system, 0);
+	slot_prefetch(&t->by_ptr, (uintptr_t)file, 0);
+}
+
 uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
 			       const char *file)
 {

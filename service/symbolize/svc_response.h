@@ -75,6 +75,14 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame 
 			       const char *file);
 
 /*
+ * Hints that svc_response_function(r, entry, fn, file) comes soon: starts
+ * fetching the table slots it will read, so that the misses of a run of
+ * frames overlap. Changes nothing.
+ */
+void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
+			   const char *file);
+
+/*
  * Appends a Line to the current location (the one after the last ended); past
  * SVC_RESPONSE_MAX_LINES lines sets r->oom.
  */
