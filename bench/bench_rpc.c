@@ -88,6 +88,7 @@ struct client {
 	int id;
 	double *lat; /* seconds, one per request */
 	uint64_t frames, located, not_ok, reconnects;
+	uint64_t wire_bytes, plain_bytes; /* of the timed responses */
 	double t_end;
 	double cpu; /* thread CPU seconds */
 	pthread_t th;
@@ -107,6 +108,7 @@ static void *client_main(void *arg)
 	if (!sh->json)
 		decode(c.buf, len, sh->batch, true, sh->decode_pbc);
 	pthread_barrier_wait(&sh->start);
+	c.wire_bytes = c.plain_bytes = 0;
 	double cpu0 = base_thread_cpu_s();
 	for (int i = 0; i < sh->requests; i++) {
 		const struct body *b = &sh->bodies[(size_t)(cl->id * 7 + i) % N_BODIES];
@@ -124,6 +126,8 @@ static void *client_main(void *arg)
 	cl->t_end = base_mono_s();
 	cl->cpu = base_thread_cpu_s() - cpu0;
 	cl->reconnects = c.reconnects;
+	cl->wire_bytes = c.wire_bytes;
+	cl->plain_bytes = c.plain_bytes;
 	conn_close(&c);
 	return NULL;
 }
@@ -238,6 +242,7 @@ struct totals {
 	double wall; /* seconds from the start barrier to the last client's end */
 	double cpu;  /* the process's CPU seconds over the run */
 	uint64_t frames, located, not_ok, reconnects;
+	uint64_t wire_bytes, plain_bytes;
 	double *lat; /* every request's latency, sorted */
 	size_t n_lat;
 };
@@ -258,6 +263,8 @@ static void gather(struct client *cl, int clients, int requests, double t0, stru
 		t->located += cl[i].located;
 		t->not_ok += cl[i].not_ok;
 		t->reconnects += cl[i].reconnects;
+		t->wire_bytes += cl[i].wire_bytes;
+		t->plain_bytes += cl[i].plain_bytes;
 		memcpy(t->lat + k, cl[i].lat, (size_t)requests * sizeof(double));
 		k += (size_t)requests;
 		free(cl[i].lat);
@@ -307,6 +314,8 @@ static void report(const struct opts *o, const struct totals *t, size_t body_byt
 	printf("requests %zu\n", n_lat);
 	printf("request_bytes_avg %.0f\n", (double)body_bytes / N_BODIES);
 	printf("seconds %.3f\n", wall);
+	printf("response_wire_bytes_avg %.0f\n", (double)t->wire_bytes / (double)n_lat);
+	printf("response_bytes_avg %.0f\n", (double)t->plain_bytes / (double)n_lat);
 	printf("frames %" PRIu64 "\n", t->frames);
 	printf("frames_per_address %.3f\n", (double)t->frames / addresses);
 	printf("found_fraction %.4f\n", (double)t->located / addresses);

@@ -220,8 +220,9 @@ print("                p99 <= 10 ms per 1,000-address batch: %s"
                   for r in walk if r["batch"] == "1000"))
 print("  (protobuf-c: the client decodes every response with protobuf-c, whose CPU on the")
 print("   same 2 cores is taken from the daemon; walk+gzip: the client accepts gzip, as")
-print("   Connect clients do by default, and the daemon gzips every response (ISA-L, level 1;")
-print("   see --gzip-library, --gzip-min-bytes), which the client inflates with libdeflate;")
+print("   Connect clients do by default, and the daemon gzips every response (ISA-L at its")
+print("   default level, 0; see --gzip-library, --gzip-level, --gzip-min-bytes), which the")
+print("   client inflates with libdeflate;")
 print("   json: Connect JSON both ways; the goal is read on the walk rows)")
 by = {r["client_decode"]: r for r in rows if r["clients"] == "16" and r["batch"] == "1000"}
 print()
@@ -232,8 +233,9 @@ for name, key in (("binary", "walk"), ("binary+gzip", "walk+gzip"), ("JSON", "js
                   ("JSON+gzip", "json+gzip")):
     r = by.get(key)
     if r:
-        print("  %-12s %13s frames/s  p99 %8s ms  %s" % (
+        print("  %-12s %13s frames/s  p99 %8s ms  %8s B/response  %s" % (
             name, fmt(r["frames_per_second"]), r["latency_p99_ms"],
+            fmt(r["response_wire_bytes_avg"]),
             "" if key.startswith("walk") else "%.2f of binary%s" % (
                 float(r["frames_per_second"]) /
                 float(by[key.replace("json", "walk")]["frames_per_second"]),

@@ -242,8 +242,12 @@ int call(struct conn *c, const struct body *b, size_t *len)
 	for (int attempt = 0;; attempt++) {
 		bool closes = false;
 		int st = exchange(c, b, len, &closes);
+		if (st != 0)
+			c->wire_bytes += *len;
 		if (st != 0 && c->gzipped)
 			gunzip_body(c, len);
+		if (st != 0)
+			c->plain_bytes += *len;
 		if (st != 0) {
 			if (closes) {
 				close(c->fd);

@@ -55,6 +55,7 @@ struct conn {
 	size_t buf_cap;
 	size_t carry; /* bytes of the next response already read */
 	uint64_t reconnects;
+	uint64_t wire_bytes, plain_bytes; /* response bodies as received, and inflated */
 	bool accept_gzip; /* --gzip: requests carry Accept-Encoding: gzip */
 	bool json;        /* --json: Content-Type application/json */
 	bool gzipped;     /* the last response had Content-Encoding: gzip */

@@ -288,6 +288,7 @@ static bool start_rpc(svc_server *s)
 		.max_request_bytes = s->o.max_request_bytes,
 		.gzip_min_bytes = s->o.gzip_min_bytes,
 		.gzip_library = s->o.gzip_library,
+		.gzip_level = s->o.gzip_level,
 		.max_inflight_calls = s->o.max_inflight_calls,
 		.pool = s->pool,
 		.waiting_calls_bytes = s->o.waiting_calls_bytes,
@@ -384,6 +385,12 @@ static bool start_http(svc_server *s, svc_error *err)
 svc_server *svc_server_create(struct event_base *base, const svc_server_options *opts,
 			      svc_error *err)
 {
+	if (!svc_gzip_level_ok(opts->gzip_library, opts->gzip_level)) {
+		svc_error_set(err, SVC_E_INVALID, "--gzip-level %d: %s has levels %s",
+			      opts->gzip_level, svc_gzip_library_name(opts->gzip_library),
+			      opts->gzip_library == SVC_GZIP_LIBDEFLATE ? "0 to 12" : "0 to 3");
+		return NULL;
+	}
 	svc_server *s = calloc(1, sizeof(*s));
 	if (!s) {
 		svc_error_set(err, SVC_E_NOMEM, "out of memory");

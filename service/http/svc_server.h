@@ -48,6 +48,7 @@ typedef struct svc_server_options {
 	uint32_t worker_lookup_min;  /* locations from which lookups run on a worker */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting gzip */
 	svc_gzip_library gzip_library; /* --gzip-library: isal (the default) or libdeflate */
+	int gzip_level;              /* --gzip-level (SVC_GZIP_LEVEL_DEFAULT: the library's) */
 	uint32_t max_hops;           /* debuginfod requests with this many X-Symbolizer-Hops: no upstreams */
 	const char *upload_token_file; /* bearer token of PUT /buildid/... (NULL: uploads disabled) */
 	uint64_t max_upload_bytes;   /* largest upload body */
@@ -69,7 +70,7 @@ void svc_server_options_init(svc_server_options *o);
  * table bound to o: --listen ADDR --workers N --index-cache-bytes SIZE
  * --max-request-bytes SIZE --max-mappings N --max-locations N
  * --default-wait DUR --max-wait DUR --max-inflight-calls N
- * --worker-lookup-min N --gzip-min-bytes SIZE --gzip-library NAME --max-hops N
+ * --worker-lookup-min N --gzip-min-bytes SIZE --gzip-library NAME --gzip-level N --max-hops N
  * --build-memory-bytes SIZE
  * --negative-cache-entries N --max-new-lookups-per-call N
  * --upload-token-file FILE --max-upload-bytes SIZE --upload-allow-remote 0|1

@@ -64,6 +64,7 @@ typedef struct svc_rpc_options {
 	uint64_t max_request_bytes;  /* request body cap, after gzip too */
 	uint64_t gzip_min_bytes;     /* smallest response gzipped for a client accepting it */
 	svc_gzip_library gzip_library; /* which library gzips responses (ISA-L: 0) */
+	int gzip_level;              /* its level (svc_gzip_level_ok; 0 is one) */
 	uint32_t max_inflight_calls; /* calls past this get resource_exhausted */
 	/* Where JSON requests of SVC_RPC_JSON_WORKER_MIN bytes and more are
 	 * parsed (off the loop's thread). NULL: on the loop's thread. */

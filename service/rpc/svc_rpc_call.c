@@ -278,7 +278,7 @@ bool svc_rpc_call_encode(svc_rpc_call *c)
 	struct evbuffer *z = plain ? evbuffer_new() : NULL;
 	if (!z)
 		return false;
-	if (!svc_gzip_with(c->rpc->o.gzip_library, plain, n, z)) {
+	if (!svc_gzip_with(c->rpc->o.gzip_library, c->rpc->o.gzip_level, plain, n, z)) {
 		evbuffer_free(z);
 		return false;
 	}

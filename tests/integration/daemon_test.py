@@ -456,9 +456,10 @@ def main():
             status, hdrs, body = d.post(big, {"Accept-Encoding": "gzip"})
             check(status == 200 and hdrs.get("content-encoding") == "gzip", "gzip response: %r" % hdrs)
             check(len(pb.decode_response(gzip.decompress(body))["locations"]) == 500, "gzip response body")
-            # The same response gzipped by libdeflate (--gzip-library): a different
-            # stream than ISA-L's (the default), the same answers once inflated.
-            d3 = start("libdeflate", extra=["--gzip-library", "libdeflate"])
+            # The same response gzipped by libdeflate at its level 9 (--gzip-library,
+            # --gzip-level): a different stream than ISA-L's at its level 0 (the
+            # defaults), the same answers once inflated.
+            d3 = start("libdeflate", extra=["--gzip-library", "libdeflate", "--gzip-level", "9"])
             try:
                 big3 = pb.request([pb.mapping(bid)], [pb.location(0, a) for a in
                                                       function_addresses(fx("c_O2_dw5"), 500, 9)],
@@ -468,12 +469,21 @@ def main():
                 check(pb.decode_response(gzip.decompress(b3))["locations"] ==
                       pb.decode_response(gzip.decompress(body))["locations"],
                       "--gzip-library libdeflate: the answers differ from ISA-L's once inflated")
+                check(len(b3) < len(body), "libdeflate's level 9 (%d bytes) is not smaller than "
+                      "ISA-L's level 0 (%d)" % (len(b3), len(body)))
             finally:
                 check(d3.stop() == 0, "daemon exit status")
             p = subprocess.run([args.symbolizerd, "--gzip-library", "zstd"], capture_output=True,
                                text=True, timeout=30)
             check(p.returncode != 0 and "--gzip-library" in p.stderr and "isal" in p.stderr,
                   "--gzip-library zstd: exit %d, %r" % (p.returncode, p.stderr))
+            # Levels out of the library's range: refused at start, saying the range.
+            for lv, want in (("4", "0 to 3"), ("13", "0 to 12"), ("-1", "0 to 12")):
+                p = subprocess.run([args.symbolizerd, "--gzip-level", lv, "--data-dir",
+                                    os.path.join(work, "badlevel.data")],
+                                   capture_output=True, text=True, timeout=30)
+                check(p.returncode != 0 and "--gzip-level" in p.stderr and want in p.stderr,
+                      "--gzip-level %s: exit %d, %r" % (lv, p.returncode, p.stderr))
             # --gzip-min-bytes above the response's size: served uncompressed all the same.
             d2 = start("nogzip", extra=["--gzip-min-bytes", "1G"])
             try:
