@@ -14,6 +14,9 @@ PKGS=(
   # gzip of responses (ISA-L's igzip by default, libdeflate with --gzip-library;
   # bench_rpc inflates with libdeflate): service/rpc
   libjson-c-dev libdeflate-dev libisal-dev
+  # mimalloc, symbolizerd's malloc (not in the sanitizer builds): json-c's
+  # thousands of small objects per JSON call cost a fifth less than with glibc's
+  libmimalloc-dev
   # package archives as a source (issue 12): ar/tar/cpio listing, xz random access
   libarchive-dev liblzma-dev
   # package tests: rpmbuild (Debian's rpm), zstd, xz, cpio-free .deb builds (dpkg-deb)

@@ -14,6 +14,9 @@
 #include <string.h>
 
 #include <event2/event.h>
+#ifdef SYMBOLIZER_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include "base/base_flag.h"
 #include "base/base_log.h"
@@ -62,6 +65,17 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	svc_server_shutdown(arg);
 }
 
+/* The malloc the daemon runs on, for the "listening" line. */
+static void malloc_name(char *out, size_t size)
+{
+#ifdef SYMBOLIZER_MIMALLOC
+	int v = mi_version();   /* e.g. 209 for 2.0.9 */
+	snprintf(out, size, "mimalloc-%d.%d.%d", v / 100, v / 10 % 10, v % 10);
+#else
+	snprintf(out, size, "libc");
+#endif
+}
+
 /* The "listening" line: where it serves and where debug info comes from. */
 static void log_listening(const svc_server *srv, const svc_config *config)
 {
@@ -77,9 +91,11 @@ static void log_listening(const svc_server *srv, const svc_config *config)
 		size_t n = strlen(dirs);
 		snprintf(dirs + n, sizeof(dirs) - n, "%s%s", i ? "," : "", config->debug_dirs[i]);
 	}
+	char allocator[32];
+	malloc_name(allocator, sizeof(allocator));
 	base_logf(BASE_LOG_INFO, "listening",
-		 "addr=%s data_dir=\"%s\" debug_dirs=\"%s\" upstreams=\"%s\"",
-		 svc_server_address(srv), config->data_dir, dirs, upstreams);
+		 "addr=%s data_dir=\"%s\" debug_dirs=\"%s\" upstreams=\"%s\" malloc=%s",
+		 svc_server_address(srv), config->data_dir, dirs, upstreams, allocator);
 }
 
 int main(int argc, char **argv)

@@ -477,6 +477,13 @@ def main():
                                text=True, timeout=30)
             check(p.returncode != 0 and "--gzip-library" in p.stderr and "isal" in p.stderr,
                   "--gzip-library zstd: exit %d, %r" % (p.returncode, p.stderr))
+            # The "listening" line names the malloc: mimalloc when the binary links it.
+            linked = subprocess.run(["ldd", args.symbolizerd], capture_output=True, text=True,
+                                    timeout=30).stdout
+            m = re.search(r'msg="listening" .* malloc=(mimalloc-\d+\.\d+\.\d+|libc)\b',
+                          d.log_text())
+            check(m and (m.group(1) != "libc") == ("libmimalloc" in linked),
+                  "listening line's malloc=%r, ldd %r" % (m and m.group(1), "libmimalloc" in linked))
             # Levels out of the library's range: refused at start, saying the range.
             for lv, want in (("4", "0 to 3"), ("13", "0 to 12"), ("-1", "0 to 12")):
                 p = subprocess.run([args.symbolizerd, "--gzip-level", lv, "--data-dir",
