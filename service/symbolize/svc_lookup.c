@@ -305,16 +305,16 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	bool no_inline = req->options && req->options->no_inline;
 	bool no_demangle = req->options && req->options->no_demangle;
 	size_t nl = req->n_locations, nm = req->n_mappings;
-	/* The response's tables share the call's memory cap with its arena. */
-	size_t budget = SIZE_MAX;
-	if (arena->cap)
-		budget = arena->used < arena->cap ? arena->cap - arena->used : 0;
-	svc_response r;
 	uint32_t *entry_no = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
 	struct sec *secs = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*secs));
 	uint64_t *vaddr = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*vaddr));
 	bool *ok = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*ok));
+	/* The response's tables share the call's memory cap with its arena. */
+	size_t budget = SIZE_MAX;
+	if (arena->cap)
+		budget = arena->used < arena->cap ? arena->cap - arena->used : 0;
+	svc_response r;
 	struct group g[2];
 	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm || !secs ||
 	    !vaddr || !ok) {
