@@ -20,7 +20,7 @@
 #
 # The clients read each response with a walk over its wire format; more runs
 # at 16 x 1,000, for comparison: one decodes every response with protobuf-c;
-# then, interleaved over three rounds (the median of each configuration is
+# then, interleaved over five rounds (the median of each configuration is
 # printed, so that load elsewhere on a shared machine hits them alike):
 # binary, binary accepting gzip (as Connect clients do by default), Connect
 # JSON (application/json: the daemon transcodes both ways; the client writes
@@ -136,9 +136,9 @@ run 16 1000 250
 run 1 10000 300
 run 16 10000 25
 run 16 1000 250 protobuf-c
-# The codecs at 16 x 1,000, interleaved over three rounds (the median of each
+# The codecs at 16 x 1,000, interleaved over five rounds (the median of each
 # is printed), so that a load elsewhere on a shared machine hits them alike.
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
 	run 16 1000 250 walk
 	run 16 1000 250 walk --gzip
 	run 16 1000 250 json

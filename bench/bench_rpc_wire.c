@@ -70,20 +70,33 @@ static struct outcome decode_pbc(const uint8_t *data, size_t len, size_t batch)
 	return o;
 }
 
+/* A varint at *p: one-byte values (most tags, indexes and lengths of a
+ * response) without the general loop. */
+static inline __attribute__((always_inline)) bool get_varint(const uint8_t **p,
+							     const uint8_t *end, uint64_t *v)
+{
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return true;
+	}
+	return svc_wire_get_varint(p, end, v);
+}
+
 /* One field of a message at *p: its number, wire type and value (or bytes). */
-static bool next_field(const uint8_t **p, const uint8_t *end, uint32_t *field,
-		       uint64_t *v, const uint8_t **sub)
+static inline __attribute__((always_inline)) bool next_field(const uint8_t **p,
+							     const uint8_t *end, uint32_t *field,
+							     uint64_t *v, const uint8_t **sub)
 {
 	uint64_t tag;
-	if (!svc_wire_get_varint(p, end, &tag))
+	if (!get_varint(p, end, &tag))
 		return false;
 	*field = (uint32_t)(tag >> 3);
 	switch (tag & 7) {
 	case SVC_WIRE_VARINT:
 		*sub = NULL;
-		return svc_wire_get_varint(p, end, v);
+		return get_varint(p, end, v);
 	case SVC_WIRE_LEN:
-		if (!svc_wire_get_varint(p, end, v) || *v > (uint64_t)(end - *p))
+		if (!get_varint(p, end, v) || *v > (uint64_t)(end - *p))
 			return false;
 		*sub = *p;
 		*p += *v;
