@@ -271,7 +271,24 @@ void sym_index_prefetch(const sym_index *x, uint64_t addr)
 		__builtin_prefetch(x->buckets.p + k * x->buckets.row / 8);
 }
 
-size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
+void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
+{
+	uint64_t k = (addr - x->base) >> x->shift;
+	if (addr < x->base || k >= x->n_buckets)
+		return;
+	uint32_t lo = get(&x->buckets, (uint32_t)k, SYM_IX_B_FIRST);
+	uint32_t hi = get(&x->buckets, (uint32_t)k + 1, SYM_IX_B_FIRST);
+	/* The covering range is one of [lo - 1, hi - 1]: its start among the
+	 * bucket's, its row at one end or in between. */
+	__builtin_prefetch(x->starts + lo);
+	__builtin_prefetch(x->starts + (hi > lo ? hi - 1 : lo));
+	uint32_t first = lo ? lo - 1 : 0, last = hi ? hi - 1 : 0;
+	__builtin_prefetch(x->ranges.p + (uint64_t)first * x->ranges.row / 8);
+	__builtin_prefetch(x->ranges.p + (uint64_t)last * x->ranges.row / 8);
+}
+
+/* The row of the range covering addr, plus one; 0 when none does. */
+static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
 {
 	if (addr < x->base)
 		return 0;
@@ -296,6 +313,12 @@ size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, si
 			b = b[n / 2] <= o ? b + n / 2 : b;
 		r = (uint32_t)(b - x->starts) + (*b <= o);
 	}
+	return r;
+}
+
+size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
+{
+	uint32_t r = covering_range(x, addr);
 	if (r-- == 0)
 		return 0;
 	uint32_t scope = get(&x->ranges, r, SYM_IX_R_SCOPE);

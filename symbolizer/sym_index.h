@@ -112,10 +112,13 @@ typedef struct sym_frame {
 size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, size_t max);
 
 /*
- * Hints that addr will be looked up soon: starts fetching the first rows its
- * lookup reads, so that a batch's lookups overlap their cache misses. Reads
- * nothing itself; any addr is fine.
+ * Hints that addr will be looked up soon, so that a batch's lookups overlap
+ * their cache misses: sym_index_prefetch starts fetching the bucket row of
+ * addr (reading nothing); sym_index_prefetch_rows, called later for the same
+ * addr, reads that row and starts fetching the range starts and range rows
+ * the lookup will search. Any addr is fine.
  */
 void sym_index_prefetch(const sym_index *idx, uint64_t addr);
+void sym_index_prefetch_rows(const sym_index *idx, uint64_t addr);
 
 #endif
