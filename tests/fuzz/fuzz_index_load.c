@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: an index blob from an untrusted store -> sym_index_load ->
- * lookups at addresses taken from the input. Loading either refuses or yields
- * an index every lookup can walk without leaving the blob.
+ * lookups (and the prefetch hints of batches) at addresses taken from the
+ * input. Loading either refuses or yields an index every lookup can walk
+ * without leaving the blob.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i + 8 <= size && i < 4096; i += 8) {
 			uint64_t a;
 			memcpy(&a, data + i, 8);
+			/* the batch path's hints read rows too: in bounds on any index */
+			sym_index_prefetch(idx, a);
+			sym_index_prefetch_rows(idx, a);
+			sym_index_prefetch_rows(idx, a & 0xffffff);
 			sym_index_lookup(idx, a, f, 8);
 			sym_index_lookup(idx, a & 0xffffff, f, 8);
 		}
