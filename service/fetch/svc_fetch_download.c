@@ -143,10 +143,7 @@ static void http_done(svc_http_result *res, void *arg)
 	svc_fetcher *f = fl->f;
 	svc_upstream *u = &f->ups[fl->server];
 	fl->req = NULL;
-	f->active--;
-	u->active--;
-	svc_slot_busy_update(f, u);
-	svc_breaker_request_end(&u->breaker);
+	svc_slot_release(f, u);
 	svc_trace_http(fl, res);
 	if (res->failure == SVC_HTTP_OK) {
 		answered(fl, u, res);
@@ -189,28 +186,10 @@ void svc_download_start(svc_fetch_flight *fl)
 	int64_t now = base_mono_ms();
 	if (fl->attempt == 0)
 		fl->deadline = now + f->cfg.upstream_timeout_ms;
-	svc_http_opts o = {
-		.timeout_ms = f->cfg.upstream_timeout_ms,
-		.total_ms = fl->deadline > now ? fl->deadline - now : 1,
-		.min_progress = f->cfg.upstream_min_progress,
-		.max_size = f->cfg.max_debuginfo_size,
-		.peer = u->peer,
-		.spool_dir = f->spool_dir,
-		.netrc = f->cfg.upstream_netrc[0] ? f->cfg.upstream_netrc : NULL,
-		.redirects = (svc_http_redirects)f->cfg.upstream_redirects,
-	};
-	svc_breaker_request(&u->breaker, base_mono_ms());
-	f->active++;
-	u->active++;
-	svc_slot_busy_update(f, u);
-	u->st.requests++;
-	fl->req = svc_http_get(f->http, url, &o, http_done, fl);
+	svc_http_opts o = svc_slot_http_opts(f, u, fl->deadline > now ? fl->deadline - now : 1,
+					     f->cfg.max_debuginfo_size);
+	fl->req = svc_slot_get(f, u, url, &o, http_done, fl);
 	free(url);
-	if (!fl->req) {
-		f->active--;
-		u->active--;
-		svc_slot_busy_update(f, u);
-		svc_breaker_request_end(&u->breaker);
+	if (!fl->req)
 		start_failed(fl, u, "could not start a request");
-	}
 }

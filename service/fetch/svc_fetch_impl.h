@@ -319,6 +319,16 @@ void svc_slot_dispatch(svc_fetcher *f);
 bool svc_slot_should_defer(const svc_fetch_flight *fl, int64_t now_ms);
 /* The download of a server started or ended: its busy time. */
 void svc_slot_busy_update(svc_fetcher *f, svc_upstream *u);
+/* The request options of a GET to u under the fetcher's settings. */
+svc_http_opts svc_slot_http_opts(const svc_fetcher *f, const svc_upstream *u, int64_t total_ms,
+				 uint64_t max_size);
+/* Starts a GET to u, counted in the fetcher's and u's active requests, u's
+ * breaker and its request count; NULL when it cannot start (then only the
+ * request count keeps it, as an attempt). */
+svc_http_req *svc_slot_get(svc_fetcher *f, svc_upstream *u, const char *url,
+			   const svc_http_opts *o, svc_http_done_fn done, void *arg);
+/* A request svc_slot_get started has ended (its callback ran). */
+void svc_slot_release(svc_fetcher *f, svc_upstream *u);
 /* The fetcher's defer timer: queued flights move off busy servers. */
 void svc_slot_defer_cb(evutil_socket_t fd, short what, void *arg);
 

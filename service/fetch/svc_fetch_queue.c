@@ -74,6 +74,43 @@ void svc_slot_busy_update(svc_fetcher *f, svc_upstream *u)
 		u->busy_since = base_mono_ms();
 }
 
+svc_http_opts svc_slot_http_opts(const svc_fetcher *f, const svc_upstream *u, int64_t total_ms,
+				 uint64_t max_size)
+{
+	return (svc_http_opts){
+		.timeout_ms = f->cfg.upstream_timeout_ms,
+		.total_ms = total_ms,
+		.min_progress = f->cfg.upstream_min_progress,
+		.max_size = max_size,
+		.peer = u->peer,
+		.spool_dir = f->spool_dir,
+		.netrc = f->cfg.upstream_netrc[0] ? f->cfg.upstream_netrc : NULL,
+		.redirects = (svc_http_redirects)f->cfg.upstream_redirects,
+	};
+}
+
+svc_http_req *svc_slot_get(svc_fetcher *f, svc_upstream *u, const char *url,
+			   const svc_http_opts *o, svc_http_done_fn done, void *arg)
+{
+	svc_breaker_request(&u->breaker, base_mono_ms());
+	f->active++;
+	u->active++;
+	svc_slot_busy_update(f, u);
+	u->st.requests++;
+	svc_http_req *req = svc_http_get(f->http, url, o, done, arg);
+	if (!req)
+		svc_slot_release(f, u);
+	return req;
+}
+
+void svc_slot_release(svc_fetcher *f, svc_upstream *u)
+{
+	f->active--;
+	u->active--;
+	svc_slot_busy_update(f, u);
+	svc_breaker_request_end(&u->breaker);
+}
+
 /* Could fl put its server off, now or once the server has been busy long
  * enough? */
 static bool may_defer(const svc_fetch_flight *fl)

@@ -126,10 +126,7 @@ static void http_done(svc_http_result *res, void *arg)
 	svc_upstream *u = &f->ups[r->server];
 	char why[64];
 	r->req = NULL;
-	f->active--;
-	u->active--;
-	svc_slot_busy_update(f, u);
-	svc_breaker_request_end(&u->breaker);
+	svc_slot_release(f, u);
 	svc_slot_dispatch(f);  /* a slot is free for a queued flight */
 	if (res->failure == SVC_HTTP_LOCAL || res->failure == SVC_HTTP_REDIRECT) {
 		/* ours, or a refusal by policy: not the server's failure */
@@ -188,34 +185,17 @@ static void ask_next(svc_fetch_source_req *r)
 		}
 		svc_error err = {0};
 		char *url = svc_fetch_url(u->fetch_url, r->hex, r->what, &err);
-		svc_http_opts o = {
-			.timeout_ms = f->cfg.upstream_timeout_ms,
-			.total_ms = f->cfg.upstream_timeout_ms,
-			.min_progress = f->cfg.upstream_min_progress,
-			.max_size = r->max_size,
-			.peer = u->peer,
-			.spool_dir = f->spool_dir,
-			.netrc = f->cfg.upstream_netrc[0] ? f->cfg.upstream_netrc : NULL,
-			.redirects = (svc_http_redirects)f->cfg.upstream_redirects,
-		};
 		if (!url) {
 			note(r, u, err.msg);
 			r->any_error = true;
 			continue;
 		}
-		svc_breaker_request(&u->breaker, base_mono_ms());
-		f->active++;
-		u->active++;
-		svc_slot_busy_update(f, u);
-		u->st.requests++;
-		r->req = svc_http_get(f->http, url, &o, http_done, r);
+		svc_http_opts o =
+			svc_slot_http_opts(f, u, f->cfg.upstream_timeout_ms, r->max_size);
+		r->req = svc_slot_get(f, u, url, &o, http_done, r);
 		free(url);
 		if (r->req)
 			return;
-		f->active--;
-		u->active--;
-		svc_slot_busy_update(f, u);
-		svc_breaker_request_end(&u->breaker);
 		note(r, u, "could not start a request");
 		r->any_error = true;
 	}
