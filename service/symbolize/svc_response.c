@@ -359,6 +359,22 @@ static uint32_t string_index(svc_response *r, const char *s)
 	return idx;
 }
 
+/* A Function's keys in the funcs table (k1: its file, "" as 0; k2: function, index). */
+static inline void function_key(uint32_t entry, const sym_frame *fn, const char *file,
+				uint64_t *k1, uint64_t *k2)
+{
+	*k1 = *file ? (uintptr_t)file : 0;
+	*k2 = (uint64_t)fn->function_id << 32 | entry;
+}
+
+/* A Function's system name (the linkage name, else the name) and name. */
+static inline void function_names(const svc_response *r, const sym_frame *fn,
+				  const char **system, const char **name)
+{
+	*system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
+	*name = r->no_demangle ? *system : fn->display_name;
+}
+
 static inline void slot_prefetch(const struct table *tb, uint64_t k1, uint64_t k2)
 {
 	if (tb->cap)
@@ -369,10 +385,11 @@ void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_fram
 			   const char *file)
 {
 	const svc_response_tables *t = r->t;
-	slot_prefetch(&t->funcs, *file ? (uintptr_t)file : 0,
-		      (uint64_t)fn->function_id << 32 | entry);
-	const char *system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
-	const char *name = r->no_demangle ? system : fn->display_name;
+	uint64_t k1, k2;
+	function_key(entry, fn, file, &k1, &k2);
+	slot_prefetch(&t->funcs, k1, k2);
+	const char *system, *name;
+	function_names(r, fn, &system, &name);
 	slot_prefetch(&t->by_ptr, (uintptr_t)name, 0);
 	if (system != name)
 		slot_prefetch(&t->by_ptr, (uintptr_t)system, 0);
@@ -383,8 +400,8 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame 
 			       const char *file)
 {
 	svc_response_tables *t = r->t;
-	uint64_t k1 = *file ? (uintptr_t)file : 0;
-	uint64_t k2 = (uint64_t)fn->function_id << 32 | entry;
+	uint64_t k1, k2;
+	function_key(entry, fn, file, &k1, &k2);
 	struct slot *s = table_find(r, &t->funcs, k1, k2);
 	if (!s)
 		return 0;
@@ -393,8 +410,8 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame 
 	/* Function { name = 1; system_name = 2; filename = 3; start_line = 4; }: <= 44 bytes. */
 	if (!section_reserve(r, &t->functions, 2 + 44))
 		return 0;
-	const char *system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
-	const char *name = r->no_demangle ? system : fn->display_name;
+	const char *system, *name;
+	function_names(r, fn, &system, &name);
 	uint32_t name_i = string_index(r, name);
 	uint32_t system_i = system == name ? name_i : string_index(r, system);
 	uint32_t file_i = string_index(r, file);
