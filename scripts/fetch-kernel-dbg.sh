@@ -19,8 +19,14 @@ if [ -z "$pkg" ] && [ "$(id -u)" = 0 ]; then
   pkg=$(newest)
 fi
 cached() {
-  # complete files only: apt-get download writes to a partial name first
-  ls -1 "$dir"/"$1"_*.deb 2>/dev/null | sort -V | tail -1
+  # complete files only: apt-get download writes to a partial name first. An empty
+  # cache is the normal first run: no match prints nothing and succeeds (no `ls` on a
+  # glob that matches nothing, which would end the script under pipefail).
+  local f found=()
+  for f in "$dir"/$1_*.deb; do
+    [ -f "$f" ] && found+=("$f")
+  done
+  [ ${#found[@]} -eq 0 ] || printf '%s\n' "${found[@]}" | sort -V | tail -1
 }
 if [ -n "$pkg" ]; then
   have=$(cached "$pkg")
