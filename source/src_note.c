@@ -52,6 +52,7 @@ bool src_note_build_id(const uint8_t *notes, size_t len, bool be, sym_build_id *
 		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(name, "GNU", 4) && descsz > 0 &&
 		    descsz <= SYM_BUILD_ID_MAX) {
 			id->len = (uint8_t)descsz;
+			id->kind = SYM_ID_GNU;
 			memcpy(id->bytes, name + name_al, descsz);
 			return true;
 		}

@@ -1,12 +1,41 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_build_id: hex conversion and comparison of build IDs (see sym_build_id.h).
+ * sym_build_id: the kinds of file identity, hex conversion, comparison and
+ * store keys (see sym_build_id.h).
  */
 #include "symbolizer/sym_build_id.h"
 
 #include <string.h>
 
 #include "base/base_hash.h"
+
+/* The kinds by value: one row each. */
+static const char *const kind_names[SYM_ID_KINDS] = {
+	[SYM_ID_GNU] = "gnu",
+};
+
+const char *sym_id_kind_name(unsigned kind)
+{
+	return kind < SYM_ID_KINDS ? kind_names[kind] : NULL;
+}
+
+bool sym_id_kind_parse(const char *name, size_t len, sym_id_kind *out)
+{
+	for (unsigned k = 0; k < SYM_ID_KINDS; k++)
+		if (strlen(kind_names[k]) == len && memcmp(kind_names[k], name, len) == 0) {
+			*out = (sym_id_kind)k;
+			return true;
+		}
+	return false;
+}
+
+size_t sym_build_id_key(const sym_build_id *id, uint8_t *out)
+{
+	if (id->len == 0 || id->len > SYM_BUILD_ID_MAX || id->kind != SYM_ID_GNU)
+		return 0;
+	memcpy(out, id->bytes, id->len);
+	return id->len;
+}
 
 void sym_build_id_to_hex(const sym_build_id *id, char *out)
 {
@@ -32,7 +61,13 @@ int sym_hex_digit(char c)
 
 bool sym_build_id_from_hex(const char *hex, size_t len, sym_build_id *out)
 {
-	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2 != 0)
+	return sym_build_id_from_hex_kind(SYM_ID_GNU, hex, len, out);
+}
+
+bool sym_build_id_from_hex_kind(sym_id_kind kind, const char *hex, size_t len,
+				sym_build_id *out)
+{
+	if ((unsigned)kind >= SYM_ID_KINDS || len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2 != 0)
 		return false;
 	for (size_t i = 0; i < len / 2; i++) {
 		int hi = sym_hex_digit(hex[2 * i]), lo = sym_hex_digit(hex[2 * i + 1]);
@@ -41,15 +76,16 @@ bool sym_build_id_from_hex(const char *hex, size_t len, sym_build_id *out)
 		out->bytes[i] = (uint8_t)(hi << 4 | lo);
 	}
 	out->len = (uint8_t)(len / 2);
+	out->kind = (uint8_t)kind;
 	return true;
 }
 
 bool sym_build_id_equal(const sym_build_id *a, const sym_build_id *b)
 {
-	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+	return a->len == b->len && a->kind == b->kind && memcmp(a->bytes, b->bytes, a->len) == 0;
 }
 
 uint64_t sym_build_id_hash(const sym_build_id *id)
 {
-	return base_hash_bytes(id->bytes, id->len);
+	return base_hash_bytes(id->bytes, id->len) ^ ((uint64_t)id->kind * 0x9e3779b97f4a7c15ull);
 }

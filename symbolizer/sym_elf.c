@@ -65,6 +65,7 @@ static bool find_build_id_note(Elf_Data *data, sym_build_id *out)
 		    memcmp(base + name_off, "GNU", 4) == 0 && nhdr.n_descsz > 0 &&
 		    nhdr.n_descsz <= SYM_BUILD_ID_MAX && desc_off + nhdr.n_descsz <= data->d_size) {
 			out->len = (uint8_t)nhdr.n_descsz;
+			out->kind = SYM_ID_GNU;
 			memcpy(out->bytes, base + desc_off, nhdr.n_descsz);
 			return true;
 		}
@@ -86,6 +87,7 @@ static void read_altlink(Elf_Data *data, sym_elf_info *out)
 		return;
 	memcpy(out->alt_path, p, path_len + 1);
 	out->alt_build_id.len = (uint8_t)id_len;
+	out->alt_build_id.kind = SYM_ID_GNU;
 	memcpy(out->alt_build_id.bytes, nul + 1, id_len);
 	out->has_alt = true;
 }

@@ -32,6 +32,52 @@ TEST(hex_rejects_bad_input)
 	CHECK(sym_build_id_from_hex(longhex, 128, &id));
 }
 
+TEST(identity_is_a_value_with_a_kind)
+{
+	sym_build_id a, b;
+	REQUIRE(sym_build_id_from_hex("00abcdef10", 10, &a));
+	CHECK_EQ_U(a.kind, SYM_ID_GNU);
+	REQUIRE(sym_build_id_from_hex_kind(SYM_ID_GNU, "00abcdef10", 10, &b));
+	CHECK(sym_build_id_equal(&a, &b));
+	CHECK_EQ_U(sym_build_id_hash(&a), sym_build_id_hash(&b));
+	/* The same bytes under another kind are another identity. */
+	b.kind = SYM_ID_GNU + 1;
+	CHECK(!sym_build_id_equal(&a, &b));
+	CHECK(!sym_build_id_from_hex_kind(SYM_ID_KINDS, "00abcdef10", 10, &b));
+	/* A zero-initialized value is a GNU build ID. */
+	sym_build_id z = {.len = 5, .bytes = {0x00, 0xab, 0xcd, 0xef, 0x10}};
+	CHECK(sym_build_id_equal(&a, &z));
+}
+
+TEST(identity_kind_names)
+{
+	CHECK_STREQ(sym_id_kind_name(SYM_ID_GNU), "gnu");
+	CHECK(sym_id_kind_name(SYM_ID_KINDS) == NULL);
+	sym_id_kind k = SYM_ID_KINDS;
+	CHECK(sym_id_kind_parse("gnu", 3, &k) && k == SYM_ID_GNU);
+	CHECK(!sym_id_kind_parse("go", 2, &k));
+	CHECK(!sym_id_kind_parse("gnux", 3 + 1, &k));
+	for (unsigned i = 0; i < SYM_ID_KINDS; i++) {
+		const char *n = sym_id_kind_name(i);
+		REQUIRE(n);
+		CHECK(sym_id_kind_parse(n, strlen(n), &k) && k == i);
+	}
+}
+
+TEST(identity_store_key)
+{
+	sym_build_id id;
+	REQUIRE(sym_build_id_from_hex("00abcdef10", 10, &id));
+	uint8_t key[SYM_BUILD_ID_KEY_MAX];
+	/* A GNU build ID's key is its raw bytes: every store written so far. */
+	CHECK_EQ_U(sym_build_id_key(&id, key), 5);
+	CHECK(memcmp(key, id.bytes, 5) == 0);
+	sym_build_id empty = {0};
+	CHECK_EQ_U(sym_build_id_key(&empty, key), 0);
+	id.kind = SYM_ID_KINDS;
+	CHECK_EQ_U(sym_build_id_key(&id, key), 0);
+}
+
 TEST(probe_full_binary)
 {
 	size_t n;
