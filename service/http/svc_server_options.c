@@ -95,7 +95,7 @@ static const base_flag flags[] = {
 	  "are answered from the store and local dirs only (1)"),
 	F("--upload-token-file", "FILE", BASE_FLAG_STRING, upload_token_file, 0,
 	  "file holding the bearer token of PUT /buildid/ID/debuginfo|executable\n"
-	  "uploads (none: uploads are disabled)"),
+	  "uploads (none: uploads are disabled); mode 600, 16 bytes or more"),
 	F("--max-upload-bytes", "SIZE", BASE_FLAG_SIZE, max_upload_bytes, 0,
 	  "largest upload body (1G); an upload is held in memory while checked"),
 	F("--upload-allow-remote", "0|1", BASE_FLAG_U32, upload_allow_remote, 1,

@@ -61,6 +61,8 @@ struct evhttp_request;
 struct evbuffer;
 
 #define SVC_UPLOAD_TOKEN_MAX 4096
+/* The shortest token accepted (svc_upload_auth.c). */
+#define SVC_UPLOAD_TOKEN_MIN 16
 
 typedef void (*svc_upload_reply_fn)(void *arg, struct evhttp_request *req, int status,
 				    struct evbuffer *body);

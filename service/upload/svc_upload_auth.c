@@ -3,6 +3,11 @@
  * svc_upload_auth: who may upload (svc_upload.h): the bearer token, read from
  * --upload-token-file and compared in constant time, and the peer's address
  * (loopback only unless --upload-allow-remote: there is no TLS).
+ *
+ * The token file is refused, as sshd's StrictModes refuses a key file, when
+ * its group or others may read or write it, and the token when it is shorter
+ * than SVC_UPLOAD_TOKEN_MIN bytes: a secret anyone on the host can read, or
+ * guess, is no secret.
  */
 #include "service/upload/svc_upload_impl.h"
 
@@ -11,12 +16,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 bool svc_upload_read_token(svc_upload *u, const char *path, svc_error *err)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		svc_error_set(err, SVC_E_IO, "--upload-token-file %s: %s", path, strerror(errno));
+		return false;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		fclose(f);
+		svc_error_set(err, SVC_E_INVALID,
+			      "--upload-token-file %s is open to its group or others (mode %04o): "
+			      "chmod 600 it", path, (unsigned)(st.st_mode & 07777));
 		return false;
 	}
 	char *buf = malloc(SVC_UPLOAD_TOKEN_MAX + 1);
@@ -32,7 +46,8 @@ bool svc_upload_read_token(svc_upload *u, const char *path, svc_error *err)
 			 buf[n - 1] == '\t'))
 		n--;
 	const char *why = bad ? "cannot be read" : n == 0 ? "is empty"
-			  : n > SVC_UPLOAD_TOKEN_MAX ? "holds a token over 4096 bytes" : NULL;
+			  : n > SVC_UPLOAD_TOKEN_MAX ? "holds a token over 4096 bytes"
+			  : n < SVC_UPLOAD_TOKEN_MIN ? "holds a token under 16 bytes" : NULL;
 	for (size_t i = 0; !why && i < n; i++)
 		if ((unsigned char)buf[i] <= ' ' || (unsigned char)buf[i] >= 0x7f)
 			why = "holds a space or a control character inside the token";

@@ -29,7 +29,7 @@ from daemon_lib import Daemon
 from upstream_lib import FaultServer, build_id, check, free_port, run_cases, tempdir
 
 ARGS = None
-TOKEN = "t0ken-for-tests"
+TOKEN = "t0ken-for-tests-0123456789"
 SHOULD = "/symbolizer.v1.SymbolizerService/ShouldUpload"
 A_UPLOAD, A_PRESENT, A_PENDING, A_INVALID = 1, 2, 3, 4
 
@@ -47,6 +47,7 @@ def token_file(work, token=TOKEN):
     p = os.path.join(work, "token")
     with open(p, "w") as f:
         f.write(token + "\n")
+    os.chmod(p, 0o600)  # the daemon refuses a token file others may read
     return p
 
 
@@ -156,6 +157,25 @@ def case_tokens():
     finally:
         d.stop()
     shutil.rmtree(work, ignore_errors=True)
+
+
+def case_token_file_refused():
+    """A token file its group or others may read, or a token under 16 bytes:
+    symbolizerd does not start (exit 1) and says why (issue 25, item 10)."""
+    work = tempdir("upload-tokfile-")
+    try:
+        for mode, token, want in ((0o644, TOKEN, "chmod 600"), (0o640, TOKEN, "chmod 600"),
+                                  (0o600, "ab12", "under 16 bytes")):
+            p = token_file(work, token)
+            os.chmod(p, mode)
+            r = subprocess.run([ARGS.symbolizerd, "--listen", "127.0.0.1:0",
+                                "--data-dir", os.path.join(work, "data"),
+                                "--debuginfod-upstream-servers=", "--upload-token-file", p],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode == 1 and want in r.stderr,
+                  "mode %o token %r: exit %d %r" % (mode, token, r.returncode, r.stderr))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def case_disabled():
@@ -489,7 +509,8 @@ def main():
     ap.add_argument("--fixtures", required=True)
     ap.add_argument("cases", nargs="*")
     ARGS = ap.parse_args()
-    return run_cases([("tokens", case_tokens), ("disabled", case_disabled),
+    return run_cases([("tokens", case_tokens), ("token_file", case_token_file_refused),
+                      ("disabled", case_disabled),
                       ("bodies", case_bodies), ("concurrent", case_concurrent),
                       ("replace", case_replace), ("symbolize", case_symbolize),
                       ("remote", case_remote), ("should", case_should),

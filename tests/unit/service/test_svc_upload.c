@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "service/upload/svc_upload.h"
+
 #include "test.h"
 
 TEST(token)
@@ -50,11 +53,11 @@ TEST(peer)
 	CHECK(svc_upload_peer_allowed("fd00::2", true));
 }
 
-static svc_upload *with_token_file(const char *content, svc_error *err)
+static svc_upload *with_token_file_mode(const char *content, mode_t mode, svc_error *err)
 {
 	char path[] = "/tmp/test_svc_upload_XXXXXX";
 	int fd = mkstemp(path);
-	if (fd < 0)
+	if (fd < 0 || fchmod(fd, mode) != 0)
 		return NULL;
 	FILE *f = fdopen(fd, "w");
 	fputs(content, f);
@@ -63,6 +66,11 @@ static svc_upload *with_token_file(const char *content, svc_error *err)
 	svc_upload *u = svc_upload_create(&o, err);
 	unlink(path);
 	return u;
+}
+
+static svc_upload *with_token_file(const char *content, svc_error *err)
+{
+	return with_token_file_mode(content, 0600, err);
 }
 
 TEST(token_file)
@@ -78,9 +86,23 @@ TEST(token_file)
 	CHECK(with_token_file("", &err) == NULL && err.code == SVC_E_INVALID);
 	CHECK(with_token_file("\n\n", &err) == NULL);
 	CHECK(with_token_file("two words\n", &err) == NULL);
-	u = with_token_file("abc123\n", &err);
+	/* Too short to be a secret: under 16 bytes. */
+	CHECK(with_token_file("abc123\n", &err) == NULL && err.code == SVC_E_INVALID);
+	CHECK(strstr(err.msg, "under 16 bytes") != NULL);
+	CHECK(with_token_file("0123456789abcde\n", &err) == NULL);
+	u = with_token_file("0123456789abcdef\n", &err);
 	REQUIRE(u);
 	CHECK(svc_upload_enabled(u));
+	svc_upload_destroy(u);
+	/* Open to the group or others, as sshd refuses a key file: refused. */
+	const mode_t open_modes[] = {0644, 0640, 0604, 0620, 0602, 0660};
+	for (size_t i = 0; i < sizeof(open_modes) / sizeof(open_modes[0]); i++) {
+		err = (svc_error){0};
+		CHECK(with_token_file_mode("0123456789abcdef\n", open_modes[i], &err) == NULL);
+		CHECK(err.code == SVC_E_INVALID && strstr(err.msg, "chmod 600") != NULL);
+	}
+	u = with_token_file_mode("0123456789abcdef\n", 0400, &err);
+	REQUIRE(u);
 	svc_upload_destroy(u);
 	svc_upload_destroy(NULL);
 }
