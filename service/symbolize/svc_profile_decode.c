@@ -112,6 +112,13 @@ static bool inflate_all(const uint8_t *buf, size_t len, size_t max, uint8_t **ou
 		z.avail_out = (uInt)(cap - n);
 		rc = inflate(&z, Z_NO_FLUSH);
 		n = cap - z.avail_out;
+		/* Several members in a row are one stream, as Go's gzip reader (and
+		 * so pprof) reads them; anything else after a member is an error. */
+		if (rc == Z_STREAM_END && z.avail_in > 0)
+			rc = z.avail_in >= 2 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b &&
+					     inflateReset(&z) == Z_OK
+				     ? Z_OK
+				     : Z_DATA_ERROR;
 		if (rc == Z_BUF_ERROR && z.avail_in == 0)
 			rc = Z_DATA_ERROR;  /* truncated */
 		else if (rc == Z_BUF_ERROR)
@@ -130,7 +137,7 @@ static bool inflate_all(const uint8_t *buf, size_t len, size_t max, uint8_t **ou
 		svc_error_set(err, SVC_E_TOO_LARGE, "profile over %zu bytes once inflated", max);
 	else
 		svc_error_set(err, SVC_E_INVALID, "profile is not valid gzip: %s",
-			      z.msg ? z.msg : "truncated");
+			      z.msg ? z.msg : z.avail_in ? "bytes after a gzip member" : "truncated");
 	return false;
 }
 

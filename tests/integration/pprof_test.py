@@ -274,6 +274,27 @@ def main():
         state["want"] = want
         state["inp"] = inp
 
+    def case_gzip_members():
+        """A pprof of several gzip members is one stream, as Go's reader reads
+        it (issue 25, item 7): every sample comes back, not the first member's."""
+        d = daemon()
+        maps, stacks = sampled()
+        inp = build_profile(maps, stacks, bid, path)
+        raw = profile_pb.encode(inp)
+        cut = [0, len(raw) // 3, 2 * len(raw) // 3, len(raw)]
+        body = b"".join(gzip.compress(raw[a:b]) for a, b in zip(cut, cut[1:]))
+        prof, mres, sym, unsym = symbolize(d, body)
+        check(prof[:2] == b"\x1f\x8b", "gzip in, gzip out")
+        out = profile_pb.decode(gzip.decompress(prof))
+        check(len(out["sample"]) == len(inp["sample"]),
+              "samples: %d in, %d out" % (len(inp["sample"]), len(out["sample"])))
+        check(sym == len(inp["location"]) and unsym == 0, "counts %d %d" % (sym, unsym))
+        check_symbolized(inp, out, "gzip members")
+        # Bytes after a member that are not another member: refused, as Go does.
+        status, got, msg = d.connect_error(profile_pb.request(gzip.compress(raw) + b"\0\0\0\0"),
+                                           path=PATH)
+        check(got == "invalid_argument", "bytes after a member: %d %s %r" % (status, got, msg))
+
     def case_symbolctl_and_go_pprof():
         d = daemon()
         maps, stacks = sampled()
@@ -495,6 +516,7 @@ def main():
         check(mres[0]["status"] in ("OK", "UNSPECIFIED") and sym > 0, "daemon stopped serving")
 
     cases = [("symbolize_profile", case_symbolize_profile),
+             ("gzip_members", case_gzip_members),
              ("symbolctl_and_go_pprof", case_symbolctl_and_go_pprof),
              ("unknown_build_id", case_unknown_build_id),
              ("pending", case_pending),
