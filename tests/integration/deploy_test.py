@@ -39,7 +39,7 @@ import yaml  # noqa: E402  (python3-yaml)
 
 # Flags of --help that are not settings.
 NOT_SETTINGS = {"--help", "--version"}
-# RSS of the daemon under sustained load, from the benchmarks (README).
+# RSS of the daemon under sustained load, from the benchmarks (deploy/README.md, Kubernetes).
 BASE_RSS = 70 << 20
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
               "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
