@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/base_buf.h"
 #include "service/core/svc_config.h"
@@ -52,8 +53,15 @@ struct svc_server_options;
 typedef struct svc_room_ctx {
 	struct event_base *base;
 	const svc_config *config;                   /* store and source flags */
-	/* The daemon's own flags (service/http/svc_server.h): read by the rows
-	 * defined at the composition root and by test rooms. */
+	/* The limits every method shares (the daemon's flags of these names). */
+	uint64_t max_request_bytes;                 /* a request's body, after gzip too */
+	uint32_t max_mappings;                      /* per call */
+	uint32_t max_locations;                     /* per call */
+	uint32_t max_new_lookups;                   /* build IDs a call may start resolving (0: any) */
+	int64_t default_wait_ms;                    /* how long a call waits for work by default */
+	int64_t max_wait_ms;                        /* the most a request may ask for */
+	/* All the daemon's own flags (service/http/svc_server.h), for the rows
+	 * defined at the composition root (a room's own flags). */
 	const struct svc_server_options *flags;
 	stor_db *store;
 	struct svc_pool *pool;                      /* workers; done callbacks on the loop */

@@ -29,12 +29,12 @@ static void *symbolize_create(const svc_room_ctx *c, svc_error *err)
 		.resolver = c->resolver,
 		.pool = c->pool,
 		.responses = c->responses,
-		.max_mappings = o->max_mappings,
-		.max_locations = o->max_locations,
-		.default_wait_ms = o->default_wait_ms,
-		.max_wait_ms = o->max_wait_ms,
+		.max_mappings = c->max_mappings,
+		.max_locations = c->max_locations,
+		.default_wait_ms = c->default_wait_ms,
+		.max_wait_ms = c->max_wait_ms,
 		.worker_lookup_min = o->worker_lookup_min,
-		.max_new_lookups = o->max_new_lookups_per_call,
+		.max_new_lookups = c->max_new_lookups,
 	};
 	return svc_symbolize_create(&yo);
 }
@@ -67,10 +67,9 @@ const svc_room svc_room_symbolize = {
 static void *layout_create(const svc_room_ctx *c, svc_error *err)
 {
 	(void)err;
-	const svc_server_options *o = c->flags;
 	svc_layout_options lo = {
 		.base = c->base, .resolver = c->resolver, .store = c->store, .pool = c->pool,
-		.default_wait_ms = o->default_wait_ms, .max_wait_ms = o->max_wait_ms,
+		.default_wait_ms = c->default_wait_ms, .max_wait_ms = c->max_wait_ms,
 		.max_queries = 4096, .max_cached = 16,
 	};
 	return svc_layout_create(&lo);
@@ -121,8 +120,8 @@ static void *upload_create(const svc_room_ctx *c, svc_error *err)
 		.replaced = upload_replaced, .pool = c->pool,
 		.token_file = o->upload_token_file, .allow_remote = o->upload_allow_remote,
 		.max_upload_bytes = o->max_upload_bytes,
-		.default_wait_ms = o->default_wait_ms, .max_wait_ms = o->max_wait_ms,
-		.max_candidates = o->max_mappings,
+		.default_wait_ms = c->default_wait_ms, .max_wait_ms = c->max_wait_ms,
+		.max_candidates = c->max_mappings,
 		.reply = upload_reply, .arg = (void *)c,
 	};
 	return svc_upload_create(&uo, err);
@@ -171,15 +170,14 @@ const svc_room svc_room_upload = {
 static void *profile_create(const svc_room_ctx *c, svc_error *err)
 {
 	(void)err;
-	const svc_server_options *o = c->flags;
 	svc_profile_options po = {
 		.base = c->base, .resolver = c->resolver, .pool = c->pool,
 		/* A profile may be gzipped inside the request: its own caps. */
-		.max_profile_bytes = (size_t)o->max_request_bytes * SVC_PROFILE_BYTES_PER_REQUEST,
-		.max_mappings = o->max_mappings,
-		.max_locations = (size_t)o->max_locations * SVC_PROFILE_LOCATIONS_PER_CALL,
-		.default_wait_ms = o->default_wait_ms, .max_wait_ms = o->max_wait_ms,
-		.max_new_lookups = o->max_new_lookups_per_call,
+		.max_profile_bytes = (size_t)c->max_request_bytes * SVC_PROFILE_BYTES_PER_REQUEST,
+		.max_mappings = c->max_mappings,
+		.max_locations = (size_t)c->max_locations * SVC_PROFILE_LOCATIONS_PER_CALL,
+		.default_wait_ms = c->default_wait_ms, .max_wait_ms = c->max_wait_ms,
+		.max_new_lookups = c->max_new_lookups,
 	};
 	return svc_profile_create(&po);
 }

@@ -228,16 +228,24 @@ static int status_page(void *arg, const sym_build_id *id, struct evbuffer *body)
 }
 
 /* The RPC handler of symbolizer.v1.SymbolizerService, serving the rooms'
- * methods in table order. False when out of memory. */
-static bool start_rpc(svc_server *s)
+ * methods in table order (a name twice is refused). False: err is set. */
+static bool start_rpc(svc_server *s, svc_error *err)
 {
 	size_t n = svc_room_set_n_methods(&s->rooms), k = 0;
 	svc_rpc_method *methods = calloc(n ? n : 1, sizeof(*methods));
 	if (!methods)
-		return false;
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
 	for (size_t i = 0; i < s->rooms.n_rows; i++) {
 		const svc_room *row = s->rooms.rows[i];
-		for (size_t j = 0; j < row->n_methods; j++, k++)
+		for (size_t j = 0; j < row->n_methods; j++, k++) {
+			for (size_t h = 0; h < k; h++) {
+				if (strcmp(methods[h].name, row->methods[j].name) == 0) {
+					svc_error_set(err, SVC_E_INVALID, "room %s: method %s twice",
+						      row->name, row->methods[j].name);
+					free(methods);
+					return false;
+				}
+			}
 			methods[k] = (svc_rpc_method){
 				.name = row->methods[j].name,
 				.handle = row->methods[j].handle,
@@ -245,6 +253,7 @@ static bool start_rpc(svc_server *s)
 				.request = row->methods[j].request,
 				.response = row->methods[j].response,
 			};
+		}
 	}
 	svc_rpc_options ro = {
 		.service = SVC_SERVER_SERVICE,
@@ -262,6 +271,8 @@ static bool start_rpc(svc_server *s)
 	};
 	s->rpc = svc_rpc_create(&ro, methods, n);
 	free(methods);
+	if (!s->rpc)
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
 	return s->rpc != NULL;
 }
 
@@ -270,7 +281,11 @@ static bool start_rpc(svc_server *s)
 static bool start_rooms(svc_server *s, svc_error *err)
 {
 	s->ctx = (svc_room_ctx){
-		.base = s->base, .config = &s->config, .flags = &s->o, .store = s->store,
+		.base = s->base, .config = &s->config,
+		.max_request_bytes = s->o.max_request_bytes, .max_mappings = s->o.max_mappings,
+		.max_locations = s->o.max_locations, .max_new_lookups = s->o.max_new_lookups_per_call,
+		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
+		.flags = &s->o, .store = s->store,
 		.pool = s->pool, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
 		.owner_fetcher = s->owner_fetcher, .packages = s->packages, .cache = s->cache,
 		.responses = s->responses, .resolver = s->resolver,
@@ -279,10 +294,10 @@ static bool start_rooms(svc_server *s, svc_error *err)
 	if (!svc_room_set_create(&s->rooms, s->o.rooms, s->o.n_rooms, &s->ctx, err))
 		return false;
 	s->o.upload_token_file = NULL;  /* the caller's string; the token is read */
-	if (!start_rpc(s) || !svc_routes_build(s)) {
-		svc_error_set(err, SVC_E_NOMEM, "out of memory");
+	if (!start_rpc(s, err))
 		return false;
-	}
+	if (!svc_routes_build(s))
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
 	return true;
 }
 

@@ -7,7 +7,7 @@
  * handler in binary and JSON next to the daemon's methods, its route and its
  * /metrics family are there, its stop runs on graceful shutdown and its
  * destroy once; a server of symbolizerd's own table (svc_server_options_init)
- * beside it does not know Echo.
+ * beside it does not know Echo. A table serving a method twice is refused.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -235,6 +235,21 @@ TEST(a_room_added_by_one_row)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sv.dir);
 	CHECK(system(cmd) == 0);
 	curl_global_cleanup();
+}
+
+TEST(a_method_twice_is_refused)
+{
+	static served sv;
+	snprintf(sv.dir, sizeof(sv.dir), "/tmp/test_svc_room.XXXXXX");
+	REQUIRE(mkdtemp(sv.dir));
+	REQUIRE((sv.base = event_base_new()) != NULL);
+	const svc_room *rooms[] = {&room_echo, &room_echo};
+	CHECK(start(&sv, 0, rooms, 2) == NULL);
+	event_base_free(sv.base);
+	svc_config_deinit(&sv.config[0]);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sv.dir);
+	CHECK(system(cmd) == 0);
 }
 
 TEST_MAIN()
