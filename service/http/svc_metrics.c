@@ -4,7 +4,8 @@
  * (svc_metrics.h). Every family has HELP and TYPE lines; counters end in
  * _total; label values are escaped as the format requires (base_expo).
  * Checked by `promtool check metrics` in the integration tests; the names,
- * labels and order are what dashboards read, so they do not change.
+ * labels and lines of a family are what dashboards read, so they do not
+ * change.
  */
 #include "service/http/svc_metrics.h"
 
@@ -62,7 +63,8 @@ void svc_metrics_render_uptime(const svc_metrics *m, base_buf *b)
 
 /* ---- the exposition ---- */
 
-/* Each room renders the families it owns; the order is what dashboards saw. */
+/* Each room renders the families it owns: the RPC handler's and the HTTP
+ * room's, then the rooms' in table order, then the shared tier's. */
 bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 {
 	base_buf b;
@@ -70,16 +72,13 @@ bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 	svc_rpc_render_metrics(s->rpc, &b);
 	svc_metrics_render_http(&s->metrics, &b);
 	svc_conns_render_metrics(s->conns, &b);
-	svc_symbolize_render_metrics(s->symbolize, &b);
-	svc_profile_render_metrics(s->profile, &b);
+	svc_room_set_render_metrics(&s->rooms, &b);
 	svc_rpc_render_calls(s->rpc, &b);
 	svc_resolver_metrics_render(s->resolver, &b);
 	svc_index_cache_metrics_render(s->cache, &b);
 	svc_fetcher_metrics_render(s->fetcher, s->owner_fetcher, &b);
 	if (s->packages)
 		svc_packages_metrics_render(s->packages, &b);
-	svc_debuginfod_render_metrics(s->debuginfod, &b);
-	svc_upload_render_metrics(s->upload, &b);
 	stor_db_metrics_render(s->store, &b);
 	svc_metrics_render_uptime(&s->metrics, &b);
 	bool ok = !b.nomem && !b.over && evbuffer_add(out, b.data, b.len) == 0;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_routes: the daemon's HTTP routes (svc_server_impl.h): the request
- * dispatch by path and method, /healthz, /version, /metrics, and the reply
- * every room's answer goes through (counted and logged per handler).
+ * svc_routes: the daemon's router (svc_server_impl.h): one table of routes
+ * (svc_room_route: methods, path or prefix, handler) assembled from the RPC
+ * handler's prefix, the rooms' routes and the HTTP room's own (/healthz,
+ * /version, /metrics), tried in that order; and the reply every room's answer
+ * goes through (counted and logged per handler).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -84,6 +87,68 @@ static void handle_metrics(svc_server *s, struct evhttp_request *req)
 	evbuffer_free(b);
 }
 
+/* ---- the table ---- */
+
+static bool rpc_route(void *obj, struct evhttp_request *req, const char *path, const char *query)
+{
+	(void)query;
+	return svc_rpc_handle(obj, req, path);
+}
+
+static bool healthz_route(void *obj, struct evhttp_request *req, const char *path,
+			  const char *query)
+{
+	(void)path, (void)query;
+	handle_healthz(obj, req);
+	return true;
+}
+
+static bool version_route(void *obj, struct evhttp_request *req, const char *path,
+			  const char *query)
+{
+	(void)path, (void)query;
+	handle_version(obj, req);
+	return true;
+}
+
+static bool metrics_route(void *obj, struct evhttp_request *req, const char *path,
+			  const char *query)
+{
+	(void)path, (void)query;
+	handle_metrics(obj, req);
+	return true;
+}
+
+/* Every HTTP method: svc_rpc answers the ones it does not serve itself. */
+static const svc_room_route rpc_routes[] = {
+	{SVC_ROUTE_ANY, "/" SVC_SERVER_SERVICE "/", rpc_route},
+};
+
+#define GET_OR_HEAD (EVHTTP_REQ_GET | EVHTTP_REQ_HEAD)
+static const svc_room_route own_routes[] = {
+	{GET_OR_HEAD, "/healthz", healthz_route},
+	{GET_OR_HEAD, "/version", version_route},
+	{GET_OR_HEAD, "/metrics", metrics_route},
+};
+#define N_OWN (sizeof(own_routes) / sizeof(own_routes[0]))
+
+bool svc_routes_build(svc_server *s)
+{
+	size_t n = 1 + svc_room_set_n_routes(&s->rooms) + N_OWN, k = 0;
+	if (!(s->routes = calloc(n, sizeof(*s->routes))))
+		return false;
+	s->routes[k++] = (svc_route){&rpc_routes[0], s->rpc};
+	for (size_t i = 0; i < s->rooms.n_rows; i++)
+		for (size_t j = 0; j < s->rooms.rows[i]->n_routes; j++)
+			s->routes[k++] = (svc_route){&s->rooms.rows[i]->routes[j], s->rooms.objs[i]};
+	for (size_t j = 0; j < N_OWN; j++)
+		s->routes[k++] = (svc_route){&own_routes[j], s};
+	s->n_routes = k;
+	return true;
+}
+
+/* ---- dispatch ---- */
+
 /* Two Content-Length headers that differ: which body is meant is what request
  * smuggling plays on (evhttp read the first). Refused, and the connection
  * closed: what follows on it cannot be trusted. */
@@ -125,23 +190,12 @@ void svc_routes_handle(struct evhttp_request *req, void *arg)
 		buf[n] = '\0';
 		path = buf;
 	}
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	bool get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
-	if (svc_rpc_handle(s->rpc, req, path) ||
-	    svc_upload_handle(s->upload, req, path, q ? q + 1 : NULL) ||
-	    svc_debuginfod_handle(s->debuginfod, req, path))
-		return;
-	if (get && strcmp(path, "/healthz") == 0) {
-		handle_healthz(s, req);
-		return;
-	}
-	if (get && strcmp(path, "/version") == 0) {
-		handle_version(s, req);
-		return;
-	}
-	if (get && strcmp(path, "/metrics") == 0) {
-		handle_metrics(s, req);
-		return;
+	unsigned method = (unsigned)evhttp_request_get_command(req);
+	for (size_t i = 0; i < s->n_routes; i++) {
+		const svc_route *r = &s->routes[i];
+		if (svc_room_route_matches(r->route, method, path) &&
+		    r->route->handle(r->obj, req, path, q ? q + 1 : NULL))
+			return;
 	}
 	struct evbuffer *b = evbuffer_new();
 	if (!b)
@@ -150,6 +204,4 @@ void svc_routes_handle(struct evhttp_request *req, void *arg)
 	reply_text(s, req, "other", 404, "text/plain; charset=utf-8", b);
 	evbuffer_free(b);
 }
-
-/* ---- lifecycle ---- */
 

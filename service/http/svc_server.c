@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_server: the daemon's HTTP server and its lifecycle (svc_server.h): the
- * store, the sources, the rooms wired together, listening, shutdown. The
- * routes are in svc_routes.c.
+ * svc_server: the daemon's HTTP server and its lifecycle (svc_server.h), the
+ * composition root: the store and the shared tier (sources, fetchers, pool,
+ * caches, resolver), then the rooms of the table (svc_room.h; symbolizerd's
+ * is svc_rooms.c) created from it in order, the RPC handler serving their
+ * methods, listening, shutdown. The router is svc_routes.c.
  */
 #include "service/http/svc_server.h"
 
@@ -27,8 +29,11 @@
 #include "base/base_log.h"
 #include "base/base_version.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/http/svc_rooms.h"
 #include "service/http/svc_server_impl.h"
 #include "service/http/svc_status.h"
+#include "service/layout/svc_layout.h"
+#include "service/upload/svc_upload.h"
 
 static bool parse_listen(const char *listen, char *host, size_t host_size, uint16_t *port)
 {
@@ -199,39 +204,21 @@ static void rpc_call_ended(void *arg)
 		event_active(s->stop_check, EV_TIMEOUT, 0);
 }
 
-static void debuginfod_reply(void *arg, struct evhttp_request *req, int status,
-			     struct evbuffer *body)
+/* The rooms' hooks (svc_room_ctx). */
+static void room_reply(void *arg, struct evhttp_request *req, const char *handler, int status,
+		       struct evbuffer *body)
 {
-	svc_server_reply(arg, req, "debuginfod", status, body);
-}
-
-static void upload_reply(void *arg, struct evhttp_request *req, int status, struct evbuffer *body)
-{
-	svc_server_reply(arg, req, "upload", status, body);
+	svc_server_reply(arg, req, handler, status, body);
 }
 
 /* An upload replaced a file: what was built from the old one goes. */
-static void upload_replaced(void *arg, const sym_build_id *id)
+static void room_replaced(void *arg, const sym_build_id *id)
 {
 	svc_server *s = arg;
 	svc_resolver_forget(s->resolver, id);
-	svc_layout_forget(s->layout, id);
-}
-
-/* PUT /buildid/... and ShouldUpload. False: err is set. */
-static bool start_upload(svc_server *s, svc_error *err)
-{
-	svc_upload_options uo = {
-		.base = s->base, .store = s->store, .fetcher = s->fetcher,
-		.replaced = upload_replaced, .pool = s->pool,
-		.token_file = s->o.upload_token_file, .allow_remote = s->o.upload_allow_remote,
-		.max_upload_bytes = s->o.max_upload_bytes,
-		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
-		.max_candidates = s->o.max_mappings,
-		.reply = upload_reply, .arg = s,
-	};
-	s->o.upload_token_file = NULL;  /* the caller's string; the token is read */
-	return (s->upload = svc_upload_create(&uo, err)) != NULL;
+	svc_layout *layout = svc_room_set_object(&s->rooms, &svc_room_layout);
+	if (layout)
+		svc_layout_forget(layout, id);
 }
 
 static int status_page(void *arg, const sym_build_id *id, struct evbuffer *body)
@@ -240,50 +227,36 @@ static int status_page(void *arg, const sym_build_id *id, struct evbuffer *body)
 	return svc_status_render(s->store, s->fetcher, s->resolver, id, body);
 }
 
-/* The RPC methods of symbolizer.v1.SymbolizerService, and their handler. */
-static bool start_rpc(svc_server *s)
+/* The RPC handler of symbolizer.v1.SymbolizerService, serving the rooms'
+ * methods in table order (a name twice is refused). False: err is set. */
+static bool start_rpc(svc_server *s, svc_error *err)
 {
-	svc_symbolize_options yo = {
-		.base = s->base,
-		.resolver = s->resolver,
-		.pool = s->pool,
-		.responses = s->responses,
-		.max_mappings = s->o.max_mappings,
-		.max_locations = s->o.max_locations,
-		.default_wait_ms = s->o.default_wait_ms,
-		.max_wait_ms = s->o.max_wait_ms,
-		.worker_lookup_min = s->o.worker_lookup_min,
-		.max_new_lookups = s->o.max_new_lookups_per_call,
-	};
-	if (!(s->symbolize = svc_symbolize_create(&yo)))
-		return false;
-	svc_layout_options lo = {
-		.base = s->base, .resolver = s->resolver, .store = s->store, .pool = s->pool,
-		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
-		.max_queries = 4096, .max_cached = 16,
-	};
-	if (!(s->layout = svc_layout_create(&lo)))
-		return false;
-	svc_profile_options po = {
-		.base = s->base, .resolver = s->resolver, .pool = s->pool,
-		/* A profile may be gzipped inside the request: its own caps. */
-		.max_profile_bytes = (size_t)s->o.max_request_bytes * SVC_PROFILE_BYTES_PER_REQUEST,
-		.max_mappings = s->o.max_mappings,
-		.max_locations = (size_t)s->o.max_locations * SVC_PROFILE_LOCATIONS_PER_CALL,
-		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
-		.max_new_lookups = s->o.max_new_lookups_per_call,
-	};
-	if (!(s->profile = svc_profile_create(&po)))
-		return false;
-	/* A method: its file, and one line here. */
-	const svc_rpc_method methods[] = {
-		{"Symbolize", svc_symbolize_handle, s->symbolize},
-		{"GetTypeLayouts", svc_layout_handle, s->layout},
-		{"ShouldUpload", svc_upload_should_handle, s->upload},
-		{"SymbolizeProfile", svc_profile_handle, s->profile},
-	};
+	size_t n = svc_room_set_n_methods(&s->rooms), k = 0;
+	svc_rpc_method *methods = calloc(n ? n : 1, sizeof(*methods));
+	if (!methods)
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
+	for (size_t i = 0; i < s->rooms.n_rows; i++) {
+		const svc_room *row = s->rooms.rows[i];
+		for (size_t j = 0; j < row->n_methods; j++, k++) {
+			for (size_t h = 0; h < k; h++) {
+				if (strcmp(methods[h].name, row->methods[j].name) == 0) {
+					svc_error_set(err, SVC_E_INVALID, "room %s: method %s twice",
+						      row->name, row->methods[j].name);
+					free(methods);
+					return false;
+				}
+			}
+			methods[k] = (svc_rpc_method){
+				.name = row->methods[j].name,
+				.handle = row->methods[j].handle,
+				.ctx = s->rooms.objs[i],
+				.request = row->methods[j].request,
+				.response = row->methods[j].response,
+			};
+		}
+	}
 	svc_rpc_options ro = {
-		.service = "symbolizer.v1.SymbolizerService",
+		.service = SVC_SERVER_SERVICE,
 		.descriptor = &symbolizer__v1__symbolizer_service__descriptor,
 		.max_request_bytes = s->o.max_request_bytes,
 		.gzip_min_bytes = s->o.gzip_min_bytes,
@@ -296,20 +269,36 @@ static bool start_rpc(svc_server *s)
 		.call_ended = rpc_call_ended,
 		.arg = s,
 	};
-	s->rpc = svc_rpc_create(&ro, methods, sizeof(methods) / sizeof(methods[0]));
-	svc_debuginfod_options dopt = {
-		.store = s->store, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
-		.owner_fetcher = s->owner_fetcher,
-		.pool = s->pool,
-		.debug_dirs = s->config.debug_dirs, .n_debug_dirs = s->config.n_debug_dirs,
-		.max_hops = s->o.max_hops, .max_section_bytes = s->config.max_debuginfo_size,
-		.reply = debuginfod_reply, .arg = s,
-		.status = status_page, .status_arg = s,
-		.resolver = s->resolver, .packages = s->packages,
-		.max_source_bytes = s->config.max_debuginfo_size,
+	s->rpc = svc_rpc_create(&ro, methods, n);
+	free(methods);
+	if (!s->rpc)
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
+	return s->rpc != NULL;
+}
+
+/* The rooms of the table, from the shared tier; then their methods and
+ * routes. False: err is set. */
+static bool start_rooms(svc_server *s, svc_error *err)
+{
+	s->ctx = (svc_room_ctx){
+		.base = s->base, .config = &s->config,
+		.max_request_bytes = s->o.max_request_bytes, .max_mappings = s->o.max_mappings,
+		.max_locations = s->o.max_locations, .max_new_lookups = s->o.max_new_lookups_per_call,
+		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
+		.flags = &s->o, .store = s->store,
+		.pool = s->pool, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
+		.owner_fetcher = s->owner_fetcher, .packages = s->packages, .cache = s->cache,
+		.responses = s->responses, .resolver = s->resolver,
+		.reply = room_reply, .replaced = room_replaced, .status = status_page, .arg = s,
 	};
-	s->debuginfod = svc_debuginfod_create(&dopt);
-	return s->rpc != NULL && s->debuginfod != NULL;
+	if (!svc_room_set_create(&s->rooms, s->o.rooms, s->o.n_rooms, &s->ctx, err))
+		return false;
+	s->o.upload_token_file = NULL;  /* the caller's string; the token is read */
+	if (!start_rpc(s, err))
+		return false;
+	if (!svc_routes_build(s))
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
+	return true;
 }
 
 /* "host:port" of the bound socket, for logs and tests with port 0. */
@@ -349,7 +338,8 @@ static bool start_http(svc_server *s, svc_error *err)
 	 * a whole body before routing: with uploads on, the cap is
 	 * --max-upload-bytes for every route (svc_upload.h). */
 	uint64_t hard = s->o.max_request_bytes * 2 + 128 * 1024;
-	if (svc_upload_enabled(s->upload) && s->o.max_upload_bytes > hard)
+	if (svc_upload_enabled(svc_room_set_object(&s->rooms, &svc_room_upload)) &&
+	    s->o.max_upload_bytes > hard)
 		hard = s->o.max_upload_bytes;
 	svc_conns_options co = {
 		.max_connections = s->o.max_connections,
@@ -402,9 +392,9 @@ svc_server *svc_server_create(struct event_base *base, const svc_server_options 
 	svc_metrics_init(&s->metrics);
 	if (!svc_config_copy(&s->config, opts->config))
 		goto nomem;
-	if (!open_store(s, err) || !start_resolution(s, err) || !start_upload(s, err))
+	if (!open_store(s, err) || !start_resolution(s, err) || !start_rooms(s, err))
 		goto fail;
-	if (!start_rpc(s) || !(s->stop_check = event_new(base, -1, 0, stop_check_cb, s)))
+	if (!(s->stop_check = event_new(base, -1, 0, stop_check_cb, s)))
 		goto nomem;
 	if (!start_http(s, err))
 		goto fail;
@@ -427,7 +417,7 @@ static void stop_check_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	svc_server *s = arg;
 	if (svc_rpc_calls_in_flight(s->rpc) == 0 && s->replies_writing == 0 &&
-	    svc_upload_in_flight(s->upload) == 0) {
+	    svc_room_set_in_flight(&s->rooms) == 0) {
 		base_logf(BASE_LOG_INFO, "calls drained", NULL);
 		event_base_loopexit(s->base, NULL);
 	}
@@ -446,6 +436,7 @@ void svc_server_shutdown(svc_server *s)
 		s->bound = NULL;
 	}
 	svc_resolver_stop(s->resolver);
+	svc_room_set_stop(&s->rooms);
 	/* Calls waiting for fetches or builds answer now (PENDING where unfinished). */
 	svc_rpc_shutdown(s->rpc);
 	event_active(s->stop_check, EV_TIMEOUT, 0);
@@ -460,9 +451,13 @@ void svc_server_destroy(svc_server *s)
 		return;
 	if (s->resolver)
 		svc_resolver_stop(s->resolver);
+	svc_room_set_stop(&s->rooms);
+	/* Not stopped gracefully: the calls still waiting answer now, while their
+	 * connections exist (svc_server_shutdown did it otherwise). */
+	if (s->rpc && !s->stopping)
+		svc_rpc_shutdown(s->rpc);
 	/* Order: the pool and the fetcher end the flights they hold (svc_resolver.h);
 	 * the pool's unfinished lookups answer through the RPC handler. */
-	svc_layout_stop(s->layout);
 	svc_pool_destroy(s->pool);
 	s->pool = NULL;
 	svc_fetcher_destroy(s->fetcher);
@@ -481,21 +476,22 @@ void svc_server_destroy(svc_server *s)
 	free(s->sources);
 	s->sources = NULL;
 	svc_resolver_destroy(s->resolver);
-	svc_layout_destroy(s->layout);
 	if (s->conns)
 		svc_conns_unlisten(s->conns);
 	if (s->http)
 		evhttp_free(s->http);
 	svc_conns_destroy(s->conns);
+	/* The rooms, in reverse table order: after the pool, the fetchers and the
+	 * resolver (their callbacks use the rooms: upload's checks, layout's and
+	 * debuginfod's flights), and after evhttp (the replies it still held
+	 * reference the rooms' buffers: debuginfod's shared bodies). */
+	svc_room_set_destroy(&s->rooms);
 	svc_index_cache_destroy(s->cache);
 	svc_response_pool_destroy(s->responses);
 	if (s->stop_check)
 		event_free(s->stop_check);
 	svc_rpc_destroy(s->rpc);
-	svc_symbolize_destroy(s->symbolize);
-	svc_profile_destroy(s->profile);
-	svc_debuginfod_destroy(s->debuginfod);
-	svc_upload_destroy(s->upload);  /* after the pool and the fetchers (their callbacks) */
+	free(s->routes);
 	stor_close(s->store);
 	svc_config_deinit(&s->config);
 	free(s);

@@ -6,7 +6,7 @@
  *
  * Routes:
  *   POST /symbolizer.v1.SymbolizerService/<Method>    Connect RPC (svc_rpc; the methods
- *                                                     are svc_server.c's table)
+ *                                                     are the rooms', svc_rooms.c)
  *   GET  /healthz                                     "ok" while serving
  *   GET  /metrics                                     Prometheus text (svc_metrics)
  *   GET|HEAD /buildid/ID/{debuginfo,executable,section/N} debuginfod (svc_debuginfod)
@@ -15,7 +15,8 @@
  *   PUT  /buildid/ID/{debuginfo,executable}           uploads (svc_upload)
  *
  * svc_server_create() opens the store, starts the fetcher, the pool, the
- * caches, and binds the listening socket. svc_server_shutdown() stops
+ * caches, creates the rooms of the table (svc_server_options.rooms), and
+ * binds the listening socket. svc_server_shutdown() stops
  * accepting, answers the calls that wait (PENDING where work is unfinished),
  * lets the replies in flight be written, and then exits the loop;
  * svc_server_destroy() joins the workers and flushes the store.
@@ -34,6 +35,7 @@
 #include "service/rpc/svc_gzip.h"
 
 struct event_base;
+struct svc_room;
 
 typedef struct svc_server_options {
 	const char *listen;          /* HOST:PORT, [V6]:PORT or :PORT (default 127.0.0.1:8080) */
@@ -60,9 +62,13 @@ typedef struct svc_server_options {
 	uint32_t max_connections;    /* open client connections (0: from the open-files limit) */
 	int64_t request_timeout_ms;  /* a request's first byte to its last (header and body) */
 	const svc_config *config;    /* store and sources; copied where needed */
+	/* The rooms the server is assembled from, in creation order (svc_room.h):
+	 * symbolizerd's table (svc_rooms.h) by default; a test's may add rows. */
+	const struct svc_room *const *rooms;
+	size_t n_rooms;
 } svc_server_options;
 
-/* Defaults for everything but config. */
+/* Defaults for everything but config; rooms: symbolizerd's table. */
 void svc_server_options_init(svc_server_options *o);
 
 /*

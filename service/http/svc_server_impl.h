@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_server_impl: the server's state, shared by the files of the HTTP room
- * (svc_server.c: routes and lifecycle; svc_metrics.c: /metrics).
+ * (svc_server.c: lifecycle; svc_routes.c: the router; svc_metrics.c: /metrics).
  * Not for use outside service/http/.
  */
 #ifndef SVC_SERVER_IMPL_H
@@ -12,21 +12,20 @@
 
 #include "base/base_buf.h"
 
-#include "service/fetch/svc_fetcher.h"
-#include "service/resolve/svc_index_cache.h"
-#include "service/http/svc_metrics.h"
 #include "service/core/svc_pool.h"
+#include "service/core/svc_room.h"
+#include "service/fetch/svc_fetcher.h"
+#include "service/http/svc_metrics.h"
+#include "service/http/svc_server.h"
+#include "service/resolve/svc_index_cache.h"
 #include "service/resolve/svc_packages.h"
 #include "service/resolve/svc_resolver.h"
 #include "service/rpc/svc_rpc.h"
 #include "service/symbolize/svc_response.h"
-#include "service/layout/svc_layout.h"
-#include "service/debuginfod/svc_debuginfod.h"
-#include "service/upload/svc_upload.h"
-#include "service/symbolize/svc_profile.h"
-#include "service/symbolize/svc_symbolize.h"
-#include "service/http/svc_server.h"
 #include "storage/stor_db.h"
+
+/* The RPC service the rooms' methods belong to (its routes: /<service>/<Method>). */
+#define SVC_SERVER_SERVICE "symbolizer.v1.SymbolizerService"
 
 struct evhttp;
 struct evhttp_request;
@@ -49,6 +48,12 @@ void svc_conns_replied(svc_conns *cs, struct evhttp_request *req); /* its reply 
 void svc_conns_render_metrics(const svc_conns *cs, base_buf *b);
 void svc_conns_destroy(svc_conns *cs);
 
+/* A row of the router's table: a route and the object its handler gets. */
+typedef struct svc_route {
+	const svc_room_route *route;
+	void *obj;
+} svc_route;
+
 struct svc_server {
 	struct event_base *base;
 	svc_server_options o;
@@ -67,12 +72,11 @@ struct svc_server {
 	svc_response_pool *responses;  /* response tables lent to calls */
 	svc_index_cache *cache;
 	svc_resolver *resolver;
-	svc_symbolize *symbolize;    /* the Symbolize method */
-	svc_profile *profile;        /* the SymbolizeProfile method */
-	svc_layout *layout;          /* the GetTypeLayouts method */
-	svc_rpc *rpc;                /* the Connect handler and its methods */
-	svc_debuginfod *debuginfod;  /* GET/HEAD /buildid/... */
-	svc_upload *upload;          /* PUT /buildid/..., ShouldUpload */
+	svc_room_ctx ctx;            /* the above, for the rooms' create */
+	svc_room_set rooms;          /* the rooms (o.rooms) and their objects */
+	svc_rpc *rpc;                /* the Connect handler and the rooms' methods */
+	svc_route *routes;           /* the router's table (svc_routes.c) */
+	size_t n_routes;
 	svc_metrics metrics;
 	svc_conns *conns;
 	unsigned replies_writing;    /* replies handed to evhttp, not yet written */
@@ -85,6 +89,10 @@ struct svc_server {
 /* Sends status and body (NULL: none), counted and logged under handler. */
 void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *handler,
 		      int status, struct evbuffer *body);
+/* The router's table: the RPC prefix, then every room's routes in table
+ * order, then the HTTP room's own (/healthz, /version, /metrics). False: out
+ * of memory. */
+bool svc_routes_build(svc_server *s);
 /* evhttp's callback for every request (arg: the svc_server). */
 void svc_routes_handle(struct evhttp_request *req, void *arg);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "service/http/svc_rooms.h"
 #include "service/http/svc_server.h"
 
 void svc_server_options_init(svc_server_options *o)
@@ -33,6 +34,8 @@ void svc_server_options_init(svc_server_options *o)
 	o->max_connections = 0;
 	o->waiting_calls_bytes = 512ull * 1024 * 1024;
 	o->request_timeout_ms = 30000;
+	o->rooms = svc_daemon_rooms;
+	o->n_rooms = svc_daemon_n_rooms;
 }
 
 static bool parse_gzip_library(void *obj, const char *value, char *err, size_t err_size)

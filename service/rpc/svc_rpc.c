@@ -21,15 +21,20 @@
 #include "service/rpc/svc_connect.h"
 #include "service/rpc/svc_rpc_impl.h"
 
-/* The JSON codecs of a method the service descriptor has; false: out of memory. */
+/* The JSON codecs of a method whose types the row names or the service
+ * descriptor has; false: out of memory. */
 static bool add_json(svc_rpc_row *row, const ProtobufCServiceDescriptor *sd)
 {
+	const ProtobufCMessageDescriptor *in = row->m.request, *out = row->m.response;
 	const ProtobufCMethodDescriptor *md =
-		sd ? protobuf_c_service_descriptor_get_method_by_name(sd, row->m.name) : NULL;
-	if (!md)
+		!(in && out) && sd ? protobuf_c_service_descriptor_get_method_by_name(sd, row->m.name)
+				   : NULL;
+	if (md)
+		in = md->input, out = md->output;
+	if (!in || !out)
 		return true;
-	row->json_in = svc_rpc_json_create(md->input);
-	row->json_out = svc_rpc_json_create(md->output);
+	row->json_in = svc_rpc_json_create(in);
+	row->json_out = svc_rpc_json_create(out);
 	return row->json_in && row->json_out;
 }
 

@@ -20,8 +20,8 @@
  * with the bytes it put in svc_rpc_call_response(), or svc_rpc_call_fail().
  * Work in between may run on a worker (svc_pool), which may also build and
  * compress the response (svc_rpc_call_encode) since those touch the call
- * alone. Adding a method: a file with its handler, one line in the server's
- * table (svc_server.c).
+ * alone. Adding a method: a file with its handler, one row in a room's
+ * methods (svc_room.h; the daemon's rooms are service/http/svc_rooms.c).
  *
  * Loop thread only, but for the call functions marked otherwise.
  */
@@ -38,6 +38,7 @@
 
 struct evbuffer;
 struct evhttp_request;
+struct ProtobufCMessageDescriptor;
 struct ProtobufCServiceDescriptor;
 struct svc_pool;
 
@@ -54,6 +55,10 @@ typedef struct svc_rpc_method {
 	const char *name;            /* "Symbolize": the last part of the route */
 	svc_rpc_handler_fn handle;
 	void *ctx;
+	/* The message types, for JSON, when the service descriptor lacks the
+	 * method (a test's); NULL: found there by name. */
+	const struct ProtobufCMessageDescriptor *request;
+	const struct ProtobufCMessageDescriptor *response;
 } svc_rpc_method;
 
 typedef struct svc_rpc_options {

@@ -1,60 +1,69 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""check_layout: the rooms' dependency rules of DESIGN.md, checked on every
-#include "..." of the tree, so a wrong-way include fails the tests rather than
-waiting for a reviewer (include directories are global, so the compiler and
-the static libraries' links alone do not stop one).
+"""check_layout: the rooms' dependency rule, checked on every #include "..." of
+the tree, so a wrong-way include fails the tests rather than waiting for a
+reviewer (include directories are global, so the compiler and the static
+libraries' links alone do not stop one).
 
-cmd -> service -> {source, storage, symbolizer} -> base; inside service/, the
-rooms use each other one way (service/CMakeLists.txt draws it). proto/ is the
-generated API, for service/symbolize, service/layout, service/http (the service
-descriptor it hands the RPC room, for Connect JSON), cmd/, tests and benchmarks."""
+The rule is cmake/rooms.txt (`room: rooms it may use`), the file CMake checks
+the rooms' links against too (cmake/rooms.cmake); this script only reads it.
+Besides it, one rule of DESIGN.md: a room's *_impl.h is for that room alone
+(the others use its public headers). An include of a directory of the tree that
+is no room (tests/, scripts/) is refused to every room."""
 import os
 import re
 import sys
 
-# room -> the rooms it may include (itself always allowed)
-ALLOWED = {
-    "base": set(),
-    "symbolizer": {"base"},
-    "storage": {"base"},
-    "source": {"symbolizer", "base"},
-    "service/core": {"storage", "symbolizer", "base"},
-    "service/fetch": {"service/core", "source", "storage", "symbolizer", "base"},
-    "service/resolve": {"service/fetch", "service/core", "source", "storage", "symbolizer",
-                        "base"},
-    "service/rpc": {"service/core", "symbolizer", "base"},
-    "service/symbolize": {"service/rpc", "service/resolve", "service/core", "proto",
-                          "symbolizer", "base"},
-    "service/layout": {"service/rpc", "service/resolve", "service/core", "proto", "storage",
-                       "symbolizer", "base"},
-    "service/debuginfod": {"service/resolve", "service/fetch", "service/core", "source",
-                           "storage", "symbolizer", "base"},
-    "service/upload": {"service/rpc", "service/fetch", "service/core", "proto",
-                       "source", "storage", "symbolizer", "base"},
-    "service/http": {"service/symbolize", "service/debuginfod", "service/layout", "service/upload", "service/rpc", "service/resolve", "service/fetch", "source",
-                     "service/core", "storage", "symbolizer", "base", "proto"},
-}
-ROOMS = sorted(ALLOWED, key=len, reverse=True)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
-def room_of(path):
-    for r in ROOMS:
-        if path == r or path.startswith(r + "/"):
-            return r
-    if path.startswith("proto/"):
-        return "proto"
-    return None
+def read_rooms(path):
+    """room -> set of rooms it may use, from cmake/rooms.txt ("service/*" expanded)."""
+    may, order, room = {}, [], None
+    with open(path) as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.split("#", 1)[0].rstrip()
+            if not line.strip():
+                continue
+            m = re.match(r"^([^\s:]+):(.*)$", line)
+            if m:
+                room = m.group(1)
+                order.append(room)
+                may[room] = m.group(2).split()
+            elif line[0] in " \t" and room:
+                may[room] += line.split()  # a continuation of the room above
+            else:
+                sys.exit(f"{path}:{n}: cannot read {raw.strip()!r}")
+    allowed = {}
+    for r in order:
+        out = set()
+        for m in may[r]:
+            if m.endswith("/*"):
+                out |= {x for x in order if x.startswith(m[:-1])}
+            elif m in may:
+                out.add(m)
+            else:
+                sys.exit(f"{path}: {r} may use {m}, which is no room of the file")
+        allowed[r] = out
+    return allowed
 
 
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else "."
-    bad = 0
-    checked = 0
-    for room in ALLOWED:
+    allowed = read_rooms(os.path.join(top, "cmake", "rooms.txt"))
+    rooms = sorted(allowed, key=len, reverse=True)
+    tree_dirs = {d for d in os.listdir(top) if os.path.isdir(os.path.join(top, d))}
+
+    def room_of(path):
+        for r in rooms:
+            if path == r or path.startswith(r + "/"):
+                return r
+        return None
+
+    bad = checked = 0
+    for room in allowed:
         for dirpath, _, files in os.walk(os.path.join(top, room)):
-            for name in files:
+            for name in sorted(files):
                 if not name.endswith((".c", ".h")):
                     continue
                 path = os.path.join(dirpath, name)
@@ -66,12 +75,21 @@ def main():
                         if not m:
                             continue
                         checked += 1
-                        target = room_of(m.group(1))
-                        if target is None or target == own or target in ALLOWED[own]:
-                            continue
-                        print(f"{rel}:{n}: {own} may not include {m.group(1)} ({target})")
-                        bad += 1
-    print(f"{checked} includes checked, {bad} against the layout")
+                        inc = m.group(1)
+                        target = room_of(inc)
+                        why = None
+                        if target is None:
+                            if "/" in inc and inc.split("/", 1)[0] in tree_dirs:
+                                why = "no room"
+                        elif target != own and target not in allowed[own]:
+                            why = target
+                        elif target != own and inc.endswith("_impl.h"):
+                            why = f"{target}'s internal header"
+                        if why:
+                            print(f"{rel}:{n}: {own} may not include {inc} ({why})")
+                            bad += 1
+    print(f"{checked} includes checked in {len(allowed)} rooms, {bad} against "
+          f"cmake/rooms.txt")
     return 1 if bad else 0
 
 

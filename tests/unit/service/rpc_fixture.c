@@ -184,13 +184,13 @@ bool fixture_start(fixture *f)
 	if (!(f->base = event_base_new()) || !(f->http = evhttp_new(f->base)) ||
 	    !(f->pool = svc_pool_create(f->base, 1)))
 		return false;
-	/* The table: one line a method, as in the daemon's (svc_server.c). */
+	/* The table: one line a method (the daemon's come from its rooms, svc_rooms.c). */
 	const svc_rpc_method methods[] = {
-		{"Echo", echo_handle, f},
-		{"Fail", fail_handle, f},
-		{"Late", late_handle, f},
-		{"Worker", worker_handle, f},
-		{"Hang", hang_handle, f},
+		{.name = "Echo", .handle = echo_handle, .ctx = f},
+		{.name = "Fail", .handle = fail_handle, .ctx = f},
+		{.name = "Late", .handle = late_handle, .ctx = f},
+		{.name = "Worker", .handle = worker_handle, .ctx = f},
+		{.name = "Hang", .handle = hang_handle, .ctx = f},
 	};
 	svc_rpc_options o = {
 		.service = "test.v1.TestService",
