@@ -52,6 +52,7 @@ struct conn {
 	bool busy;          /* a request is in a handler's hands */
 	bool too_large;
 	bool headers_seen;  /* the end of the request's headers went by */
+	unsigned writing;   /* replies handed to evhttp, not yet written */
 };
 
 struct svc_conns {
@@ -61,6 +62,9 @@ struct svc_conns {
 	uint64_t max_conns, max_request_bytes;
 	int64_t request_timeout_ms;
 	uint64_t open;
+	uint64_t writing;   /* the connections' writing, summed */
+	void (*reply_ended)(void *arg);
+	void *reply_ended_arg;
 	conn *head, *tail;
 	conn **pending;  /* created, not yet attached to their evhttp connection */
 	size_t n_pending, cap_pending;
@@ -210,6 +214,8 @@ static void conn_free(conn *c)
 {
 	svc_conns *cs = c->cs;
 	unlink_conn(c);
+	bool ended = c->writing > 0;
+	cs->writing -= c->writing;  /* replies its client left in the middle of */
 	if (c->in_cb)
 		evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->in_cb);
 	if (c->out_cb)
@@ -222,6 +228,8 @@ static void conn_free(conn *c)
 		cs->paused_full = false;
 		listener_update(cs);
 	}
+	if (ended && cs->reply_ended)
+		cs->reply_ended(cs->reply_ended_arg);
 }
 
 static void closed_cb(struct evhttp_connection *evcon, void *arg)
@@ -445,8 +453,29 @@ void svc_conns_request(svc_conns *cs, struct evhttp_request *req)
 void svc_conns_replied(svc_conns *cs, struct evhttp_request *req)
 {
 	conn *c = find(cs, req);
-	if (c)
-		c->busy = false;
+	if (!c)
+		return;
+	c->busy = false;
+	if (c->writing > 0) {
+		c->writing--;
+		cs->writing--;
+	}
+	if (cs->reply_ended)
+		cs->reply_ended(cs->reply_ended_arg);
+}
+
+void svc_conns_reply_started(svc_conns *cs, struct evhttp_request *req)
+{
+	conn *c = find(cs, req);
+	if (c) {
+		c->writing++;
+		cs->writing++;
+	}
+}
+
+uint64_t svc_conns_replies_writing(const svc_conns *cs)
+{
+	return cs ? cs->writing : 0;
 }
 
 static uint64_t raise_nofile(void)
@@ -482,6 +511,8 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->max_conns = o->max_connections ? o->max_connections : auto_max;
 	cs->max_request_bytes = o->max_request_bytes;
 	cs->request_timeout_ms = o->request_timeout_ms;
+	cs->reply_ended = o->reply_ended;
+	cs->reply_ended_arg = o->arg;
 	cs->attach = event_new(base, -1, 0, attach_cb, cs);
 	cs->resume = evtimer_new(base, resume_cb, cs);
 	if (!cs->attach || !cs->resume) {

@@ -24,10 +24,7 @@
 static void reply_written(struct evhttp_request *req, void *arg)
 {
 	svc_server *s = arg;
-	svc_conns_replied(s->conns, req);
-	s->replies_writing--;
-	if (s->stopping && s->stop_check)
-		event_active(s->stop_check, EV_TIMEOUT, 0);
+	svc_conns_replied(s->conns, req);  /* and the shutdown check (svc_server.c) */
 }
 
 void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *handler,
@@ -36,7 +33,7 @@ void svc_server_reply(svc_server *s, struct evhttp_request *req, const char *han
 	svc_metrics_http(&s->metrics, handler, status);
 	if (s->stopping)
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-	s->replies_writing++;
+	svc_conns_reply_started(s->conns, req);
 	evhttp_request_set_on_complete_cb(req, reply_written, s);
 	evhttp_send_reply(req, status, NULL, body);
 }

@@ -92,6 +92,14 @@ static uint64_t default_build_memory(void)
 
 static void stop_check_cb(evutil_socket_t fd, short what, void *arg);
 
+/* A reply was written out, or its client left: while stopping, maybe the last. */
+static void reply_ended(void *arg)
+{
+	svc_server *s = arg;
+	if (s->stopping && s->stop_check)
+		event_active(s->stop_check, EV_TIMEOUT, 0);
+}
+
 /* The fetchers' sources, in order: the local debug dirs, then the package
  * archives (their scanner started here), then the fetchers ask the upstreams. */
 static bool make_sources(svc_server *s, svc_error *err)
@@ -345,6 +353,8 @@ static bool start_http(svc_server *s, svc_error *err)
 		.max_connections = s->o.max_connections,
 		.max_request_bytes = hard,
 		.request_timeout_ms = s->o.request_timeout_ms,
+		.reply_ended = reply_ended,
+		.arg = s,
 	};
 	if (!(s->conns = svc_conns_create(s->base, s->http, &co))) {
 		svc_error_set(err, SVC_E_NOMEM, "out of memory");
@@ -416,7 +426,7 @@ static void stop_check_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	svc_server *s = arg;
-	if (svc_rpc_calls_in_flight(s->rpc) == 0 && s->replies_writing == 0 &&
+	if (svc_rpc_calls_in_flight(s->rpc) == 0 && svc_conns_replies_writing(s->conns) == 0 &&
 	    svc_room_set_in_flight(&s->rooms) == 0) {
 		base_logf(BASE_LOG_INFO, "calls drained", NULL);
 		event_base_loopexit(s->base, NULL);

@@ -38,6 +38,10 @@ typedef struct svc_conns_options {
 	uint64_t max_connections;   /* 0: from the open-files limit */
 	uint64_t max_request_bytes; /* headers and body of one request */
 	int64_t request_timeout_ms; /* first byte to last of a request; 0: none */
+	/* A reply stopped being written (written out, or its connection went
+	 * away): the server's shutdown check. NULL: none. */
+	void (*reply_ended)(void *arg);
+	void *arg;
 } svc_conns_options;
 svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 			    const svc_conns_options *o);
@@ -45,6 +49,12 @@ void svc_conns_listen(svc_conns *cs, struct evhttp_bound_socket *bound);
 void svc_conns_unlisten(svc_conns *cs);
 void svc_conns_request(svc_conns *cs, struct evhttp_request *req); /* a request is handled */
 void svc_conns_replied(svc_conns *cs, struct evhttp_request *req); /* its reply is out */
+/* A reply is handed to evhttp: counted until it is written or its connection
+ * closes (libevent frees a request whose client left mid-reply without its
+ * completion callback, so only the connection's close can end the count). */
+void svc_conns_reply_started(svc_conns *cs, struct evhttp_request *req);
+/* Replies handed to evhttp and not yet ended. */
+uint64_t svc_conns_replies_writing(const svc_conns *cs);
 void svc_conns_render_metrics(const svc_conns *cs, base_buf *b);
 void svc_conns_destroy(svc_conns *cs);
 
@@ -79,7 +89,6 @@ struct svc_server {
 	size_t n_routes;
 	svc_metrics metrics;
 	svc_conns *conns;
-	unsigned replies_writing;    /* replies handed to evhttp, not yet written */
 	bool stopping;
 	struct event *stop_check;
 };

@@ -14,7 +14,8 @@ client sending one byte every few seconds is cut off); waiting (calls that
 wait on a slow upstream count against --waiting-calls-bytes); disk_full (a
 tmpfs data dir filled to the brim while files are stored: the daemon stays up,
 answers, says why, and stores again once space returns; it starts on a full
-disk).
+disk); left_mid_reply (clients that leave in the middle of a large reply do not
+hold the next shutdown).
 """
 import argparse
 import os
@@ -468,7 +469,43 @@ def main():
                 d.stop()
             subprocess.run(["umount", mnt])
 
+    def case_left_mid_reply():
+        # A client that leaves in the middle of a large reply (issue 25, item 9):
+        # libevent frees the request without its completion callback, so the
+        # reply must stop counting when its connection closes, or every later
+        # shutdown waits out its 10 s cap instead of draining.
+        libc = build_id(os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6"))
+        dbg_dir = os.path.join(work, "left-dbg")
+        os.makedirs(os.path.join(dbg_dir, ".build-id", libc[:2]))
+        plain = os.path.join(dbg_dir, ".build-id", libc[:2], libc[2:] + ".debug")
+        # Decompressed sections: far more bytes than the socket buffers hold.
+        subprocess.run(["objcopy", "--decompress-debug-sections",
+                        "/usr/lib/debug/.build-id/%s/%s.debug" % (libc[:2], libc[2:]), plain],
+                       check=True)
+        d = start("left", debug_dirs=[dbg_dir])
+        try:
+            for _ in range(3):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(("127.0.0.1", d.port))
+                s.sendall(b"GET /buildid/%s/debuginfo HTTP/1.1\r\nHost: x\r\n\r\n" % libc.encode())
+                head = s.recv(1024)
+                check(head.startswith(b"HTTP/1.1 200"), "reply: %r" % head[:100])
+                # Leave with a reset: the reply is still being written.
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()
+            st, _, _ = d.request("/healthz")
+            check(st == 200, "still serving: %d" % st)
+            check(d.stop() == 0, "exit status after SIGTERM")
+            log = d.log_text()
+            check('msg="calls drained"' in log,
+                  "shutdown waited for replies nobody reads:\n" + log[-2000:])
+        finally:
+            if d.proc.poll() is None:
+                d.stop()
+
     sys.exit(run_cases([("utf8", case_utf8), ("framing", case_framing),
+                        ("left_mid_reply", case_left_mid_reply),
                         ("descriptors", case_descriptors), ("waiting", case_waiting),
                         ("disk_full", case_disk_full)],
                        args.cases))
