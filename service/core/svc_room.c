@@ -10,8 +10,11 @@
 
 bool svc_room_route_matches(const svc_room_route *route, unsigned method, const char *path)
 {
-	if (!(route->methods & method))
-		return false;
+	return (route->methods & method) && svc_room_route_path_matches(route, path);
+}
+
+bool svc_room_route_path_matches(const svc_room_route *route, const char *path)
+{
 	size_t n = strlen(route->path);
 	if (n && route->path[n - 1] == '/')
 		return strncmp(path, route->path, n) == 0;

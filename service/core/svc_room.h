@@ -113,6 +113,9 @@ typedef struct svc_room_route {
 
 /* True when route serves a request of this method (an EVHTTP_REQ_* bit) and path. */
 bool svc_room_route_matches(const svc_room_route *route, unsigned method, const char *path);
+/* True when route's path is path (or, ending in '/', a prefix of it), whatever
+ * the method: the router answers 405 when a path matches with no method. */
+bool svc_room_route_path_matches(const svc_room_route *route, const char *path);
 
 /* The rows of an array (methods, routes, a table). */
 #define SVC_ROOM_COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -140,8 +140,13 @@ void svc_dbg_reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind
 	if (status == 503)
 		evhttp_add_header(h, "Retry-After", "5");
 	evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
-	if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD)
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
 		evbuffer_add_printf(b, "%s\n", text);
+	} else {  /* HEAD: the headers GET would send, its length included */
+		char len[24];
+		snprintf(len, sizeof(len), "%zu", strlen(text) + 1);
+		evhttp_add_header(h, "Content-Length", len);
+	}
 	svc_dbg_reply(d, req, kind, status, b);
 	evbuffer_free(b);
 }

@@ -146,6 +146,33 @@ bool svc_routes_build(svc_server *s)
 
 /* ---- dispatch ---- */
 
+/* 405 with the methods the path has (RFC 9110: Allow is required with it). */
+static void method_not_allowed(svc_server *s, struct evhttp_request *req, unsigned allowed)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = {
+		{EVHTTP_REQ_GET, "GET"},       {EVHTTP_REQ_HEAD, "HEAD"},
+		{EVHTTP_REQ_POST, "POST"},     {EVHTTP_REQ_PUT, "PUT"},
+		{EVHTTP_REQ_DELETE, "DELETE"}, {EVHTTP_REQ_OPTIONS, "OPTIONS"},
+		{EVHTTP_REQ_PATCH, "PATCH"},
+	};
+	char allow[64] = "";
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (allowed & names[i].bit) {
+			size_t n = strlen(allow);
+			snprintf(allow + n, sizeof(allow) - n, "%s%s", n ? ", " : "", names[i].name);
+		}
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 405, NULL);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+	evbuffer_add_printf(b, "method not allowed: %s\n", allow);
+	reply_text(s, req, "other", 405, "text/plain; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
 /* Two Content-Length headers that differ: which body is meant is what request
  * smuggling plays on (evhttp read the first). Refused, and the connection
  * closed: what follows on it cannot be trusted. */
@@ -187,13 +214,18 @@ void svc_routes_handle(struct evhttp_request *req, void *arg)
 		buf[n] = '\0';
 		path = buf;
 	}
-	unsigned method = (unsigned)evhttp_request_get_command(req);
+	unsigned method = (unsigned)evhttp_request_get_command(req), allowed = 0;
 	for (size_t i = 0; i < s->n_routes; i++) {
 		const svc_route *r = &s->routes[i];
-		if (svc_room_route_matches(r->route, method, path) &&
+		if (!svc_room_route_path_matches(r->route, path))
+			continue;
+		allowed |= r->route->methods;
+		if ((r->route->methods & method) &&
 		    r->route->handle(r->obj, req, path, q ? q + 1 : NULL))
 			return;
 	}
+	if (allowed && !(allowed & method))
+		return method_not_allowed(s, req, allowed);
 	struct evbuffer *b = evbuffer_new();
 	if (!b)
 		return evhttp_send_error(req, 404, NULL);

@@ -107,6 +107,19 @@ def case_serve():
               "HEAD sizes: %r" % h)
         check(h.get("x-debuginfod-file") and "last-modified" in h, "HEAD headers: %r" % h)
         check(h.get("content-type") == "application/octet-stream", "content type %r" % h)
+        # HEAD of a 404: the GET's headers, its Content-Length included (issue 25, item 11)
+        gst, gh, gbody = request(d, "/buildid/%s/executable" % only)
+        status, h, body = request(d, "/buildid/%s/executable" % only, "HEAD")
+        check(status == 404 == gst and body == b"" and
+              h.get("content-length") == str(len(gbody)) == gh.get("content-length"),
+              "HEAD 404: %d %r, GET %r" % (status, h, gh))
+        # Methods the path does not have: 405 with Allow, nothing stored or served
+        for method in ("POST", "DELETE", "PATCH"):
+            status, h, _ = request(d, "/buildid/%s/debuginfo" % stripped, method)
+            check(status == 405 and h.get("allow") == "GET, HEAD, PUT",
+                  "%s /buildid/: %d %r" % (method, status, h.get("allow")))
+        status, h, _ = request(d, "/metrics", "POST")
+        check(status == 405 and h.get("allow") == "GET, HEAD", "POST /metrics: %d" % status)
         status, _, _ = request(d, "/buildid/%s/debuginfo" % stripped,
                                headers={"X-DEBUGINFOD-MAXSIZE": "100"})
         check(status == 406, "MAXSIZE 100: %d" % status)
