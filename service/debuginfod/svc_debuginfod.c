@@ -185,6 +185,54 @@ static void file_headers(struct evhttp_request *req, const dreq *r, uint64_t siz
 		evhttp_add_header(h, "X-DEBUGINFOD-ARCHIVE", r->archive);
 	svc_dbg_last_modified(req, fetch_ms);
 	evhttp_add_header(h, "Content-Type", "application/octet-stream");
+	evhttp_add_header(h, "Accept-Ranges", "bytes");
+}
+
+/* Largest bounded range cut out of a body (its bytes are copied); a larger one
+ * is answered with the whole file. A range to the end costs no copy. */
+#define SVC_DEBUGINFOD_RANGE_COPY_MAX (64u << 20)
+
+/*
+ * The Range of r's request applied to its body: 206 with *body cut to the
+ * range and *len its length, 200 for the whole file (no Range, one not read,
+ * If-Range: the validator is not checked, so the whole file is the safe
+ * answer), 416 past the end, 500 out of memory.
+ */
+static int ranged(dreq *r, struct evbuffer **body, uint64_t *len)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(r->req);
+	const char *range = evhttp_find_header(in, "Range");
+	uint64_t first = 0, last = 0;
+	*len = r->size;
+	if (!range || r->head || evhttp_find_header(in, "If-Range"))
+		return 200;
+	svc_dbg_range rc = svc_dbg_range_parse(range, r->size, &first, &last);
+	if (rc == SVC_DBG_RANGE_UNSATISFIABLE)
+		return 416;
+	uint64_t n = last - first + 1, rest = r->size - first;
+	if (rc != SVC_DBG_RANGE_OK || (n < rest && n > SVC_DEBUGINFOD_RANGE_COPY_MAX))
+		return 200;
+	if (evbuffer_drain(*body, first) != 0)
+		return 500;
+	if (n < rest) {
+		struct evbuffer *part = evbuffer_new();
+		if (!part || evbuffer_remove_buffer(*body, part, n) != (int)n) {
+			if (part)
+				evbuffer_free(part);
+			return 500;
+		}
+		evbuffer_free(*body);
+		*body = part;
+	}
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
+	char v[96];
+	snprintf(v, sizeof(v), "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, first, last, r->size);
+	evhttp_add_header(h, "Content-Range", v);
+	snprintf(v, sizeof(v), "%" PRIu64, n);
+	evhttp_remove_header(h, "Content-Length");
+	evhttp_add_header(h, "Content-Length", v);
+	*len = n;
+	return 206;
 }
 
 /* Section NAME of the file, inflated when compressed (on a worker). */
@@ -391,9 +439,24 @@ static void loaded(void *job, bool cancelled)
 		return dreq_free(r);
 	}
 	file_headers(r->req, r, r->size, r->meta.fetch_time);
+	uint64_t len;
+	status = ranged(r, &body, &len);
+	if (status == 416 || status == 500) {
+		char v[48];
+		snprintf(v, sizeof(v), "bytes */%" PRIu64, r->size);
+		struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
+		evhttp_remove_header(h, "Content-Length");
+		evhttp_remove_header(h, "Content-Type");
+		if (status == 416)
+			evhttp_add_header(h, "Content-Range", v);
+		evbuffer_free(body);
+		svc_dbg_reply_error(d, r->req, r->kind, status,
+				    status == 416 ? "range not satisfiable" : "out of memory");
+		return dreq_free(r);
+	}
 	if (!r->head)
-		d->bytes += r->size;
-	svc_dbg_reply(d, r->req, r->kind, 200, body);
+		d->bytes += len;
+	svc_dbg_reply(d, r->req, r->kind, status, body);
 	evbuffer_free(body);
 	dreq_free(r);
 }

@@ -53,6 +53,18 @@ void svc_dbg_reply_error(svc_debuginfod *d, struct evhttp_request *req, int kind
 /* Last-Modified of a time in Unix ms. */
 void svc_dbg_last_modified(struct evhttp_request *req, int64_t unix_ms);
 
+/* ---- svc_debuginfod_range.c ---- */
+
+typedef enum svc_dbg_range {
+	SVC_DBG_RANGE_NONE = 0,        /* no Range, or one not read: the whole file (200) */
+	SVC_DBG_RANGE_OK,              /* bytes first..last (206) */
+	SVC_DBG_RANGE_UNSATISFIABLE,   /* starts past the end (416) */
+} svc_dbg_range;
+
+/* A Range header's one byte range of a file of size bytes. */
+svc_dbg_range svc_dbg_range_parse(const char *header, uint64_t size, uint64_t *first,
+				  uint64_t *last);
+
 /* /buildid/ID/source/PATH (svc_debuginfod_source.c): path canonical, absolute;
  * relay: the fetcher whose upstreams are asked when no package holds it
  * (NULL: none, past the hop limit). */

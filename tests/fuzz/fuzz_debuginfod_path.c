@@ -5,7 +5,9 @@
  * percent-decoded and validated. What it accepts must be safe to use: a build
  * ID of lowercase hex; a section name printable without '/'; a source path
  * absolute, without control bytes, and canonical (no "//", no "." or ".." component, no trailing
- * '/'), which canonicalizing again leaves unchanged.
+ * '/'), which canonicalizing again leaves unchanged. The same bytes as a
+ * Range header (svc_debuginfod_range.c): a range it accepts lies inside the
+ * file, first <= last < size.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -52,6 +54,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			assert(kind == K_DEBUGINFO || kind == K_EXECUTABLE || kind == K_STATUS);
 		}
+	}
+	static const uint64_t sizes[] = {0, 1, 1000, UINT64_MAX};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t first = 0, last = 0;
+		if (svc_dbg_range_parse(in, sizes[i], &first, &last) == SVC_DBG_RANGE_OK)
+			assert(first <= last && last < sizes[i]);
 	}
 	free(in);
 	return 0;

@@ -107,6 +107,35 @@ def case_serve():
               "HEAD sizes: %r" % h)
         check(h.get("x-debuginfod-file") and "last-modified" in h, "HEAD headers: %r" % h)
         check(h.get("content-type") == "application/octet-stream", "content type %r" % h)
+        # One byte range (a resumed download): 206 with Content-Range; past the
+        # end 416; anything not read (several ranges) the whole file (issue 25, item 11)
+        whole = open(fx("c_stripped.debug"), "rb").read()
+        check(h.get("accept-ranges") == "bytes", "no Accept-Ranges: %r" % h)
+        for rng, lo, hi in (("bytes=100-199", 100, 199), ("bytes=1000-", 1000, size - 1),
+                            ("bytes=-500", size - 500, size - 1), ("bytes=0-0", 0, 0)):
+            status, rh, body = request(d, "/buildid/%s/debuginfo" % stripped,
+                                       headers={"Range": rng})
+            check(status == 206 and body == whole[lo:hi + 1] and
+                  rh.get("content-range") == "bytes %d-%d/%d" % (lo, hi, size) and
+                  rh.get("content-length") == str(hi - lo + 1),
+                  "%s: %d %r %d bytes" % (rng, status, rh.get("content-range"), len(body)))
+        status, rh, _ = request(d, "/buildid/%s/debuginfo" % stripped,
+                                headers={"Range": "bytes=%d-" % size})
+        check(status == 416 and rh.get("content-range") == "bytes */%d" % size,
+              "past the end: %d %r" % (status, rh))
+        for rng in ("bytes=0-1,5-6", "lines=1-2"):
+            status, _, body = request(d, "/buildid/%s/debuginfo" % stripped,
+                                      headers={"Range": rng})
+            check(status == 200 and body == whole, "%s: %d %d bytes" % (rng, status, len(body)))
+        # curl resuming a cut download gets the same bytes
+        part = os.path.join(work, "resumed.debug")
+        with open(part, "wb") as f:
+            f.write(whole[:len(whole) // 3])
+        r = subprocess.run(["curl", "-sSf", "-C", "-", "-o", part,
+                            d.url + "/buildid/%s/debuginfo" % stripped],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and open(part, "rb").read() == whole,
+              "curl -C -: %d %s" % (r.returncode, r.stderr))
         # HEAD of a 404: the GET's headers, its Content-Length included (issue 25, item 11)
         gst, gh, gbody = request(d, "/buildid/%s/executable" % only)
         status, h, body = request(d, "/buildid/%s/executable" % only, "HEAD")
