@@ -51,6 +51,7 @@ typedef enum stor_errc {
 	STOR_E_CORRUPT,    /* a stored record fails its checks */
 	STOR_E_TOO_LARGE,  /* larger than the store's whole size bound */
 	STOR_E_EXISTS,     /* refused: the store holds a better file already */
+	STOR_E_NOSPACE,    /* this write does not fit on the disk (others still may) */
 } stor_errc;
 
 typedef struct stor_error {

@@ -80,6 +80,7 @@ struct stor_db {
 	uint64_t disk_overhead;   /* disk bytes beyond db->bytes (WAL, garbage), counted
 				     against max_bytes */
 	uint64_t write_errors;
+	uint64_t space_refused;  /* writes refused as larger than the disk can take */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;        /* signalled when an entry stops being busy */
@@ -88,9 +89,10 @@ struct stor_db {
 	uint64_t bytes, stored_entries, files, indexes, evictions, pinned;
 };
 
-/* stor_space.c (see there): may a write of `incoming` bytes go ahead? False
- * with err set when the disk is full. Mutex held. */
-bool stor_space_admit(stor_db *db, uint64_t incoming, stor_error *err);
+/* stor_space.c (see there): may a write of `incoming` bytes go ahead? STOR_OK,
+ * or with err set: STOR_E_IO when the disk is full, STOR_E_NOSPACE when this
+ * write does not fit (smaller ones still may). Mutex held. */
+stor_errc stor_space_admit(stor_db *db, uint64_t incoming, stor_error *err);
 /* A RocksDB write failed with rerr (freed here): "disk full" when it is ENOSPC. */
 stor_errc stor_space_write_failed(stor_db *db, char *rerr, stor_error *err, const char *what);
 /* Bytes the data dir takes on disk (as du counts them). */

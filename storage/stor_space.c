@@ -11,6 +11,15 @@
  * writing resumes. A store opened read-only on a full disk stays so until a
  * restart.
  *
+ * A write is admitted only when the disk can take it whole: RocksDB writes a
+ * value twice before it gives any room back (into the WAL, then into the blob
+ * or table file its flush writes, before that WAL is dropped), so a write of
+ * N bytes needs 2N free beside the margin. A write that does not fit while
+ * smaller ones would is refused alone (STOR_E_NOSPACE: "507" to an upload) and
+ * the store stays writable; only a disk below the margin is "full". Admitting
+ * a 150 MB write with 200 MB free used to leave RocksDB's flush without room,
+ * and every later write failed.
+ *
  * stor_space_disk_bytes() measures the data dir as `du --apparent-size` does
  * (every file: tables, blob files, WAL, MANIFEST, obsolete files; not the
  * space RocksDB preallocates for its WAL and MANIFEST, given back at close).
@@ -32,6 +41,7 @@
 #include "base/base_log.h"
 
 #define RECHECK_MS 2000
+#define WRITE_COPIES 2  /* the WAL's copy, then the flushed file's */
 
 /* Bytes a write must leave free: a 32nd of the file system, 1 MiB to 64 MiB
  * (memtable flushes and compactions need room of their own). */
@@ -63,32 +73,40 @@ static void set_full(stor_db *db, const char *why)
 	db->disk_checked_ms = base_mono_ms();
 }
 
-bool stor_space_admit(stor_db *db, uint64_t incoming, stor_error *err)
+stor_errc stor_space_admit(stor_db *db, uint64_t incoming, stor_error *err)
 {
 	if (db->read_only) {
 		stor_set_err(err, STOR_E_IO, "store disk full: the store was opened read-only on a "
 			     "full disk (%s); restart once there is room", db->path);
 		db->write_errors++;
-		return false;
+		return STOR_E_IO;
 	}
 	int64_t now = base_mono_ms();
 	if (db->disk_full && now - db->disk_checked_ms < RECHECK_MS) {
 		stor_set_err(err, STOR_E_IO, "store disk full (%s): write refused; retried when "
 			     "space is back", db->path);
 		db->write_errors++;
-		return false;
+		return STOR_E_IO;
 	}
 	uint64_t avail, need;
 	if (!free_bytes(db, &avail, &need))
-		return !db->disk_full; /* cannot tell: let RocksDB say */
-	if (avail < incoming + need) {
+		return db->disk_full ? STOR_E_IO : STOR_OK; /* cannot tell: let RocksDB say */
+	if (avail < need) {
 		char why[160];
-		snprintf(why, sizeof(why), "%" PRIu64 " bytes free, %" PRIu64 " to write and a margin of %"
-			 PRIu64, avail, incoming, need);
+		snprintf(why, sizeof(why), "%" PRIu64 " bytes free, below the margin of %" PRIu64,
+			 avail, need);
 		set_full(db, why);
 		stor_set_err(err, STOR_E_IO, "store disk full (%s): %s", db->path, why);
 		db->write_errors++;
-		return false;
+		return STOR_E_IO;
+	}
+	if (incoming > (avail - need) / WRITE_COPIES) {
+		stor_set_err(err, STOR_E_NOSPACE,
+			     "store %s: a write of %" PRIu64 " bytes needs %" PRIu64 " free (the WAL, "
+			     "then the flushed file) and a margin of %" PRIu64 "; %" PRIu64 " are free",
+			     db->path, incoming, incoming * WRITE_COPIES, need, avail);
+		db->space_refused++;
+		return STOR_E_NOSPACE;
 	}
 	if (db->disk_full) {
 		char *rerr = stor_shim_resume(db->db);
@@ -98,13 +116,13 @@ bool stor_space_admit(stor_db *db, uint64_t incoming, stor_error *err)
 				     db->path, rerr);
 			free(rerr);
 			db->write_errors++;
-			return false;
+			return STOR_E_IO;
 		}
 		db->disk_full = false;
 		base_logf(BASE_LOG_INFO, "store disk has room again, writes resumed",
 			  "dir=%s free_bytes=%" PRIu64, db->path, avail);
 	}
-	return true;
+	return STOR_OK;
 }
 
 stor_errc stor_space_write_failed(stor_db *db, char *rerr, stor_error *err, const char *what)

@@ -49,7 +49,7 @@ void stor_db_metrics_render(stor_db *db, base_buf *out)
 	base_expo_u64(out, "symbolizer_store_negative_entries", "", ss.negatives);
 	pthread_mutex_lock(&db->mu);
 	bool full = db->disk_full || db->read_only;
-	uint64_t errors = db->write_errors;
+	uint64_t errors = db->write_errors, refused = db->space_refused;
 	pthread_mutex_unlock(&db->mu);
 	base_expo_family(out, "symbolizer_store_disk_full", "gauge",
 			 "1 while the store's disk is full: writes refused, reads served.");
@@ -57,6 +57,10 @@ void stor_db_metrics_render(stor_db *db, base_buf *out)
 	base_expo_family(out, "symbolizer_store_write_errors_total", "counter",
 			 "Store writes that failed or were refused (a full disk, I/O errors).");
 	base_expo_u64(out, "symbolizer_store_write_errors_total", "", errors);
+	base_expo_family(out, "symbolizer_store_space_refused_total", "counter",
+			 "Writes refused because the disk could not take them whole (twice their "
+			 "size: the WAL, then the flushed file); the store stays writable.");
+	base_expo_u64(out, "symbolizer_store_space_refused_total", "", refused);
 	base_expo_family(out, "symbolizer_store_disk_bytes", "gauge",
 			 "Bytes the data dir takes on disk (du: WAL and files not yet collected too).");
 	base_expo_u64(out, "symbolizer_store_disk_bytes", "", stor_space_disk_bytes(db));

@@ -28,8 +28,11 @@ static stor_errc commit(stor_db *db, rocksdb_writebatch_t *batch, stor_entry *e,
 {
 	uint64_t incoming = m->size + m->index_size + m->layout_size + meta_len;
 	uint64_t outgoing = e->stored ? e->bytes : 0;
-	if (!stor_space_admit(db, incoming, err))
-		return STOR_E_IO;
+	size_t written = 0;  /* the batch as the WAL takes it */
+	rocksdb_writebatch_data(batch, &written);
+	stor_errc admitted = stor_space_admit(db, written, err);
+	if (admitted != STOR_OK)
+		return admitted;
 	stor_space_refresh(db);
 	base_vec victims;
 	stor_plan_eviction(db, batch, incoming, outgoing, e, &victims);

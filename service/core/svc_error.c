@@ -51,6 +51,7 @@ static const struct {
 	[SVC_E_BAD_FILE] = {"bad_file", SVC_CONNECT_FAILED_PRECONDITION, 0},
 	[SVC_E_NO_SYMBOLS] = {"no_symbols", SVC_CONNECT_FAILED_PRECONDITION, 0},
 	[SVC_E_STORE] = {"store", SVC_CONNECT_INTERNAL, 0},
+	[SVC_E_NO_SPACE] = {"no_space", SVC_CONNECT_RESOURCE_EXHAUSTED, 507},
 	[SVC_E_IO] = {"io", SVC_CONNECT_INTERNAL, 0},
 	[SVC_E_INTERNAL] = {"internal", SVC_CONNECT_INTERNAL, 0},
 };
@@ -150,6 +151,7 @@ svc_errc svc_error_from_stor(svc_error *err, stor_errc code, const stor_error *f
 		     : code == STOR_E_TOO_LARGE ? SVC_E_TOO_LARGE
 		     : code == STOR_E_NOT_FOUND ? SVC_E_NOT_FOUND
 		     : code == STOR_E_INVALID ? SVC_E_INVALID
+		     : code == STOR_E_NOSPACE ? SVC_E_NO_SPACE
 					     : SVC_E_STORE;
 	const char *msg = from ? from->msg : stor_errc_name(code);
 	if (what)

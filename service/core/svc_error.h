@@ -61,6 +61,7 @@ typedef enum svc_errc {
 	SVC_E_BAD_FILE,         /* a file failed its checks (not ELF, build ID mismatch) */
 	SVC_E_NO_SYMBOLS,       /* a file with neither debug info nor symbols */
 	SVC_E_STORE,            /* the store failed */
+	SVC_E_NO_SPACE,         /* the store's disk cannot take this file (507) */
 	SVC_E_IO,               /* local I/O failed */
 	SVC_E_INTERNAL,         /* a bug or an unexpected library failure */
 	SVC_E_N_CODES

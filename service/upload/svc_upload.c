@@ -22,7 +22,8 @@
 
 static const char *const result_names[UP_RESULTS] = {
 	"stored", "replaced", "unchanged", "conflict", "disabled", "remote", "unauthorized",
-	"bad_path", "bad_elf", "wrong_build_id", "too_large", "length_required", "error",
+	"bad_path", "bad_elf", "wrong_build_id", "too_large", "length_required", "no_space",
+	"error",
 };
 
 static const char *const should_names[SHOULD_ANSWERS] = {

@@ -30,6 +30,7 @@ enum upload_result {
 	UP_WRONG_ID,      /* 400: an ELF of another build ID (or none) */
 	UP_TOO_LARGE,     /* 413 */
 	UP_NO_LENGTH,     /* 411 */
+	UP_NO_SPACE,      /* 507: the store's disk cannot take it (it stays writable) */
 	UP_ERROR,         /* 500/503: the store failed, busy, shutting down */
 	UP_RESULTS
 };

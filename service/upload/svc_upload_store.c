@@ -127,6 +127,8 @@ void svc_upload_store_work(void *job)
 	rc = stor_put_file(db, p->id.bytes, p->id.len, &m, p->data, p->size, &serr);
 	if (rc == STOR_E_TOO_LARGE)
 		return answer(p, UP_TOO_LARGE, 413, "%s%s", serr.msg, "");
+	if (rc == STOR_E_NOSPACE)
+		return answer(p, UP_NO_SPACE, 507, "%s%s", serr.msg, "");
 	if (rc != STOR_OK)
 		return answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
 	if (held)

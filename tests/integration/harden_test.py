@@ -14,10 +14,12 @@ client sending one byte every few seconds is cut off); waiting (calls that
 wait on a slow upstream count against --waiting-calls-bytes); disk_full (a
 tmpfs data dir filled to the brim while files are stored: the daemon stays up,
 answers, says why, and stores again once space returns; it starts on a full
-disk); left_mid_reply (clients that leave in the middle of a large reply do not
+disk); large_write (an upload larger than the disk can take whole: 507, and
+the store stays writable); left_mid_reply (clients that leave in the middle of a large reply do not
 hold the next shutdown).
 """
 import argparse
+import http.client
 import os
 import shutil
 import socket
@@ -370,17 +372,18 @@ def main():
             check(d.stop() == 0, "exit status")
             up.stop()
 
-    def mount_small(dir_):
-        """A 64 MiB file system at dir_ (tmpfs, else a loop device); None, or
+    def mount_small(dir_, size="64M"):
+        """A small file system at dir_ (tmpfs, else a loop device); None, or
         the reason it could not be had."""
         os.makedirs(dir_, exist_ok=True)
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs", dir_],
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", dir_],
                            capture_output=True, text=True)
         if p.returncode == 0:
             return None
         img = dir_ + ".img"
-        q = subprocess.run("truncate -s 64M %s && mkfs.ext4 -q -F %s && mount -o loop %s %s"
-                           % (img, img, img, dir_), shell=True, capture_output=True, text=True)
+        q = subprocess.run("truncate -s %s %s && mkfs.ext4 -q -F %s && mount -o loop %s %s"
+                           % (size, img, img, img, dir_), shell=True, capture_output=True,
+                           text=True)
         if q.returncode == 0:
             return None
         return "tmpfs: %s; loop device: %s" % (p.stderr.strip(), q.stderr.strip())
@@ -469,6 +472,56 @@ def main():
                 d.stop()
             subprocess.run(["umount", mnt])
 
+    def case_large_write():
+        # A write larger than the disk can take whole (issue 25, item 6): RocksDB
+        # writes it twice (the WAL, then the flushed blob file) before it gives
+        # room back. It is refused alone (507), and the store stays writable.
+        mnt = os.path.join(work, "small-lw")
+        why = mount_small(mnt)
+        if why:
+            print("  SKIP large_write: cannot mount a small file system (%s)" % why)
+            return
+        token = os.path.join(work, "lw-token")
+        with open(token, "w") as f:
+            f.write("large-write-token-0123456789\n")
+        os.chmod(token, 0o600)
+        small = fx("c_stripped.debug")
+        big = os.path.join(work, "big.debug")  # same build ID, 40 MiB that do not compress
+        blob = os.path.join(work, "random.bin")
+        with open(blob, "wb") as f:
+            f.write(os.urandom(40 << 20))
+        subprocess.run(["objcopy", "--add-section", ".bulk=" + blob, small, big], check=True)
+        bid = build_id(small)
+
+        def put(path):
+            c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=120)
+            c.request("PUT", "/buildid/%s/debuginfo" % bid, open(path, "rb").read(),
+                      {"Authorization": "Bearer large-write-token-0123456789"})
+            r = c.getresponse()
+            text = r.read().decode(errors="replace")
+            c.close()
+            return r.status, text
+
+        d = start("lw", data=os.path.join(mnt, "data"), extra=["--upload-token-file", token])
+        try:
+            st, text = put(big)
+            check(st == 507 and "needs" in text, "40 MiB on a 64 MiB disk: %d %r" % (st, text))
+            check(d.metric("symbolizer_store_space_refused_total") == 1, "refusal not counted")
+            check(d.metric("symbolizer_store_disk_full") == 0, "one large write marked the disk full")
+            st, text = put(small)
+            check(st == 201, "a small upload after the refusal: %d %r" % (st, text))
+            loc = pb.location(0, function_addresses(fx("c_stripped"))[0])
+            m = d.symbolize([pb.mapping(bid)], [loc], max_wait_ms=30000)["mappings"][0]
+            check(pb.STATUS[m["status"]] == "OK", "symbolized from the upload: %r" % m)
+            check(d.stop() == 0, "exit status")
+            d = start("lw2", data=os.path.join(mnt, "data"))  # what was stored survives
+            m = d.symbolize([pb.mapping(bid)], [loc], max_wait_ms=30000)["mappings"][0]
+            check(pb.STATUS[m["status"]] == "OK", "after a restart: %r" % m)
+        finally:
+            if d.proc.poll() is None:
+                d.stop()
+            subprocess.run(["umount", mnt])
+
     def case_left_mid_reply():
         # A client that leaves in the middle of a large reply (issue 25, item 9):
         # libevent frees the request without its completion callback, so the
@@ -506,6 +559,7 @@ def main():
 
     sys.exit(run_cases([("utf8", case_utf8), ("framing", case_framing),
                         ("left_mid_reply", case_left_mid_reply),
+                        ("large_write", case_large_write),
                         ("descriptors", case_descriptors), ("waiting", case_waiting),
                         ("disk_full", case_disk_full)],
                        args.cases))
