@@ -126,12 +126,13 @@ static void scan_package(pass *ps, const char *path, int fd, const struct stat *
 			  se.msg);
 	free(lb);
 	src_pkg_layout_free(&l);
+	size_t n_sources = ps->sources.len;  /* for the log line: counted before they go */
 	drop_sources(ps);
 	double secs = base_seconds_since(t0);
 	if (!rc)
 		base_logf(BASE_LOG_INFO, "package scanned",
 			  "package=%s members=%zu sources=%zu entries=%llu probed=%llu blocks=%llu "
-			  "seconds=%.2f", path, ps->entries.len, ps->sources.len,
+			  "seconds=%.2f", path, ps->entries.len, n_sources,
 			  (unsigned long long)ss.entries,
 			  (unsigned long long)ss.probed, (unsigned long long)ss.blocks_decoded, secs);
 	pthread_mutex_lock(&p->mu);

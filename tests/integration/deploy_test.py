@@ -45,11 +45,11 @@ SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
               "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
 
 
-def run(cmd, cwd=None, ok=True):
+def run(cmd, cwd=None, ok=True, env=None):
     """(returncode, stdout + stderr) of a checker; a failure when ok and rc != 0."""
     tool = shutil.which(cmd[0])
     check(tool, "%s is not installed (scripts/install-deps.sh installs it)" % cmd[0])
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     out = p.stdout + p.stderr
     check(not ok or p.returncode == 0, "%s failed (%d):\n%s" % (" ".join(cmd), p.returncode, out))
     return p.returncode, out
@@ -130,8 +130,15 @@ def case_systemd_verify(args, work):
                  "SystemCallFilter=@system-service", "EnvironmentFile=-/etc/default/symbolizerd",
                  "--data-dir %S/symbolizer", "--listen ${SYMBOLIZERD_LISTEN}"):
         check(want in text, "the unit lacks %r" % want)
-    # --man=no: the man page is not installed in the build tree.
-    rc, out = run(["systemd-analyze", "verify", "--man=no", unit])
+    # The unit's Documentation= is checked too: the man pages as installed
+    # (MANPATH names a copy in the layout `cmake --install` gives them).
+    man = os.path.join(work, "man")
+    for page, sect in (("symbolizerd", "8"), ("symbolctl", "1")):
+        os.makedirs(os.path.join(man, "man" + sect), exist_ok=True)
+        shutil.copy(os.path.join(args.source, "man", "%s.%s" % (page, sect)),
+                    os.path.join(man, "man" + sect))
+    check("Documentation=man:symbolizerd(8)" in text, "Documentation= names the wrong page")
+    rc, out = run(["systemd-analyze", "verify", unit], env=dict(os.environ, MANPATH=man))
     check(not out.strip(), "systemd-analyze verify is not clean:\n" + out)
     _, out = run(["systemd-analyze", "security", "--offline=yes", "--threshold=20", unit])
     m = re.search(r"Overall exposure level for \S+: ([\d.]+)", out)
@@ -276,6 +283,17 @@ def case_container(args, work):
     check(len(stages) == 2, "Containerfile: %d stages, want build + runtime" % len(stages))
     for frm, _ in stages:
         check(frm.split()[0] == "debian:bookworm-slim", "Containerfile: FROM %s" % frm)
+    # The revision: the build context has no .git, so it comes from --build-arg
+    # REVISION, through SYMBOLIZER_REVISION, which cmake/version.cmake prefers.
+    build = stages[0][1]
+    check(("ARG", "REVISION=unknown") in build and ("ENV", "SYMBOLIZER_REVISION=$REVISION") in build,
+          "Containerfile: no REVISION build argument reaching SYMBOLIZER_REVISION")
+    header = os.path.join(work, "base_version_gen.h")
+    run(["cmake", "-DSRC=" + os.path.join(work, "no-git"), "-DOUT=" + header, "-DVERSION=9.9.9",
+         "-DTEMPLATE=" + os.path.join(args.source, "cmake/base_version_gen.h.in"),
+         "-P", os.path.join(args.source, "cmake/version.cmake")],
+        env=dict(os.environ, SYMBOLIZER_REVISION="v1.2-3-gabc def"))
+    check('"v1.2-3-gabc_def"' in open(header).read(), "SYMBOLIZER_REVISION not used by version.cmake")
     runtime = stages[1][1]
     ins = {}
     for i, rest in runtime:

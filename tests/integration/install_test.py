@@ -127,6 +127,15 @@ def check_man(args, paths, name, helps):
     check(not p.stderr.strip(), "man -l %s warns:\n%s" % (page, p.stderr))
     check("NAME" in p.stdout and "EXIT STATUS" in p.stdout,
           "man -l %s: no NAME or EXIT STATUS section:\n%s" % (page, p.stdout[:500]))
+    # Every SYNOPSIS line is one command line of its own (a missing .br ran
+    # two together once).
+    syn = re.search(r"^SYNOPSIS\n(.*?)\n\n", p.stdout, re.M | re.S)
+    prog = name.split(".")[0]
+    check(syn, "man -l %s: no SYNOPSIS" % page)
+    for line in syn.group(1).splitlines():
+        # a command starts a line (a long one may wrap onto the next lines)
+        check(prog not in line.split()[1:],
+              "%s SYNOPSIS: two commands on one line: %r" % (name, line))
     g = run(["groff", "-man", "-Tutf8", "-ww", "-z", page], env=env)
     check(not g.stderr.strip(), "groff -ww %s warns:\n%s" % (page, g.stderr))
     src = open(page).read()
