@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, builds, and runs symbolizerd on its embedded defaults:
-# 127.0.0.1:8080, store in ./symbolizer-data, debug info from /usr/lib/debug, then
+# 127.0.0.1:8080, store in ~/.local/state/symbolizer, debug info from /usr/lib/debug, then
 # $DEBUGINFOD_URLS or https://debuginfod.elfutils.org/. Arguments go to symbolizerd.
 # (Without a built daemon it falls back to symbolctl addr2line on this machine's libc.)
 set -euo pipefail

@@ -4,13 +4,16 @@
  * settings (see svc_config.h).
  */
 #include "service/core/svc_config.h"
-#include "service/core/svc_url_display.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdlib.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "service/core/svc_url_display.h"
 
 void svc_config_init(svc_config *c)
 {
@@ -226,7 +229,7 @@ static bool set_redirects(void *obj, const char *val, char *err, size_t err_size
 	{name, meta, kind, offsetof(svc_config, field), max, NULL, help}
 #define C(name, meta, fn, help) {name, meta, BASE_FLAG_CUSTOM, 0, 0, fn, help}
 static const base_flag flags[] = {
-	C("--data-dir", "DIR", set_data_dir, "store directory (" SVC_DEFAULT_DATA_DIR ")"),
+	C("--data-dir", "DIR", set_data_dir, "store directory (" SVC_DEFAULT_DATA_DIR_TEXT ")"),
 	C("--debug-dir", "DIR", add_debug_dir,
 	  "local debug dir (.build-id layout), repeatable;\n"
 	  "default " SVC_DEFAULT_DEBUG_DIR ", '--debug-dir=' for none"),
@@ -284,9 +287,53 @@ base_flag_group svc_config_flags(svc_config *c)
 				 c};
 }
 
+/* path made absolute against the working directory into out; false when it
+ * does not fit or the working directory is unknown. */
+static bool absolute(const char *path, char *out, size_t cap)
+{
+	if (path[0] == '/')
+		return (size_t)snprintf(out, cap, "%s", path) < cap;
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return false;
+	while (path[0] == '.' && path[1] == '/')
+		path += 2;
+	return (size_t)snprintf(out, cap, "%s/%s", strcmp(cwd, "/") ? cwd : "", path) < cap;
+}
+
+bool svc_config_default_data_dir(char *out, size_t cap)
+{
+	const char *state = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	char dir[PATH_MAX];
+	if (state && state[0] == '/') {  /* "a:b" when the unit names several */
+		size_t n = strcspn(state, ":");
+		if (n >= sizeof(dir))
+			return false;
+		memcpy(dir, state, n);
+		dir[n] = '\0';
+	} else if (xdg && xdg[0] == '/') {
+		if ((size_t)snprintf(dir, sizeof(dir), "%s/symbolizer", xdg) >= sizeof(dir))
+			return false;
+	} else if (home && home[0] == '/') {
+		if ((size_t)snprintf(dir, sizeof(dir), "%s/.local/state/symbolizer", home) >=
+		    sizeof(dir))
+			return false;
+	} else {
+		snprintf(dir, sizeof(dir), "%s", SVC_FALLBACK_DATA_DIR);
+	}
+	return absolute(dir, out, cap);
+}
+
 svc_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, svc_error *err)
 {
-	if (!c->data_dir && !(c->data_dir = strdup(SVC_DEFAULT_DATA_DIR)))
+	char dir[PATH_MAX];
+	if (c->data_dir ? !absolute(c->data_dir, dir, sizeof(dir))
+			: !svc_config_default_data_dir(dir, sizeof(dir)))
+		return svc_error_set(err, SVC_E_INVALID, "--data-dir: cannot make %s absolute",
+				     c->data_dir ? c->data_dir : "the default store directory");
+	free(c->data_dir);
+	if (!(c->data_dir = strdup(dir)))
 		return svc_error_set(err, SVC_E_NOMEM, "config: out of memory");
 	if (!c->debug_dirs_set_ && c->n_debug_dirs == 0 &&
 	    !list_add(&c->debug_dirs, &c->n_debug_dirs, SVC_DEFAULT_DEBUG_DIR,

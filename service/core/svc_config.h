@@ -6,7 +6,8 @@
  * its own (base_flag), then calls svc_config_finish() once.
  *
  * Flags (a value may follow as "--flag=V" or as the next argument):
- *   --data-dir DIR                    store directory (default ./symbolizer-data)
+ *   --data-dir DIR                    store directory (default: svc_config_default_data_dir;
+ *                                     made absolute against the working directory)
  *   --debug-dir DIR                   local debug dir, repeatable, searched in order
  *                                     (.build-id/xx/rest.debug); default /usr/lib/debug;
  *                                     "--debug-dir=" alone means none
@@ -63,7 +64,15 @@
 
 #define SVC_DEFAULT_UPSTREAM "https://debuginfod.elfutils.org/"
 #define SVC_DEFAULT_DEBUG_DIR "/usr/lib/debug"
-#define SVC_DEFAULT_DATA_DIR "./symbolizer-data"
+/* The store's directory when --data-dir is not given: systemd's
+ * $STATE_DIRECTORY (its first entry), else $XDG_STATE_HOME/symbolizer (an
+ * absolute $XDG_STATE_HOME only, as the XDG spec says), else
+ * $HOME/.local/state/symbolizer, else ./symbolizer-data. Never relative to
+ * wherever the daemon happens to start once made absolute: a daemon started
+ * from another directory opens the same store. */
+#define SVC_DEFAULT_DATA_DIR_TEXT \
+	"$STATE_DIRECTORY, else $XDG_STATE_HOME/symbolizer, else ~/.local/state/symbolizer"
+#define SVC_FALLBACK_DATA_DIR "./symbolizer-data"
 
 /* --upstream-redirects: which redirects an upstream may send us to. */
 typedef enum svc_redirects {
@@ -109,6 +118,10 @@ void svc_config_deinit(svc_config *c);
 
 /* The flags above as a table, bound to c (base_flag_parse, base_flag_usage). */
 base_flag_group svc_config_flags(svc_config *c);
+
+/* The default store directory (SVC_DEFAULT_DATA_DIR_TEXT) from the environment
+ * into out, absolute; false when it does not fit. */
+bool svc_config_default_data_dir(char *out, size_t cap);
 
 /*
  * Applies the fallbacks: debug dirs default, upstreams from debuginfod_urls

@@ -3,11 +3,14 @@
  * test_svc_config: the store/source flags, their value syntax, and the
  * upstream fallbacks (flag, then DEBUGINFOD_URLS, then the default server).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "service/core/svc_config.h"
 #include "service/core/svc_url_display.h"
+
 #include "test.h"
 
 /* One argument through the config's flag table; err gets the text. */
@@ -31,13 +34,72 @@ static int parse_all(svc_config *c, int argc, char **argv, svc_error *err)
 	return 0;
 }
 
+/* Runs svc_config_finish with the environment set as given (NULL: unset) and
+ * returns its data dir (static). */
+static const char *data_dir_with(const char *state, const char *xdg, const char *home,
+				 const char *flag)
+{
+	static char out[PATH_MAX];
+	const char *names[] = {"STATE_DIRECTORY", "XDG_STATE_HOME", "HOME"};
+	const char *vals[] = {state, xdg, home};
+	char *saved[3];
+	for (int i = 0; i < 3; i++) {
+		const char *v = getenv(names[i]);
+		saved[i] = v ? strdup(v) : NULL;
+		if (vals[i])
+			setenv(names[i], vals[i], 1);
+		else
+			unsetenv(names[i]);
+	}
+	svc_config c;
+	svc_config_init(&c);
+	svc_error err = {0};
+	char *argv[] = {"--data-dir", (char *)flag};
+	int bad = flag ? parse_all(&c, 2, argv, &err) : 0;
+	out[0] = '\0';
+	if (!bad && svc_config_finish(&c, NULL, &err) == SVC_OK)
+		snprintf(out, sizeof(out), "%s", c.data_dir);
+	svc_config_deinit(&c);
+	for (int i = 0; i < 3; i++) {
+		if (saved[i])
+			setenv(names[i], saved[i], 1);
+		else
+			unsetenv(names[i]);
+		free(saved[i]);
+	}
+	return out;
+}
+
+TEST(data_dir_default)
+{
+	/* systemd's StateDirectory= first (the first of several), then XDG, then HOME */
+	CHECK_STREQ(data_dir_with("/var/lib/symbolizer", "/x", "/home/u", NULL), "/var/lib/symbolizer");
+	CHECK_STREQ(data_dir_with("/var/lib/a:/var/lib/b", NULL, NULL, NULL), "/var/lib/a");
+	CHECK_STREQ(data_dir_with(NULL, "/home/u/.st", "/home/u", NULL), "/home/u/.st/symbolizer");
+	CHECK_STREQ(data_dir_with(NULL, "relative", "/home/u", NULL),
+		    "/home/u/.local/state/symbolizer");
+	CHECK_STREQ(data_dir_with(NULL, NULL, "/home/u", NULL), "/home/u/.local/state/symbolizer");
+	/* No environment at all: ./symbolizer-data, made absolute */
+	char cwd[PATH_MAX], want[PATH_MAX + 32];
+	REQUIRE(getcwd(cwd, sizeof(cwd)));
+	snprintf(want, sizeof(want), "%s/symbolizer-data", strcmp(cwd, "/") ? cwd : "");
+	CHECK_STREQ(data_dir_with(NULL, NULL, NULL, NULL), want);
+	/* A relative --data-dir is made absolute too: the log names where it is */
+	snprintf(want, sizeof(want), "%s/st/x", strcmp(cwd, "/") ? cwd : "");
+	CHECK_STREQ(data_dir_with("/var/lib/s", NULL, NULL, "./st/x"), want);
+	CHECK_STREQ(data_dir_with(NULL, NULL, NULL, "/abs/dir"), "/abs/dir");
+}
+
 TEST(defaults)
 {
 	svc_config c;
 	svc_config_init(&c);
 	svc_error err = {0};
 	REQUIRE(svc_config_finish(&c, NULL, &err) == SVC_OK);
-	CHECK_STREQ(c.data_dir, SVC_DEFAULT_DATA_DIR);
+	char want[PATH_MAX];
+	REQUIRE(svc_config_default_data_dir(want, sizeof(want)));
+	CHECK_STREQ(c.data_dir, want);
+	CHECK(c.data_dir[0] == '/');
 	REQUIRE(c.n_debug_dirs == 1);
 	CHECK_STREQ(c.debug_dirs[0], "/usr/lib/debug");
 	REQUIRE(c.n_upstreams == 1);
