@@ -461,7 +461,7 @@ void svc_server_destroy(svc_server *s)
 	svc_symbolize_destroy(s->symbolize);
 	svc_profile_destroy(s->profile);
 	svc_debuginfod_destroy(s->debuginfod);
-	svc_upload_destroy(s->upload);  /* after the pool and the fetchers (their callbacks) */
+	svc_upload_destroy(s->upload);  /* after the pool and the fetcher (their callbacks) */
 	stor_close(s->store);
 	svc_config_deinit(&s->config);
 	free(s);
