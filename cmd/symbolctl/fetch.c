@@ -381,29 +381,15 @@ static int inspect_store(struct run *r, const struct fetch_flags *o, const svc_c
 	return status;
 }
 
-/* With --package-dir: the catalogue, in one pass on this thread now; its
- * source goes into the fetcher's source list (after the debug dirs, as in
- * the daemon: svc_fetch_sources.c). */
-static bool package_catalogue(struct run *r, const svc_config *cfg, svc_error *err)
-{
-	if (cfg->n_package_dirs == 0)
-		return true;
-	svc_packages_options po = {
-		.store = r->store, .dirs = cfg->package_dirs, .n_dirs = cfg->n_package_dirs,
-	};
-	if (!(r->packages = svc_packages_create(&po, err)))
-		return false;
-	svc_packages_scan_now(r->packages);
-	return true;
-}
-
 /* The fetches, on an event loop of their own, with the progress line. */
 static int run_fetches(struct run *r, const struct fetch_flags *o, svc_config *cfg)
 {
 	int status = CTL_EXIT_IO;
 	svc_error err = {0};
 	struct event_base *base = event_base_new();
-	if (!package_catalogue(r, cfg, &err)) {
+	/* --package-dir: the catalogue, in one pass now; its source follows the
+	 * debug dirs in the fetcher's source list, as in the daemon. */
+	if (!svc_packages_for_config(cfg, r->store, false, &r->packages, &err)) {
 		fprintf(stderr, "symbolctl fetch: %s\n", err.msg[0] ? err.msg : "out of memory");
 		goto out;
 	}

@@ -87,21 +87,6 @@ static uint64_t default_build_memory(void)
 
 static void stop_check_cb(evutil_socket_t fd, short what, void *arg);
 
-/* --package-dir: the scanner, started here, and the catalogue source the
- * fetcher asks after the debug dirs (its source list: svc_fetch_sources.c). */
-static bool start_packages(svc_server *s, svc_error *err)
-{
-	const svc_config *c = &s->config;
-	if (c->n_package_dirs == 0)
-		return true;
-	svc_packages_options po = {
-		.store = s->store, .dirs = c->package_dirs, .n_dirs = c->n_package_dirs,
-		.rescan_ms = c->package_rescan_ms, .watch = true,
-	};
-	return (s->packages = svc_packages_create(&po, err)) != NULL &&
-	       svc_packages_start(s->packages, err) == SVC_OK;
-}
-
 static bool open_store(svc_server *s, svc_error *err)
 {
 	stor_options so;
@@ -122,7 +107,9 @@ static bool open_store(svc_server *s, svc_error *err)
 /* The fetcher, the pool, the caches and the resolver. False: err is set. */
 static bool start_resolution(svc_server *s, svc_error *err)
 {
-	if (!start_packages(s, err))
+	/* --package-dir: the scanner, started here; its source follows the debug
+	 * dirs in the fetcher's source list (svc_fetch_sources.c). */
+	if (!svc_packages_for_config(&s->config, s->store, true, &s->packages, err))
 		return false;
 	src_source *packages = s->packages ? svc_packages_source(s->packages) : NULL;
 	svc_fetcher_options fo = {
