@@ -35,8 +35,6 @@ struct run {
 	progress *prog;
 	uint64_t stored;       /* bytes the fetches hold */
 	svc_packages *packages; /* --package-dir: catalogue pass, and its source */
-	src_source **sources;  /* the local debug dirs (then the packages' source) */
-	size_t n_sources;      /* local ones */
 };
 
 static void usage(FILE *out)
@@ -162,7 +160,8 @@ static void start_next(struct run *r)
 {
 	while (r->next < r->n_ids) {
 		sym_build_id *id = &r->ids[r->next++];
-		if (svc_fetch_start(r->fetcher, id, SVC_FETCH_SYMBOLS, on_done, r) != SVC_OK) {
+		if (svc_fetch_start(r->fetcher, id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL, on_done,
+				    r) != SVC_OK) {
 			fprintf(stderr, "symbolctl fetch: cannot start a fetch\n");
 			r->failed = CTL_EXIT_IO;
 			r->done++;
@@ -382,51 +381,23 @@ static int inspect_store(struct run *r, const struct fetch_flags *o, const svc_c
 	return status;
 }
 
-/* With --package-dir: the sources in the daemon's order (debug dirs, then the
- * packages, catalogued now in one pass on this thread). */
-static bool package_sources(struct run *r, const svc_config *cfg, svc_error *err)
-{
-	if (cfg->n_package_dirs == 0)
-		return true;
-	svc_packages_options po = {
-		.store = r->store, .dirs = cfg->package_dirs, .n_dirs = cfg->n_package_dirs,
-	};
-	if (!(r->sources = calloc(cfg->n_debug_dirs + 1, sizeof(*r->sources))) ||
-	    !(r->packages = svc_packages_create(&po, err)))
-		return false;
-	for (; r->n_sources < cfg->n_debug_dirs; r->n_sources++)
-		if (!(r->sources[r->n_sources] = src_local_create(cfg->debug_dirs[r->n_sources], NULL)))
-			return false;
-	svc_packages_scan_now(r->packages);
-	r->sources[r->n_sources] = svc_packages_source(r->packages);
-	return true;
-}
-
-static void package_sources_free(struct run *r)
-{
-	for (size_t i = 0; i < r->n_sources; i++)
-		src_destroy(r->sources[i]);
-	free(r->sources);
-	svc_packages_destroy(r->packages);
-}
-
 /* The fetches, on an event loop of their own, with the progress line. */
 static int run_fetches(struct run *r, const struct fetch_flags *o, svc_config *cfg)
 {
 	int status = CTL_EXIT_IO;
 	svc_error err = {0};
 	struct event_base *base = event_base_new();
-	svc_fetcher_options fo = {
-		.base = base, .store = r->store, .config = cfg, .log = log_line, .log_arg = r,
-	};
-	if (!package_sources(r, cfg, &err)) {
+	/* --package-dir: the catalogue, in one pass now; its source follows the
+	 * debug dirs in the fetcher's source list, as in the daemon. */
+	if (!svc_packages_for_config(cfg, r->store, false, &r->packages, &err)) {
 		fprintf(stderr, "symbolctl fetch: %s\n", err.msg[0] ? err.msg : "out of memory");
 		goto out;
 	}
-	if (r->packages) {
-		fo.sources = r->sources;
-		fo.n_sources = r->n_sources + 1;
-	}
+	src_source *packages = r->packages ? svc_packages_source(r->packages) : NULL;
+	svc_fetcher_options fo = {
+		.base = base, .store = r->store, .config = cfg, .log = log_line, .log_arg = r,
+		.sources = packages ? &packages : NULL, .n_sources = packages ? 1 : 0,
+	};
 	if (!base || !(r->fetcher = svc_fetcher_create(&fo, &err))) {
 		fprintf(stderr, "symbolctl fetch: %s\n", base ? err.msg : "cannot create event loop");
 		goto out;
@@ -447,7 +418,7 @@ out:
 	r->prog = NULL;
 	svc_fetcher_destroy(r->fetcher);
 	r->fetcher = NULL;
-	package_sources_free(r);
+	svc_packages_destroy(r->packages);
 	if (base)
 		event_base_free(base);
 	return status;

@@ -66,8 +66,6 @@ typedef struct svc_room_ctx {
 	stor_db *store;
 	struct svc_pool *pool;                      /* workers; done callbacks on the loop */
 	struct svc_fetcher *fetcher;                /* every source */
-	struct svc_fetcher *local_fetcher;          /* no upstreams: requests past --max-hops */
-	struct svc_fetcher *owner_fetcher;          /* no peer tier: requests from it (NULL: none) */
 	struct svc_packages *packages;              /* --package-dir (NULL: none) */
 	struct svc_index_cache *cache;              /* loaded symbol indexes */
 	struct svc_response_pool *responses;        /* response tables lent to calls */

@@ -555,20 +555,20 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 	bool far = header_u64(req, "X-Symbolizer-Hops", 0) >= d->o.max_hops;
 	bool from_peer = evhttp_find_header(evhttp_request_get_input_headers(req),
 					    "X-Symbolizer-Peer") != NULL;
-	svc_fetcher *f = far && d->o.local_fetcher		  ? d->o.local_fetcher
-			 : from_peer && d->o.owner_fetcher ? d->o.owner_fetcher
-							   : d->o.fetcher;
+	svc_fetch_policy policy = far	     ? SVC_FETCH_POLICY_LOCAL
+				  : from_peer ? SVC_FETCH_POLICY_OWNER
+					      : SVC_FETCH_POLICY_FULL;
 	if (r->kind == K_SOURCE) {
 		sym_build_id id = r->id;
 		uint64_t max_size = r->max_size;
 		free(r);
-		svc_debuginfod_source(d, req, &id, arg, max_size, far ? NULL : f);
+		svc_debuginfod_source(d, req, &id, arg, max_size, far ? NULL : d->o.fetcher, policy);
 		return true;
 	}
 	if (r->kind == K_SECTION)
 		memcpy(r->section, arg, strlen(arg) + 1);  /* parse checked its length */
 	svc_fetch_kind fk = r->kind == K_DEBUGINFO ? SVC_FETCH_DEBUGINFO : SVC_FETCH_SYMBOLS;
-	svc_errc e = svc_fetch_start(f, &r->id, fk, fetched, r);
+	svc_errc e = svc_fetch_start(d->o.fetcher, &r->id, fk, policy, fetched, r);
 	if (e != SVC_OK) {
 		int kind = r->kind;
 		free(r);

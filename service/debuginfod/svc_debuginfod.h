@@ -15,11 +15,12 @@
  * printable, without '/', at most SVC_DEBUGINFOD_SECTION_MAX bytes (else 400).
  *
  * Federation loops: a request carrying X-Symbolizer-Hops >= max_hops is
- * answered through local_fetcher (store and local dirs, no upstream); every
- * upstream request of the fetcher carries X-Symbolizer-Hops: 1. A request
- * carrying X-Symbolizer-Peer (from a replica through the peer tier, i.e. the
- * nginx front that routed it here, the build ID's owner) is answered through
- * owner_fetcher: every source but the peer tier, so it never loops back.
+ * answered under SVC_FETCH_POLICY_LOCAL (store and local sources, no
+ * upstream); every upstream request of the fetcher carries
+ * X-Symbolizer-Hops: 1. A request carrying X-Symbolizer-Peer (from a replica
+ * through the peer tier, i.e. the nginx front that routed it here, the build
+ * ID's owner) is answered under SVC_FETCH_POLICY_OWNER: every source but the
+ * peer tier, so it never loops back.
  *
  * Bodies: the store's pinned value (its decompressed blob: one buffer of the
  * file's size) is handed to evhttp by reference, shared by every reply that
@@ -53,9 +54,7 @@ typedef int (*svc_debuginfod_status_fn)(void *arg, const sym_build_id *id, struc
 
 typedef struct svc_debuginfod_options {
 	stor_db *store;
-	svc_fetcher *fetcher;        /* every source */
-	svc_fetcher *local_fetcher;  /* no upstreams: for requests past max_hops */
-	svc_fetcher *owner_fetcher;  /* no peer tier: for requests from it (NULL: none) */
+	svc_fetcher *fetcher;        /* asked under each request's policy */
 	struct svc_pool *pool;       /* store reads and section inflation run here */
 	/* Asked for /executable when the store holds a debug file without code
 	 * (it keeps one file per build ID); the executable is read, not stored. */

@@ -67,9 +67,10 @@ svc_dbg_range svc_dbg_range_parse(const char *header, uint64_t size, uint64_t *f
 
 /* /buildid/ID/source/PATH (svc_debuginfod_source.c): path canonical, absolute;
  * relay: the fetcher whose upstreams are asked when no package holds it
- * (NULL: none, past the hop limit). */
+ * (NULL: none, past the hop limit), asked under policy. */
 void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id,
-			   const char *path, uint64_t max_size, svc_fetcher *relay);
+			   const char *path, uint64_t max_size, svc_fetcher *relay,
+			   svc_fetch_policy policy);
 
 /* Section bytes of an ELF image (svc_debuginfod_section.c): *out points into
  * data; false when absent, SHT_NOBITS, still compressed, or malformed. */

@@ -49,6 +49,7 @@ typedef struct sreq {
 	uint64_t max_size;           /* X-DEBUGINFOD-MAXSIZE; UINT64_MAX: none */
 	uint64_t limit;              /* the smaller of max_size and the server's cap */
 	svc_fetcher *relay;          /* asked when no package holds it; NULL: none */
+	svc_fetch_policy policy;     /* which of its upstreams */
 	char path[SVC_DEBUGINFOD_SOURCE_MAX + 1];
 	svc_index_entry *entry;      /* the build ID's index, referenced */
 	/* filled on a worker */
@@ -183,7 +184,8 @@ static void found(void *job, bool cancelled)
 			return fail(r, 404, "no package archive holds this file");
 		svc_resolver_release(r->d->o.resolver, r->entry);
 		r->entry = NULL;
-		if (svc_fetch_source_start(r->relay, &r->id, r->path, r->limit, relayed, r) != SVC_OK)
+		if (svc_fetch_source_start(r->relay, &r->id, r->path, r->limit, r->policy, relayed,
+					   r) != SVC_OK)
 			fail(r, 503, "cannot ask the upstreams now");
 		return;
 	}
@@ -222,7 +224,8 @@ static void resolved(void *arg, svc_resolution *res)
 }
 
 void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const sym_build_id *id,
-			   const char *path, uint64_t max_size, svc_fetcher *relay)
+			   const char *path, uint64_t max_size, svc_fetcher *relay,
+			   svc_fetch_policy policy)
 {
 	if (!d->o.resolver) {
 		svc_dbg_reply_error(d, req, K_SOURCE, 404, "no sources here");
@@ -241,6 +244,7 @@ void svc_debuginfod_source(svc_debuginfod *d, struct evhttp_request *req, const 
 	uint64_t cap = d->o.max_source_bytes ? d->o.max_source_bytes : UINT64_MAX;
 	r->limit = max_size < cap ? max_size : cap;
 	r->relay = relay;
+	r->policy = policy;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	svc_resolution now = {0};
 	if (!svc_resolver_resolve(d->o.resolver, id, resolved, r, &now))

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_fetch_flight: the flight table (svc_fetch_impl.h): one flight per build
- * ID being fetched, kept by the shared single-flight table (service/core/
- * svc_flight.h) with its waiters in arrival order; its timer, and its end,
- * when every waiter gets the result.
+ * svc_fetch_flight: the flight tables (svc_fetch_impl.h): one flight per
+ * (build ID, policy) being fetched, kept by the shared single-flight table
+ * (service/core/svc_flight.h, one table per policy) with its waiters in
+ * arrival order; its timer, and its end, when every waiter gets the result.
+ * A leaf: the timer's callback is the driver's, handed in.
  */
 #include "service/fetch/svc_fetch_impl.h"
 
@@ -13,10 +14,32 @@
 
 #include <event2/event.h>
 
-svc_fetch_flight *svc_fetch_flight_find(svc_fetcher *f, const sym_build_id *id)
+static svc_flight_table *table(svc_fetcher *f, svc_fetch_policy p)
+{
+	return &f->flights[svc_fetch_policy_index(p)];
+}
+
+svc_fetch_flight *svc_fetch_flight_find(svc_fetcher *f, const sym_build_id *id,
+					svc_fetch_policy policy)
 {
 	/* base is the first member: the table's flight is the fetch's. */
-	return (svc_fetch_flight *)svc_flight_find(&f->flights, id);
+	return (svc_fetch_flight *)svc_flight_find(table(f, policy), id);
+}
+
+bool svc_fetch_flight_any(const svc_fetcher *f, const sym_build_id *id)
+{
+	for (unsigned i = 0; i < SVC_FETCH_POLICIES; i++)
+		if (svc_flight_find(&f->flights[i], id))
+			return true;
+	return false;
+}
+
+size_t svc_fetch_flight_count(const svc_fetcher *f)
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < SVC_FETCH_POLICIES; i++)
+		n += svc_flight_count(&f->flights[i]);
+	return n;
 }
 
 static svc_fetch_waiter *pop_waiter(svc_fetch_flight *fl)
@@ -35,15 +58,9 @@ static void flight_free(svc_fetch_flight *fl)
 	free(fl);
 }
 
-static void timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	svc_walk_on_timer(arg);
-}
-
-svc_fetch_flight *svc_fetch_flight_create(svc_fetcher *f, const sym_build_id *id,
-					  svc_fetch_kind kind, svc_fetch_waiter *w)
+static svc_fetch_flight *flight_create(svc_fetcher *f, const sym_build_id *id,
+				       svc_fetch_kind kind, svc_fetch_policy policy,
+				       svc_fetch_waiter *w, event_callback_fn on_timer)
 {
 	svc_fetch_flight *fl = calloc(1, sizeof(*fl));
 	if (!fl)
@@ -51,32 +68,45 @@ svc_fetch_flight *svc_fetch_flight_create(svc_fetcher *f, const sym_build_id *id
 	fl->f = f;
 	sym_build_id_to_hex(id, fl->hex);
 	fl->kind = kind;
-	fl->timer = evtimer_new(f->base, timer_cb, fl);
-	if (!fl->timer || !svc_flight_add(&f->flights, &fl->base, id)) {
+	fl->policy = policy;
+	fl->timer = evtimer_new(f->base, on_timer, fl);
+	if (!fl->timer || !svc_flight_add(table(f, policy), &fl->base, id)) {
 		flight_free(fl);
 		return NULL;
 	}
 	svc_flight_join(&fl->base, &w->base);
 	stor_pin(f->store, id->bytes, id->len);
-	svc_fetch_flight_schedule(fl, 0);
+	svc_fetch_flight_resume_in(fl, SVC_STAGE_STORE, 0);
 	return fl;
 }
 
-void svc_fetch_flight_add_waiter(svc_fetch_flight *fl, svc_fetch_waiter *w)
+svc_fetch_flight *svc_fetch_flight_get(svc_fetcher *f, const sym_build_id *id,
+				       svc_fetch_kind kind, svc_fetch_policy policy,
+				       svc_fetch_waiter *w, event_callback_fn on_timer)
 {
-	svc_flight_join(&fl->base, &w->base);
+	f->st.started++;
+	svc_fetch_flight *fl = svc_fetch_flight_find(f, id, policy);
+	if (fl) {
+		f->st.joined++;
+		svc_flight_join(&fl->base, &w->base);
+		return fl;
+	}
+	return flight_create(f, id, kind, policy, w, on_timer);
 }
 
-void svc_fetch_flight_schedule(svc_fetch_flight *fl, int64_t delay_ms)
+svc_fetch_stage svc_fetch_flight_resume_in(svc_fetch_flight *fl, svc_fetch_stage at,
+					   int64_t delay_ms)
 {
 	struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
+	fl->resume = at;
 	evtimer_add(fl->timer, &tv);
+	return SVC_STAGE_WAIT;
 }
 
 void svc_fetch_flight_finish(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
-	svc_flight_remove(&f->flights, &fl->base);
+	svc_flight_remove(table(f, fl->policy), &fl->base);
 	fl->res.build_id = fl->base.id;
 	/* Callbacks may start new fetches, of this build ID too: it is unmapped. */
 	for (svc_fetch_waiter *w; (w = pop_waiter(fl));) {
@@ -87,18 +117,12 @@ void svc_fetch_flight_finish(svc_fetch_flight *fl)
 	flight_free(fl);
 }
 
-/* The callback of an internal (dwz) waiter. */
-static bool is_alt_waiter(const svc_fetch_waiter *w)
-{
-	return w->cb == svc_walk_alt_done;
-}
-
-void svc_fetch_flight_abort_all(svc_fetcher *f, const char *why)
+static void abort_table(svc_fetcher *f, svc_flight_table *t, const char *why)
 {
 	/* Callbacks cannot start fetches now (shutting_down). */
-	for (svc_flight *base; (base = svc_flight_any(&f->flights));) {
+	for (svc_flight *base; (base = svc_flight_any(t));) {
 		svc_fetch_flight *fl = (svc_fetch_flight *)base;
-		svc_flight_remove(&f->flights, base);
+		svc_flight_remove(t, base);
 		svc_fetch_result res;
 		memset(&res, 0, sizeof(res));
 		res.build_id = fl->base.id;
@@ -106,11 +130,17 @@ void svc_fetch_flight_abort_all(svc_fetcher *f, const char *why)
 		snprintf(res.error, sizeof(res.error), "%s", why);
 		/* Internal (alt) waiters are dropped: their flight goes as well. */
 		for (svc_fetch_waiter *w; (w = pop_waiter(fl));) {
-			if (!is_alt_waiter(w))
+			if (!w->internal)
 				w->cb(&res, w->arg);
 			free(w);
 		}
 		stor_unpin(f->store, fl->base.id.bytes, fl->base.id.len);
 		flight_free(fl);
 	}
+}
+
+void svc_fetch_flight_abort_all(svc_fetcher *f, const char *why)
+{
+	for (unsigned i = 0; i < SVC_FETCH_POLICIES; i++)
+		abort_table(f, &f->flights[i], why);
 }

@@ -3,32 +3,42 @@
  * svc_fetch_impl: what the files of service/fetch/ share; not for use outside
  * this room (its public header is svc_fetcher.h).
  *
- * A fetch of one build ID is a "flight", a small state machine on the event
- * loop:
+ * A fetch of one build ID under one policy is a "flight", a small state
+ * machine on the event loop. One driver, svc_fetch_run (svc_fetch_run.c),
+ * names its stages in order and moves it from one to the next:
  *
- *   start -> store check -> sources (worker) -> upstream 0..n (HTTP, then a
- *   worker checks and stores the body) -> [alt fetch] -> done
+ *   STORE -> SOURCES (worker) -> PROVIDERS -> REQUEST (a provider) -> CHECK
+ *   (worker: check and store) -> [EXHAUSTED: the executable walk, from
+ *   SOURCES again] -> [ALT: the dwz file's flight] -> DONE
  *
- * and, when the debuginfo walk comes back empty, the same sources/upstream walk
- * for the executable. Every transition runs on the loop thread; workers only
- * run a job's work and hand the job back. The files, by noun:
+ * Every transition runs on the loop thread; workers only run a job's work and
+ * hand the job back. The stage files are leaves: each does one stage's work
+ * and returns the next stage; none calls the driver or another stage file
+ * that calls it (the driver's callbacks reach them as function pointers).
+ * The files, by noun:
  *
- *   svc_fetcher.c         the object: create, destroy, start, stats
- *   svc_fetch_flight.c    the flight table (build ID -> flight), waiters, finish
- *   svc_fetch_walk.c      the walk: store check, sources, upstreams, outcomes
- *   svc_fetch_job.c       worker jobs: find in the sources, check and store a file
- *   svc_fetch_download.c  one upstream request and what its answer means
- *   svc_fetch_queue.c     download slots and the bounded queue of flights waiting
- *   svc_fetch_breaker.c   the circuit breaker of one upstream server
- *   svc_fetch_url.c       upstream URLs, built whole
- *   svc_fetch_source.c    source files relayed from the upstreams (not stored)
- *   svc_fetch_trace.c     each source's last outcome per build ID (status pages)
- *   svc_fetch_metrics.c   the fetcher's Prometheus families
- *   svc_upstream_http.c   the libcurl-multi driver on the event loop
+ *   svc_fetcher.c           the object: create, destroy, start, stats
+ *   svc_fetch_sources.c     the ordered source list, built from the config
+ *   svc_fetch_run.c         the stage driver, and the callbacks that resume it
+ *   svc_fetch_flight.c      the flight table ((build ID, policy) -> flight), finish
+ *   svc_fetch_walk.c        stages STORE, PROVIDERS (which one next), EXHAUSTED;
+ *                           the result of a success
+ *   svc_fetch_job.c         stages SOURCES and CHECK: worker jobs and their outcome
+ *   svc_fetch_download.c    stage REQUEST: one provider request and its answer
+ *   svc_fetch_queue.c       download slots and the bounded queue of flights waiting
+ *   svc_fetch_breaker.c     the circuit breaker of one upstream
+ *   svc_fetch_source.c      source files relayed from the upstreams (not stored)
+ *   svc_fetch_trace.c       each source's last outcome per build ID (status pages)
+ *   svc_fetch_metrics.c     the fetcher's Prometheus families
+ *   svc_fetch_log.c         the fetcher's log lines
+ *   svc_provider_table.c    the table of provider kinds (one row per protocol)
+ *   svc_provider_debuginfod.c  debuginfod over libcurl: the first provider
+ *   svc_upstream_http.c     the libcurl-multi driver on the event loop
  */
 #ifndef SVC_FETCH_IMPL_H
 #define SVC_FETCH_IMPL_H
 
+#include <event2/event.h>
 #include <event2/util.h>
 
 #include "base/base_hash_map.h"
@@ -36,6 +46,7 @@
 #include "service/core/svc_flight.h"
 #include "service/core/svc_pool.h"
 #include "service/fetch/svc_fetcher.h"
+#include "service/fetch/svc_provider_impl.h"
 #include "service/fetch/svc_upstream_http.h"
 #include "source/src_source.h"
 
@@ -118,14 +129,17 @@ void svc_trace_deinit(svc_fetch_trace *t);
  * upstreams) for the flight's build ID and current want. */
 void svc_trace_note(svc_fetch_flight *fl, size_t slot, svc_source_outcome_kind oc,
 		    const char *error);
-/* An upstream request ended (not 200: a 200 is noted when its body is checked). */
-void svc_trace_http(svc_fetch_flight *fl, const svc_http_result *res);
+/* A provider's answer, classified (FOUND is noted when its file is checked);
+ * also what it teaches about the server (whether it serves executables). */
+void svc_trace_answer(svc_fetch_flight *fl, const svc_provider_answer *a);
 
 /* ---- the fetcher's objects ---- */
 
+/* One upstream of the fetcher, in the order they are asked: a provider (its
+ * protocol's ops, svc_provider_impl.h) and what the walk keeps of it. */
 typedef struct svc_upstream {
 	char *url;               /* for display: userinfo redacted (svc_url_display) */
-	const char *fetch_url;   /* as configured, credentials included: requests only */
+	svc_provider *prov;      /* asks it (the configured URL, credentials included) */
 	bool peer;               /* of the peer tier: X-Symbolizer-Peer, its 404 is final */
 	int active;
 	int64_t busy_since;      /* monotonic ms since every slot is taken; 0: not */
@@ -139,17 +153,34 @@ typedef struct svc_fetch_waiter {
 	svc_flight_waiter base;
 	svc_fetch_cb cb;
 	void *arg;
+	bool internal;           /* a flight waiting for its dwz file's flight */
 } svc_fetch_waiter;
 
-typedef struct svc_fetch_flight svc_fetch_flight;
+/* The stages of a flight, in the order the driver runs them (svc_fetch_run.c). */
+typedef enum svc_fetch_stage {
+	SVC_STAGE_STORE = 0,     /* the store's record: answered, or a walk starts */
+	SVC_STAGE_SOURCES,       /* the sources in order, on a worker */
+	SVC_STAGE_PROVIDERS,     /* the next upstream that may be asked */
+	SVC_STAGE_REQUEST,       /* a slot is the flight's: the provider's request */
+	SVC_STAGE_CHECK,         /* a provider's file: checked and stored on a worker */
+	SVC_STAGE_EXHAUSTED,     /* a walk found nothing: the executable walk, or a negative */
+	SVC_STAGE_ALT,           /* the dwz file, by its own flight */
+	SVC_STAGE_DONE,          /* the waiters get the result */
+	SVC_STAGE_WAIT,          /* for a worker, a request, a slot, a timer or the dwz flight */
+} svc_fetch_stage;
 
-/* A fetch of one build ID (svc_flight first: its build ID and waiters, kept
- * by the single-flight table of service/core/svc_flight.h). */
+typedef struct svc_fetch_job svc_fetch_job;
+
+/* A fetch of one build ID under one policy (svc_flight first: its build ID and
+ * waiters, kept by the single-flight table of service/core/svc_flight.h). */
 struct svc_fetch_flight {
 	svc_flight base;
 	svc_fetcher *f;
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	svc_fetch_kind kind;
+	svc_fetch_policy policy;
+	svc_fetch_stage stage;   /* the driver's */
+	svc_fetch_stage resume;  /* where the flight's timer resumes it */
 	svc_fetch_flight *qnext;       /* download queue */
 	bool queued;
 	stor_kind want;          /* what the current walk looks for; NONE before the store check */
@@ -168,7 +199,8 @@ struct svc_fetch_flight {
 	svc_fetch_status dbg_status;
 	char dbg_error[SYM_ERROR_MSG_MAX];
 	struct event *timer;     /* kick, backoff */
-	svc_http_req *req;
+	svc_provider_req *req;   /* the request in flight, of ups[server] */
+	svc_fetch_job *job;      /* CHECK: the job the driver hands a worker next */
 	bool job_running;        /* a worker holds a job of this flight */
 	svc_fetch_flight *alt_wait;    /* the flight of the dwz file this one waits for */
 	svc_fetch_result res;
@@ -181,20 +213,23 @@ typedef struct svc_fetch_queue {
 	bool full_logged;        /* a refusal was logged; cleared when room is made */
 } svc_fetch_queue;
 
+/* Flight tables: one per policy, so a flight is keyed by (build ID, policy). */
+#define SVC_FETCH_POLICIES 8
+
 struct svc_fetcher {
 	struct event_base *base;
 	stor_db *store;
 	svc_config cfg;          /* copy; lists owned */
-	svc_http *http;
+	svc_http *http;          /* the libcurl transport the providers share */
 	svc_pool *pool;
 	svc_log_fn log;
 	void *log_arg;
 	src_source **sources;    /* searched in order before the upstreams */
 	size_t n_sources;
-	bool owns_sources;       /* made from cfg.debug_dirs (else the caller's) */
-	svc_upstream *ups;
+	size_t n_owned;          /* the first n_owned (the debug dirs') are the fetcher's */
+	svc_upstream *ups;       /* the peer tier, then the upstreams */
 	size_t n_ups;
-	svc_flight_table flights; /* build ID -> its flight */
+	svc_flight_table flights[SVC_FETCH_POLICIES]; /* build ID -> its flight, per policy */
 	svc_fetch_queue queue;
 	struct event *defer_timer; /* moves queued flights off busy servers */
 	char *spool_dir;         /* DATA/tmp: downloads land here; NULL: in memory */
@@ -206,61 +241,109 @@ struct svc_fetcher {
 	char *user_agent;
 };
 
+/* The index of a policy's flight table. */
+static inline unsigned svc_fetch_policy_index(svc_fetch_policy p)
+{
+	return (p.upstreams ? 1u : 0u) | (p.peers ? 2u : 0u) | (p.remember_negative ? 4u : 0u);
+}
+
+/* May a flight under policy p ask upstream u? */
+static inline bool svc_fetch_policy_allows(svc_fetch_policy p, const svc_upstream *u)
+{
+	return u->peer ? p.peers : p.upstreams;
+}
+
+/* ---- the source list (svc_fetch_sources.c) ---- */
+
+/* The fetcher's sources (the config's debug dirs, then the caller's) and its
+ * upstreams (the peer tier, then the upstreams, each a provider chosen by its
+ * URL's scheme); false with err set (an unknown scheme names itself). */
+bool svc_fetch_sources_build(svc_fetcher *f, const svc_fetcher_options *o, svc_error *err);
+void svc_fetch_sources_free(svc_fetcher *f);
+
 /* ---- svc_fetch_source.c ---- */
 
-/* Shutdown (after the HTTP driver is gone): every relay answered ERROR. */
+/* Shutdown: every relay's request cancelled, every relay answered ERROR. */
 void svc_fetch_source_abort_all(svc_fetcher *f);
 
-/* ---- svc_fetcher.c ---- */
+/* ---- svc_fetch_log.c ---- */
 
 void svc_fetch_log(svc_fetcher *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- the stage driver (svc_fetch_run.c) ---- */
+
+/* Runs fl's stages from fl->stage until one waits or the flight is done. */
+void svc_fetch_run(svc_fetch_flight *fl);
+/* A flight's timer: resumes it at fl->resume. */
+void svc_fetch_on_timer(evutil_socket_t fd, short what, void *arg);
+/* Starts queued flights whose server has room, oldest first. */
+void svc_fetch_dispatch(svc_fetcher *f);
+/* The fetcher's defer timer: queued flights move off busy servers. */
+void svc_fetch_on_defer(evutil_socket_t fd, short what, void *arg);
+
 /* ---- the flight table (svc_fetch_flight.c) ---- */
 
-svc_fetch_flight *svc_fetch_flight_find(svc_fetcher *f, const sym_build_id *id);
-/* A new flight of id with its first waiter, in the table, pinned, its store
- * check scheduled. NULL when out of memory (w is then still the caller's). */
-svc_fetch_flight *svc_fetch_flight_create(svc_fetcher *f, const sym_build_id *id,
-					  svc_fetch_kind kind, svc_fetch_waiter *w);
-void svc_fetch_flight_add_waiter(svc_fetch_flight *fl, svc_fetch_waiter *w);
-/* Runs the flight's timer after delay_ms (the walk goes on from there). */
-void svc_fetch_flight_schedule(svc_fetch_flight *fl, int64_t delay_ms);
+svc_fetch_flight *svc_fetch_flight_find(svc_fetcher *f, const sym_build_id *id,
+					svc_fetch_policy policy);
+/* w joins the flight of (id, policy), made when there is none (in the table,
+ * pinned, its timer (on_timer) set to run the store check); counted in the
+ * fetcher's started and joined. NULL when out of memory (w is then still the
+ * caller's). */
+svc_fetch_flight *svc_fetch_flight_get(svc_fetcher *f, const sym_build_id *id,
+				       svc_fetch_kind kind, svc_fetch_policy policy,
+				       svc_fetch_waiter *w, event_callback_fn on_timer);
+/* Resumes the flight at stage after delay_ms (its timer; the stage is WAIT now). */
+svc_fetch_stage svc_fetch_flight_resume_in(svc_fetch_flight *fl, svc_fetch_stage at,
+					   int64_t delay_ms);
 /* Out of the table, the waiters called, the pin dropped, freed. */
 void svc_fetch_flight_finish(svc_fetch_flight *fl);
 /* Shutdown: every flight's external waiters get SVC_FETCH_ERROR, all freed. */
 void svc_fetch_flight_abort_all(svc_fetcher *f, const char *why);
+/* Any flight of id in flight, whatever its policy? */
+bool svc_fetch_flight_any(const svc_fetcher *f, const sym_build_id *id);
+size_t svc_fetch_flight_count(const svc_fetcher *f);
 
-/* ---- the walk (svc_fetch_walk.c) ---- */
+/* ---- the walk (svc_fetch_walk.c): stages STORE, PROVIDERS, EXHAUSTED ---- */
 
-/* The flight's timer: the store check first, then ask again after a backoff. */
-void svc_walk_on_timer(svc_fetch_flight *fl);
-void svc_walk_start(svc_fetch_flight *fl, stor_kind want);
-/* Asks the next upstream that may be asked, or ends the walk. */
-void svc_walk_next(svc_fetch_flight *fl);
+/* STORE: answers from the store's record (DONE, or ALT for a dwz file), or
+ * starts the debuginfo walk (SOURCES). */
+svc_fetch_stage svc_walk_store_check(svc_fetch_flight *fl);
+/* A walk for want starts (cursor at the first server): SOURCES. */
+svc_fetch_stage svc_walk_begin(svc_fetch_flight *fl, stor_kind want);
+/* PROVIDERS: moves the cursor to the next upstream that may be asked now
+ * (skipping, and noting, those the policy, the breaker, a busy spell or what
+ * the server taught exclude); false when none is left. */
+bool svc_walk_pick(svc_fetch_flight *fl);
+/* The download queue is full: the walk ends here (noted, logged once). */
+void svc_walk_queue_full(svc_fetch_flight *fl, const char *why);
+/* EXHAUSTED: the executable walk (SOURCES), or the negative result (DONE). */
+svc_fetch_stage svc_walk_exhausted(svc_fetch_flight *fl);
 /* Moves the cursor to the next server: the following one, and past the last,
  * the deferred ones in order (fl->server == n_ups when none is left). */
 void svc_walk_advance(svc_fetch_flight *fl);
+/* Ends the walk's tour of the upstreams (the next PROVIDERS finds none). */
+void svc_walk_stop(svc_fetch_flight *fl);
 /* Keeps the first error of a walk (the most telling: the best server's). */
 void svc_walk_note(svc_fetch_flight *fl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* How long a negative result of status st is remembered under fl's policy. */
+int64_t svc_walk_ttl(const svc_fetch_flight *fl, svc_fetch_status st);
 /* For a walk of the executable: the expiry and text that say why there is no
  * debug info, stored with it. */
 void svc_walk_exec_meta(const svc_fetch_flight *fl, stor_meta *m);
-/* The file is in the store: the result, then the dwz file when it needs one. */
-void svc_walk_succeed(svc_fetch_flight *fl, stor_kind kind, uint64_t size, const char *source,
-		      const sym_elf_info *info);
+/* The file is in the store: the result; ALT when it needs its dwz file, else DONE. */
+svc_fetch_stage svc_walk_succeed(svc_fetch_flight *fl, stor_kind kind, uint64_t size,
+				 const char *source, const sym_elf_info *info);
 /* An executable walk at an upstream learned to serve none (SVC_FETCH_EXEC_LEARN);
- * skip: noted, and the walk's server moves on (the caller goes on from there). */
+ * skip: noted, and the walk's server moves on. */
 bool svc_walk_executable_unwanted(const svc_fetch_flight *fl);
 void svc_walk_skip_executable(svc_fetch_flight *fl);
-/* The waiter callback of a dwz file's fetch. */
-void svc_walk_alt_done(const svc_fetch_result *res, void *arg);
 
-/* ---- worker jobs (svc_fetch_job.c) ---- */
+/* ---- worker jobs (svc_fetch_job.c): stages SOURCES and CHECK ---- */
 
 typedef enum svc_job_type { SVC_JOB_LOCAL, SVC_JOB_STORE } svc_job_type;
 
 /* Work for a worker thread: find in the sources and/or check and store a file. */
-typedef struct svc_fetch_job {
+struct svc_fetch_job {
 	svc_fetch_flight *fl;
 	svc_job_type type;
 	stor_kind want;
@@ -282,12 +365,23 @@ typedef struct svc_fetch_job {
 	stor_kind kind;
 	sym_elf_info info;
 	char error[SYM_ERROR_MSG_MAX];
-} svc_fetch_job;
+};
 
-/* A zeroed job; NULL when out of memory. */
-svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want);
-/* Hands the job to a worker; false (job freed) when that cannot be done. */
-bool svc_job_submit(svc_fetch_flight *fl, svc_fetch_job *j);
+/* SOURCES: the job that asks the sources for fl's want; NULL when there are
+ * no sources (or no memory): the walk goes on to the upstreams. */
+svc_fetch_job *svc_job_for_sources(svc_fetch_flight *fl);
+/* CHECK: the job that checks and stores a provider's file (body or fd taken
+ * from the answer); NULL when out of memory. */
+svc_fetch_job *svc_job_for_file(svc_fetch_flight *fl, svc_provider_answer *a);
+/* Hands the job to a worker, done back on the loop; false (job freed) when
+ * that cannot be done. */
+bool svc_job_submit(svc_fetch_flight *fl, svc_fetch_job *j, void (*done)(void *, bool));
+/* The job came back: its outcome noted, the next stage. Frees j. */
+svc_fetch_stage svc_job_outcome(svc_fetch_flight *fl, svc_fetch_job *j);
+/* A job that comes back after its flight was dropped (shutdown). */
+void svc_job_free(svc_fetch_job *j);
+/* The job could not be handed to a worker: noted; the next stage. */
+svc_fetch_stage svc_job_not_submitted(svc_fetch_flight *fl, svc_job_type type);
 
 static inline src_kind svc_fetch_src_kind(stor_kind k)
 {
@@ -299,49 +393,45 @@ static inline stor_kind svc_fetch_stor_kind(src_kind k)
 	return k == SRC_KIND_DEBUGINFO ? STOR_KIND_DEBUGINFO : STOR_KIND_EXECUTABLE;
 }
 
-/* ---- downloads (svc_fetch_download.c, svc_fetch_queue.c) ---- */
+/* ---- one provider request (svc_fetch_download.c): stage REQUEST ---- */
 
-/* Starts the request of fl->server now (a slot is free). */
-void svc_download_start(svc_fetch_flight *fl);
+/* Starts the request of fl->server now (a slot is the flight's): WAIT, with
+ * done called back on the loop; or, when it cannot start, noted and resumed
+ * at PROVIDERS from the flight's timer. */
+svc_fetch_stage svc_download_start(svc_fetch_flight *fl, svc_http_done_fn done);
+/* The request ended: the slot given back, the answer classified by the
+ * provider, noted; the next stage (CHECK with fl->job set for a file). */
+svc_fetch_stage svc_download_done(svc_fetch_flight *fl, svc_http_result *res);
+
+/* ---- slots and the queue (svc_fetch_queue.c) ---- */
 
 void svc_queue_init(svc_fetch_queue *q, size_t max);
 /* Appends; false when the queue holds max flights already. */
 bool svc_queue_push(svc_fetch_queue *q, svc_fetch_flight *fl);
 /* Takes fl out (no-op when it is not queued). */
 void svc_queue_remove(svc_fetch_queue *q, svc_fetch_flight *fl);
-/* Starts fl's request when a slot is free, else queues it; when the queue is
- * full, refuses: SVC_E_OVERLOADED, and the caller ends the walk. */
-svc_errc svc_slot_request(svc_fetch_flight *fl, svc_error *err);
-/* Starts queued flights whose server has room, oldest first. */
-void svc_slot_dispatch(svc_fetcher *f);
+
+typedef enum svc_slot_answer {
+	SVC_SLOT_NOW = 0,        /* a slot is free: start the request */
+	SVC_SLOT_QUEUED,         /* the flight waits in the queue */
+	SVC_SLOT_FULL,           /* the queue is full: refused (err says so) */
+} svc_slot_answer;
+
+/* A slot for fl's server now, or a place in the queue. */
+svc_slot_answer svc_slot_request(svc_fetch_flight *fl, svc_error *err);
+/* Has upstream u a free slot (and the fetcher)? */
+bool svc_slot_free(const svc_fetcher *f, const svc_upstream *u);
 /* Should fl put its server off (every slot busy for --upstream-busy-defer,
  * and another server after it)? */
 bool svc_slot_should_defer(const svc_fetch_flight *fl, int64_t now_ms);
-/* The download of a server started or ended: its busy time. */
-void svc_slot_busy_update(svc_fetcher *f, svc_upstream *u);
-/* The request options of a GET to u under the fetcher's settings. */
-svc_http_opts svc_slot_http_opts(const svc_fetcher *f, const svc_upstream *u, int64_t total_ms,
-				 uint64_t max_size);
-/* Starts a GET to u, counted in the fetcher's and u's active requests, u's
- * breaker and its request count; NULL when it cannot start (then only the
- * request count keeps it, as an attempt). */
-svc_http_req *svc_slot_get(svc_fetcher *f, svc_upstream *u, const char *url,
-			   const svc_http_opts *o, svc_http_done_fn done, void *arg);
+/* Wakes the defer timer when the first queued flight could move on. */
+void svc_slot_arm_defer(svc_fetcher *f);
+/* Starts a request of u's provider, counted in the fetcher's and u's active
+ * requests, u's breaker and its request count; NULL when it cannot start
+ * (then only the request count keeps it, as an attempt). */
+svc_provider_req *svc_slot_get(svc_fetcher *f, svc_upstream *u, const svc_provider_ask *ask,
+			       svc_http_done_fn done, void *arg, svc_error *err);
 /* A request svc_slot_get started has ended (its callback ran). */
 void svc_slot_release(svc_fetcher *f, svc_upstream *u);
-/* The fetcher's defer timer: queued flights move off busy servers. */
-void svc_slot_defer_cb(evutil_socket_t fd, short what, void *arg);
-
-/* ---- URLs (svc_fetch_url.c) ---- */
-
-/* Longest URL we build; longer ones are refused, never cut. */
-#define SVC_FETCH_URL_MAX 65536
-
-/*
- * "{base}/buildid/{hex}/{what}" in a malloc'ed string of exactly its length;
- * NULL with SVC_E_INVALID when it would be over SVC_FETCH_URL_MAX bytes, or
- * SVC_E_NOMEM.
- */
-char *svc_fetch_url(const char *base, const char *hex, const char *what, svc_error *err);
 
 #endif

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_fetch_job: the fetcher's work on worker threads (svc_fetch_impl.h):
- * find a build ID's file in the sources, in order, or check a downloaded body
- * with src_check_file; then put the file in the store. The job comes back to
- * the loop, where job_done moves its flight on.
+ * svc_fetch_job: stages SOURCES and CHECK, the fetcher's work on worker
+ * threads (svc_fetch_impl.h): find a build ID's file in the sources, in
+ * order, or check a provider's file with src_check_file; then put the file
+ * in the store. The job comes back to the loop, to the driver
+ * (svc_fetch_run.c), which asks svc_job_outcome for the next stage.
  */
 #include "service/fetch/svc_fetch_impl.h"
 
@@ -14,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want)
+static svc_fetch_job *job_new(svc_job_type type, stor_kind want)
 {
 	svc_fetch_job *j = calloc(1, sizeof(*j));
 	if (j) {
@@ -25,8 +26,10 @@ svc_fetch_job *svc_job_new(svc_job_type type, stor_kind want)
 	return j;
 }
 
-static void job_free(svc_fetch_job *j)
+void svc_job_free(svc_fetch_job *j)
 {
+	if (!j)
+		return;
 	free(j->per_source);
 	if (j->mapped)
 		munmap(j->data, j->size);
@@ -35,6 +38,36 @@ static void job_free(svc_fetch_job *j)
 	if (j->fd >= 0)
 		close(j->fd);
 	free(j);
+}
+
+svc_fetch_job *svc_job_for_sources(svc_fetch_flight *fl)
+{
+	if (!fl->f->n_sources)
+		return NULL;
+	svc_fetch_job *j = job_new(SVC_JOB_LOCAL, fl->want);
+	if (!j)
+		return NULL;
+	if (fl->path_hint)
+		snprintf(j->path_hint, sizeof(j->path_hint), "%s", fl->path_hint);
+	if (fl->want == STOR_KIND_EXECUTABLE)
+		svc_walk_exec_meta(fl, &j->meta_in);
+	return j;
+}
+
+svc_fetch_job *svc_job_for_file(svc_fetch_flight *fl, svc_provider_answer *a)
+{
+	svc_fetch_job *j = job_new(SVC_JOB_STORE, fl->want);
+	if (!j)
+		return NULL;
+	j->data = a->body;
+	j->fd = a->fd;
+	j->size = a->size;
+	a->body = NULL;
+	a->fd = -1;
+	snprintf(j->source, sizeof(j->source), "%s", fl->f->ups[fl->server].url);
+	if (fl->want == STOR_KIND_EXECUTABLE)
+		svc_walk_exec_meta(fl, &j->meta_in);
+	return j;
 }
 
 /* A spooled body: mapped read-only for the check and the store write. */
@@ -151,7 +184,7 @@ static void job_work(void *arg)
 }
 
 /* Nothing in the sources: on to the upstreams. */
-static void local_missed(svc_fetch_flight *fl, svc_fetch_job *j)
+static svc_fetch_stage local_missed(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	if (j->found == SRC_TOO_LARGE)
 		fl->too_large = true;
@@ -159,11 +192,11 @@ static void local_missed(svc_fetch_flight *fl, svc_fetch_job *j)
 		svc_walk_note(fl, "%s", j->error);
 	fl->server = 0;
 	fl->attempt = 0;
-	svc_walk_next(fl);
+	return SVC_STAGE_PROVIDERS;
 }
 
 /* A file that is not what we asked for: nothing stored, next source. */
-static void body_rejected(svc_fetch_flight *fl, svc_fetch_job *j)
+static svc_fetch_stage body_rejected(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	svc_fetcher *f = fl->f;
 	svc_upstream *u = &f->ups[fl->server];
@@ -172,7 +205,7 @@ static void body_rejected(svc_fetch_flight *fl, svc_fetch_job *j)
 	svc_walk_note(fl, "upstream %s: %s", u->url, j->error);
 	fl->any_error = true;
 	svc_walk_advance(fl);
-	svc_walk_next(fl);
+	return SVC_STAGE_PROVIDERS;
 }
 
 /* Debuginfo arrived meanwhile (an upload): that is the answer. */
@@ -191,7 +224,7 @@ static void take_existing(svc_fetch_flight *fl, svc_fetch_job *j)
 	j->stored = STOR_OK;
 }
 
-static void store_failed(svc_fetch_flight *fl, svc_fetch_job *j)
+static svc_fetch_stage store_failed(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	svc_fetcher *f = fl->f;
 	fl->res.status = j->stored == STOR_E_TOO_LARGE ? SVC_FETCH_TOO_LARGE : SVC_FETCH_ERROR;
@@ -201,7 +234,7 @@ static void store_failed(svc_fetch_flight *fl, svc_fetch_job *j)
 	else
 		f->st.errors++;
 	svc_fetch_log(f, "%s: %s", fl->hex, j->error);
-	svc_fetch_flight_finish(fl);
+	return SVC_STAGE_DONE;
 }
 
 /* Each source's outcome for the status page (svc_fetch_trace.c). */
@@ -221,46 +254,54 @@ static void trace_job(svc_fetch_flight *fl, const svc_fetch_job *j)
 		svc_trace_note(fl, slot, SVC_SOURCE_FOUND, NULL);
 }
 
-static void job_done(void *arg, bool cancelled)
+/* The file is in the store. */
+static svc_fetch_stage stored(svc_fetch_flight *fl, svc_fetch_job *j)
 {
-	svc_fetch_job *j = arg;
-	svc_fetch_flight *fl = j->fl;
-	fl->job_running = false;
-	svc_fetcher *f = fl->f;
-	if (cancelled || f->shutting_down) {
-		job_free(j);
-		return;
-	}
-	trace_job(fl, j);
-	if (j->type == SVC_JOB_LOCAL && j->found != SRC_FOUND) {
-		local_missed(fl, j);
-	} else if (j->check != SYM_OK) {
-		body_rejected(fl, j);
-	} else {
-		if (j->stored == STOR_E_EXISTS)
-			take_existing(fl, j);
-		if (j->stored != STOR_OK) {
-			store_failed(fl, j);
-		} else {
-			if (j->type == SVC_JOB_STORE)
-				f->st.upstream_hits++;
-			else
-				f->st.local_hits++;
-			free(fl->alt_where);
-			fl->alt_where = j->alt_where[0] ? strdup(j->alt_where) : NULL;
-			svc_walk_succeed(fl, j->kind, j->size, j->source, &j->info);
-		}
-	}
-	job_free(j);
+	if (j->type == SVC_JOB_STORE)
+		fl->f->st.upstream_hits++;
+	else
+		fl->f->st.local_hits++;
+	free(fl->alt_where);
+	fl->alt_where = j->alt_where[0] ? strdup(j->alt_where) : NULL;
+	return svc_walk_succeed(fl, j->kind, j->size, j->source, &j->info);
 }
 
-bool svc_job_submit(svc_fetch_flight *fl, svc_fetch_job *j)
+static svc_fetch_stage outcome(svc_fetch_flight *fl, svc_fetch_job *j)
+{
+	trace_job(fl, j);
+	if (j->type == SVC_JOB_LOCAL && j->found != SRC_FOUND)
+		return local_missed(fl, j);
+	if (j->check != SYM_OK)
+		return body_rejected(fl, j);
+	if (j->stored == STOR_E_EXISTS)
+		take_existing(fl, j);
+	return j->stored != STOR_OK ? store_failed(fl, j) : stored(fl, j);
+}
+
+svc_fetch_stage svc_job_outcome(svc_fetch_flight *fl, svc_fetch_job *j)
+{
+	svc_fetch_stage next = outcome(fl, j);
+	svc_job_free(j);
+	return next;
+}
+
+svc_fetch_stage svc_job_not_submitted(svc_fetch_flight *fl, svc_job_type type)
+{
+	if (type == SVC_JOB_LOCAL)
+		return SVC_STAGE_PROVIDERS;  /* the sources unasked: the upstreams */
+	fl->any_error = true;
+	svc_walk_note(fl, "out of memory");
+	svc_walk_advance(fl);
+	return SVC_STAGE_PROVIDERS;
+}
+
+bool svc_job_submit(svc_fetch_flight *fl, svc_fetch_job *j, void (*done)(void *, bool))
 {
 	j->fl = fl;
 	fl->job_running = true;
-	if (!svc_pool_submit(fl->f->pool, j, job_work, job_done)) {
+	if (!svc_pool_submit(fl->f->pool, j, job_work, done)) {
 		fl->job_running = false;
-		job_free(j);
+		svc_job_free(j);
 		return false;
 	}
 	return true;

@@ -3,38 +3,20 @@
  * svc_fetch_metrics: the fetcher's Prometheus families (svc_fetcher.h),
  * rendered by the room that owns the counters; the HTTP room joins them into
  * /metrics. Names, labels and HELP texts are what dashboards depend on: keep
- * them byte for byte.
+ * them byte for byte. One fetcher serves every policy: its counters are the
+ * daemon's.
  */
 #include "service/fetch/svc_fetch_impl.h"
 
 #include <stdint.h>
-#include <string.h>
 
 #include "base/base_clock.h"
 #include "base/base_expo.h"
 
-/* f's stats, with also's added (the owner fetcher of the peer tier). */
-static void sum_stats(const svc_fetcher *f, const svc_fetcher *also, svc_fetcher_stats *fs)
-{
-	svc_fetcher_get_stats(f, fs);
-	if (!also)
-		return;
-	svc_fetcher_stats a;
-	svc_fetcher_get_stats(also, &a);
-	fs->cache_hits += a.cache_hits;
-	fs->local_hits += a.local_hits;
-	fs->upstream_hits += a.upstream_hits;
-	fs->not_found += a.not_found;
-	fs->errors += a.errors;
-	fs->too_large += a.too_large;
-	fs->in_flight += a.in_flight;
-	fs->deferred += a.deferred;
-}
-
-static void render_fetches(const svc_fetcher *f, const svc_fetcher *also, base_buf *b)
+static void render_fetches(const svc_fetcher *f, base_buf *b)
 {
 	svc_fetcher_stats fs;
-	sum_stats(f, also, &fs);
+	svc_fetcher_get_stats(f, &fs);
 	base_expo_family(b, "symbolizer_fetches_total", "counter",
 			 "Fetches of build IDs by outcome (store: already held; local: a debug dir; "
 			 "upstream: downloaded).");
@@ -61,40 +43,13 @@ static void server_sample(base_buf *b, const char *name, const char *url, const 
 	base_buf_printf(b, "\"%s%s} %llu\n", extra[0] ? "," : "", extra, (unsigned long long)v);
 }
 
-/* The server of also with f's server i's URL; NULL when none. */
-static const svc_upstream *same_server(const svc_fetcher *f, size_t i, const svc_fetcher *also)
-{
-	for (size_t k = 0; also && k < also->n_ups; k++)
-		if (!strcmp(also->ups[k].url, f->ups[i].url))
-			return &also->ups[k];
-	return NULL;
-}
-
-/* f's server i's counters, with those of the same server of also added. */
-static svc_upstream_stats server_stats(const svc_fetcher *f, size_t i, const svc_fetcher *also)
-{
-	svc_upstream_stats s = f->ups[i].st;
-	const svc_upstream *o = same_server(f, i, also);
-	if (o) {
-		s.ok += o->st.ok;
-		s.not_found += o->st.not_found;
-		s.too_large += o->st.too_large;
-		s.failures += o->st.failures;
-		s.rejected += o->st.rejected;
-		s.skipped += o->st.skipped;
-		s.bytes += o->st.bytes;
-	}
-	return s;
-}
-
-static void render_upstreams(const svc_fetcher *f, const svc_fetcher *also, base_buf *b)
+static void render_upstreams(const svc_fetcher *f, base_buf *b)
 {
 	int64_t now = base_mono_ms();
 	base_expo_family(b, "symbolizer_upstream_requests_total", "counter",
 			 "HTTP requests to upstream debuginfod servers, by server and outcome.");
 	for (size_t i = 0; i < f->n_ups; i++) {
-		svc_upstream_stats st = server_stats(f, i, also);
-		const svc_upstream_stats *s = &st;
+		const svc_upstream_stats *s = &f->ups[i].st;
 		const struct {
 			const char *labels;
 			uint64_t v;
@@ -112,7 +67,7 @@ static void render_upstreams(const svc_fetcher *f, const svc_fetcher *also, base
 			 "Body bytes received from upstream servers (200 answers).");
 	for (size_t i = 0; i < f->n_ups; i++)
 		server_sample(b, "symbolizer_upstream_bytes_total", f->ups[i].url, "",
-			      server_stats(f, i, also).bytes);
+			      f->ups[i].st.bytes);
 	base_expo_family(b, "symbolizer_upstream_breaker_open", "gauge",
 			 "1 while a server's circuit breaker is open (the server is skipped).");
 	for (size_t i = 0; i < f->n_ups; i++)
@@ -121,19 +76,19 @@ static void render_upstreams(const svc_fetcher *f, const svc_fetcher *also, base
 }
 
 /* Appended after the others: the families above keep their order. */
-static void render_deferrals(const svc_fetcher *f, const svc_fetcher *also, base_buf *b)
+static void render_deferrals(const svc_fetcher *f, base_buf *b)
 {
 	svc_fetcher_stats fs;
-	sum_stats(f, also, &fs);
+	svc_fetcher_get_stats(f, &fs);
 	base_expo_family(b, "symbolizer_fetch_deferrals_total", "counter",
 			 "Times a fetch put off a server whose every slot was busy and asked the "
 			 "next ones first.");
 	base_expo_u64(b, "symbolizer_fetch_deferrals_total", "", fs.deferred);
 }
 
-void svc_fetcher_metrics_render(const svc_fetcher *f, const svc_fetcher *also, base_buf *out)
+void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out)
 {
-	render_fetches(f, also, out);
-	render_upstreams(f, also, out);
-	render_deferrals(f, also, out);
+	render_fetches(f, out);
+	render_upstreams(f, out);
+	render_deferrals(f, out);
 }

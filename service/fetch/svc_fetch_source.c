@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_fetch_source: the upstreams asked for a source file,
- * /buildid/ID/source/PATH (svc_fetcher.h, svc_fetch_source_start), for the
- * debuginfod endpoint when no package here holds it.
+ * svc_fetch_source: the upstreams asked for a source file of a build ID
+ * (svc_fetcher.h, svc_fetch_source_start), for the debuginfod endpoint when
+ * no package here holds it.
  *
- * The servers are asked one after the other, in their order: the first 200
- * is the answer, spooled to DATA/tmp (or held in memory without a spool) up
- * to the cap, and handed to the caller, not stored: a source is not a debug
- * file, and the client that asked keeps its own cache. A 404 asks the next
- * server (a peer's 404 is final, as for files); an error (timeout, 5xx, a
- * broken connection) counts against the server's circuit breaker and asks
- * the next one; a server whose breaker is open is skipped. No retries: the
- * client is waiting and asks again itself. A relay takes a download slot of
- * the fetcher while it runs (not queued for one: it is short and the client
- * waits). The path is percent-encoded as
- * debuginfod clients encode it ('/' kept).
+ * The servers the request's policy allows are asked one after the other, in
+ * their order, through their providers (svc_provider_impl.h, want SOURCE):
+ * the first one found is the answer, spooled to DATA/tmp (or held in memory
+ * without a spool) up to the cap, and handed to the caller, not stored: a
+ * source is not a debug file, and the client that asked keeps its own cache.
+ * Not found asks the next server (a peer's is final, as for files); a
+ * retryable error (timeout, 5xx, a broken connection) counts against the
+ * server's circuit breaker and asks the next one; a server whose breaker is
+ * open is skipped. No retries: the client is waiting and asks again itself.
+ * A relay takes a download slot of the fetcher while it runs (not queued for
+ * one: it is short and the client waits).
  */
 #include "service/fetch/svc_fetch_impl.h"
 
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/base_clock.h"
 
@@ -29,55 +30,34 @@ struct svc_fetch_source_req {
 	svc_fetch_source_req *next, **prev;  /* the fetcher's list */
 	struct event *kick;      /* the first request starts from the loop */
 	svc_fetcher *f;
-	char *what;              /* "source/" + the encoded path */
+	char *path;              /* the source file's path, as the client gave it */
 	char hex[SYM_BUILD_ID_HEX_MAX];
+	svc_fetch_policy policy;
 	uint64_t max_size;
 	size_t server;
 	bool any_error, too_large;
 	char error[SYM_ERROR_MSG_MAX];
-	svc_http_req *req;
+	svc_provider_req *req;
 	svc_fetch_source_cb cb;
 	void *arg;
 };
 
-/* "source" + path with every byte but [A-Za-z0-9/._~-] as %XX. */
-static char *encode_what(const char *path)
-{
-	static const char hexd[] = "0123456789ABCDEF";
-	size_t n = strlen(path);
-	char *out = malloc(7 + 3 * n + 1), *p = out;
-	if (!out)
-		return NULL;
-	memcpy(p, "source", 6);
-	p += 6;
-	for (const unsigned char *s = (const unsigned char *)path; *s; s++) {
-		unsigned c = *s;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    c == '/' || c == '.' || c == '_' || c == '~' || c == '-') {
-			*p++ = (char)c;
-		} else {
-			*p++ = '%';
-			*p++ = hexd[c >> 4];
-			*p++ = hexd[c & 15];
-		}
-	}
-	*p = '\0';
-	return out;
-}
-
 static void finish(svc_fetch_source_req *r, svc_fetch_status st, svc_http_result *res,
 		   const char *from)
 {
+	size_t allowed = 0;
+	for (size_t i = 0; i < r->f->n_ups; i++)
+		allowed += svc_fetch_policy_allows(r->policy, &r->f->ups[i]);
 	if (st != SVC_FETCH_OK && !r->error[0])
 		snprintf(r->error, sizeof(r->error), "%s",
-			 r->f->n_ups ? "no upstream has it" : "no upstream servers");
+			 allowed ? "no upstream has it" : "no upstream servers");
 	*r->prev = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
 	r->cb(r->arg, st, res, from, r->error);
 	if (r->kick)
 		event_free(r->kick);
-	free(r->what);
+	free(r->path);
 	free(r);
 }
 
@@ -85,7 +65,12 @@ void svc_fetch_source_abort_all(svc_fetcher *f)
 {
 	while (f->source_reqs) {
 		svc_fetch_source_req *r = f->source_reqs;
-		r->req = NULL;  /* the driver is gone, with its requests */
+		if (r->req) {
+			svc_upstream *u = &f->ups[r->server];
+			u->prov->ops->cancel(r->req);
+			r->req = NULL;
+			svc_slot_release(f, u);
+		}
 		snprintf(r->error, sizeof(r->error), "fetcher shutting down");
 		finish(r, SVC_FETCH_ERROR, NULL, NULL);
 	}
@@ -119,64 +104,70 @@ static void failed(svc_fetch_source_req *r, svc_upstream *u, const char *why)
 	ask_next(r);
 }
 
-static void http_done(svc_http_result *res, void *arg)
+static svc_provider_ask ask_of(const svc_fetch_source_req *r)
+{
+	return (svc_provider_ask){.hex = r->hex, .want = SVC_WANT_SOURCE, .path = r->path,
+				  .total_ms = r->f->cfg.upstream_timeout_ms,
+				  .max_size = r->max_size};
+}
+
+static void request_done(svc_http_result *res, void *arg)
 {
 	svc_fetch_source_req *r = arg;
 	svc_fetcher *f = r->f;
 	svc_upstream *u = &f->ups[r->server];
-	char why[64];
 	r->req = NULL;
 	svc_slot_release(f, u);
-	svc_slot_dispatch(f);  /* a slot is free for a queued flight */
-	if (res->failure == SVC_HTTP_LOCAL || res->failure == SVC_HTTP_REDIRECT) {
-		/* ours, or a refusal by policy: not the server's failure */
-		u->st.failures++;
-		r->any_error = true;
-		note(r, u, res->error);
-		r->server++;
-		return ask_next(r);
+	svc_fetch_dispatch(f);  /* a slot is free for a queued flight */
+	svc_provider_ask ask = ask_of(r);
+	svc_provider_answer a;
+	u->prov->ops->classify(u->prov, &ask, res, &a);
+	if (a.answered && a.cls != SVC_ANSWER_RETRY && svc_breaker_success(&u->breaker))
+		svc_fetch_log(f, "upstream %s: circuit closed (server answers again)", u->url);
+	switch (a.cls) {
+	case SVC_ANSWER_FOUND: {
+		u->st.ok++;
+		u->st.bytes += a.size;
+		svc_http_result body = {.failure = SVC_HTTP_OK, .status = 200, .body = a.body,
+					.fd = a.fd, .size = a.size, .declared_size = -1};
+		finish(r, SVC_FETCH_OK, &body, u->url);
+		free(body.body);
+		if (body.fd >= 0)
+			close(body.fd);
+		return;
 	}
-	if (res->failure == SVC_HTTP_TOO_LARGE || (res->failure == SVC_HTTP_OK &&
-						   res->status == 406)) {
+	case SVC_ANSWER_TOO_LARGE:
 		u->st.too_large++;
-		if (svc_breaker_success(&u->breaker))
+		if (!a.answered && svc_breaker_success(&u->breaker))
 			svc_fetch_log(f, "upstream %s: circuit closed (server answers again)", u->url);
 		note(r, u, "larger than the cap");
 		return finish(r, SVC_FETCH_TOO_LARGE, NULL, NULL);
-	}
-	if (res->failure != SVC_HTTP_OK)
-		return failed(r, u, res->error);
-	if (res->status >= 500 || res->status == 429) {
-		snprintf(why, sizeof(why), "HTTP %ld", res->status);
-		return failed(r, u, why);
-	}
-	if (svc_breaker_success(&u->breaker))
-		svc_fetch_log(f, "upstream %s: circuit closed (server answers again)", u->url);
-	if (res->status == 200) {
-		u->st.ok++;
-		u->st.bytes += res->size;
-		return finish(r, SVC_FETCH_OK, res, u->url);
-	}
-	if (res->status == 404)
+	case SVC_ANSWER_RETRY:
+		return failed(r, u, a.why);
+	case SVC_ANSWER_NOT_FOUND:
 		u->st.not_found++;
-	else {
-		u->st.failures++;
-		snprintf(why, sizeof(why), "HTTP %ld", res->status);
-		note(r, u, why);
+		/* A peer's: the owner asked its upstreams already. */
+		r->server = u->peer ? f->n_ups : r->server + 1;
+		return ask_next(r);
+	case SVC_ANSWER_REJECTED:
+		break;
 	}
-	if (res->status == 404 && u->peer)
-		r->server = f->n_ups;  /* the owner asked its upstreams already */
-	else
-		r->server++;
+	/* Ours, a refusal by policy, or a client error: not the server's failure. */
+	u->st.failures++;
+	r->any_error |= !a.answered;
+	note(r, u, a.why);
+	r->server++;
 	ask_next(r);
 }
 
-/* Asks the next server its breaker lets through, or ends. */
+/* Asks the next server the policy allows and its breaker lets through, or ends. */
 static void ask_next(svc_fetch_source_req *r)
 {
 	svc_fetcher *f = r->f;
 	for (; r->server < f->n_ups && !f->shutting_down; r->server++) {
 		svc_upstream *u = &f->ups[r->server];
+		if (!svc_fetch_policy_allows(r->policy, u))
+			continue;
 		if (!svc_breaker_allows(&u->breaker, base_mono_ms())) {
 			u->st.skipped++;
 			r->any_error = true;
@@ -184,19 +175,11 @@ static void ask_next(svc_fetch_source_req *r)
 			continue;
 		}
 		svc_error err = {0};
-		char *url = svc_fetch_url(u->fetch_url, r->hex, r->what, &err);
-		if (!url) {
-			note(r, u, err.msg);
-			r->any_error = true;
-			continue;
-		}
-		svc_http_opts o =
-			svc_slot_http_opts(f, u, f->cfg.upstream_timeout_ms, r->max_size);
-		r->req = svc_slot_get(f, u, url, &o, http_done, r);
-		free(url);
+		svc_provider_ask ask = ask_of(r);
+		r->req = svc_slot_get(f, u, &ask, request_done, r, &err);
 		if (r->req)
 			return;
-		note(r, u, "could not start a request");
+		note(r, u, err.msg[0] ? err.msg : "could not start a request");
 		r->any_error = true;
 	}
 	finish(r, r->any_error ? SVC_FETCH_ERROR : SVC_FETCH_NOT_FOUND, NULL, NULL);
@@ -209,18 +192,19 @@ static void kicked(evutil_socket_t fd, short what, void *arg)
 }
 
 svc_errc svc_fetch_source_start(svc_fetcher *f, const sym_build_id *id, const char *path,
-				uint64_t max_size, svc_fetch_source_cb cb, void *arg)
+				uint64_t max_size, svc_fetch_policy policy,
+				svc_fetch_source_cb cb, void *arg)
 {
 	if (f->shutting_down)
 		return SVC_E_SHUTTING_DOWN;
 	svc_fetch_source_req *r = calloc(1, sizeof(*r));
 	static const struct timeval now = {0, 0};
-	if (!r || !(r->what = encode_what(path)) || !(r->kick = evtimer_new(f->base, kicked, r)) ||
+	if (!r || !(r->path = strdup(path)) || !(r->kick = evtimer_new(f->base, kicked, r)) ||
 	    evtimer_add(r->kick, &now) != 0) {
 		if (r && r->kick)
 			event_free(r->kick);
 		if (r)
-			free(r->what);
+			free(r->path);
 		free(r);
 		return SVC_E_NOMEM;
 	}
@@ -229,6 +213,7 @@ svc_errc svc_fetch_source_start(svc_fetcher *f, const sym_build_id *id, const ch
 									 : f->cfg.max_debuginfo_size;
 	r->cb = cb;
 	r->arg = arg;
+	r->policy = policy;
 	sym_build_id_to_hex(id, r->hex);
 	r->next = f->source_reqs;
 	r->prev = &f->source_reqs;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetch_trace: each source's last outcome per build ID (svc_fetch_impl.h),
- * so that GET /buildid/ID/status can say which directory or upstream was
+ * so that the status page of a build ID can say which directory or upstream was
  * asked, when, and what it answered. Generic over sources: a row per source
  * slot (the fetcher's sources in order, then its upstreams) and per kind
  * (debuginfo, executable), so a new kind of source slots in by being one more
@@ -100,40 +100,33 @@ void svc_trace_note(svc_fetch_flight *fl, size_t slot, svc_source_outcome_kind o
 
 /* Whether the server serves executables the debuginfo walk did not find
  * (svc_fetch_walk.c asks it for executables only while that may be). */
-static void learn_executables(svc_fetch_flight *fl, const svc_http_result *res)
+static void learn_executables(svc_fetch_flight *fl, const svc_provider_answer *a)
 {
 	svc_upstream_stats *st = &fl->f->ups[fl->server].st;
-	if (fl->want != STOR_KIND_EXECUTABLE || res->failure != SVC_HTTP_OK)
+	if (fl->want != STOR_KIND_EXECUTABLE || !a->answered)
 		return;
-	if (res->status == 200) {
+	if (a->cls == SVC_ANSWER_FOUND) {
 		st->serves_executables = true;
 		st->executable_misses = 0;
-	} else if (res->status == 404 && st->executable_misses < UINT32_MAX) {
+	} else if (a->cls == SVC_ANSWER_NOT_FOUND && st->executable_misses < UINT32_MAX) {
 		st->executable_misses++;
 	}
 }
 
-void svc_trace_http(svc_fetch_flight *fl, const svc_http_result *res)
+void svc_trace_answer(svc_fetch_flight *fl, const svc_provider_answer *a)
 {
 	size_t slot = fl->f->n_sources + fl->server;
-	char why[64];
-	learn_executables(fl, res);
-	if (res->failure == SVC_HTTP_TOO_LARGE) {
-		svc_trace_note(fl, slot, SVC_SOURCE_TOO_LARGE, res->error);
-	} else if (res->failure != SVC_HTTP_OK) {
-		svc_trace_note(fl, slot, SVC_SOURCE_ERROR, res->error);
-	} else if (res->status == 404) {
-		svc_trace_note(fl, slot, SVC_SOURCE_NOT_FOUND, "HTTP 404");
-	} else if (res->status == 406) {
-		svc_trace_note(fl, slot, SVC_SOURCE_TOO_LARGE, "HTTP 406");
-	} else if (res->status != 200) {
-		snprintf(why, sizeof(why), "HTTP %ld", res->status);
-		svc_trace_note(fl, slot, SVC_SOURCE_ERROR, why);
+	learn_executables(fl, a);
+	switch (a->cls) {
+	case SVC_ANSWER_FOUND: break;  /* noted when its file is checked */
+	case SVC_ANSWER_NOT_FOUND: svc_trace_note(fl, slot, SVC_SOURCE_NOT_FOUND, a->why); break;
+	case SVC_ANSWER_TOO_LARGE: svc_trace_note(fl, slot, SVC_SOURCE_TOO_LARGE, a->why); break;
+	default: svc_trace_note(fl, slot, SVC_SOURCE_ERROR, a->why); break;
 	}
 }
 
-/* The name of a slot: a directory of the configuration, an upstream URL, or
- * the source's own name. */
+/* The name of a slot: an upstream's URL, or the source's own name (as the
+ * status page has always shown them). */
 static void slot_names(const svc_fetcher *f, size_t slot, svc_source_outcome *o)
 {
 	if (slot >= f->n_sources) {
@@ -142,14 +135,13 @@ static void slot_names(const svc_fetcher *f, size_t slot, svc_source_outcome *o)
 		return;
 	}
 	o->type = f->sources[slot]->ops->name;
-	o->source = f->owns_sources && slot < f->cfg.n_debug_dirs ? f->cfg.debug_dirs[slot]
-								   : o->type;
+	o->source = o->type;
 }
 
 size_t svc_fetcher_describe(const svc_fetcher *f, const sym_build_id *id, svc_source_outcome *out,
 			    size_t max, bool *in_flight)
 {
-	*in_flight = svc_flight_find(&f->flights, id) != NULL;
+	*in_flight = svc_fetch_flight_any(f, id);
 	svc_trace_rec *const *slot = svc_trace_map_get(&f->trace.map, &id);
 	if (!slot)
 		return 0;

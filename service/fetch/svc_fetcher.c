@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * svc_fetcher: the fetcher object (svc_fetcher.h): its creation from the
- * config (sources, upstreams, HTTP client, workers), the start of a fetch
- * (a new flight or a join), shutdown, and its statistics. The flight's walk
- * and everything after live in the files named in svc_fetch_impl.h.
+ * config (HTTP transport, workers, then the source list of
+ * svc_fetch_sources.c), the start of a fetch (a new flight or a join, per
+ * (build ID, policy)), shutdown, and its statistics. The flight's stages and
+ * their driver live in the files named in svc_fetch_impl.h.
  */
 #include "service/fetch/svc_fetch_impl.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,24 +19,10 @@
 #include <event2/event.h>
 
 #include "base/base_clock.h"
-#include "service/core/svc_url_display.h"
 
 #ifndef SYMBOLIZER_VERSION
 #define SYMBOLIZER_VERSION "0.1.0"
 #endif
-
-void svc_fetch_log(svc_fetcher *f, const char *fmt, ...)
-{
-	char line[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (f->log)
-		f->log(f->log_arg, line);
-	else
-		fprintf(stderr, "fetch: %s\n", line);
-}
 
 const char *svc_fetch_status_name(svc_fetch_status s)
 {
@@ -50,7 +36,7 @@ const char *svc_fetch_status_name(svc_fetch_status s)
 }
 
 svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
-			 svc_fetch_cb cb, void *arg)
+			 svc_fetch_policy policy, svc_fetch_cb cb, void *arg)
 {
 	if (!id || id->len == 0 || id->len > SYM_BUILD_ID_MAX || !cb)
 		return SVC_E_INVALID;
@@ -61,42 +47,14 @@ svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind 
 		return SVC_E_NOMEM;
 	w->cb = cb;
 	w->arg = arg;
-	f->st.started++;
-	svc_fetch_flight *fl = svc_fetch_flight_find(f, id);
-	if (fl) {
-		/* Single flight. A SYMBOLS request joining a DEBUGINFO-only flight
-		 * gets what that flight finds (the dwz case: files with no executable). */
-		f->st.joined++;
-		svc_fetch_flight_add_waiter(fl, w);
-		return SVC_OK;
-	}
-	if (!svc_fetch_flight_create(f, id, kind, w)) {
+	/* Single flight per (build ID, policy). A SYMBOLS request joining a
+	 * DEBUGINFO-only flight gets what that flight finds (the dwz case: files
+	 * with no executable). */
+	if (!svc_fetch_flight_get(f, id, kind, policy, w, svc_fetch_on_timer)) {
 		free(w);
 		return SVC_E_NOMEM;
 	}
 	return SVC_OK;
-}
-
-/* The sources: the caller's, or one local source per debug directory. */
-static bool make_sources(svc_fetcher *f, const svc_fetcher_options *o)
-{
-	if (o->sources) {
-		f->n_sources = o->n_sources;
-		f->sources = calloc(f->n_sources ? f->n_sources : 1, sizeof(*f->sources));
-		if (f->sources && f->n_sources)
-			memcpy(f->sources, o->sources, f->n_sources * sizeof(*f->sources));
-		return f->sources != NULL;
-	}
-	f->owns_sources = true;
-	f->sources = calloc(f->cfg.n_debug_dirs ? f->cfg.n_debug_dirs : 1, sizeof(*f->sources));
-	if (!f->sources)
-		return false;
-	for (size_t i = 0; i < f->cfg.n_debug_dirs; i++) {
-		if (!(f->sources[i] = src_local_create(f->cfg.debug_dirs[i], NULL)))
-			return false;
-		f->n_sources++;
-	}
-	return true;
 }
 
 /* Copies the config (lists owned), with the limits at least 1. */
@@ -110,25 +68,6 @@ static bool copy_config(svc_fetcher *f, const svc_config *c)
 	if (f->cfg.fetch_workers < 1)
 		f->cfg.fetch_workers = 1;
 	return whole;
-}
-
-/* The servers in the order they are asked: the peer tier, then the upstreams. */
-static bool make_upstreams(svc_fetcher *f)
-{
-	size_t n_peers = f->cfg.n_peer_servers;
-	f->n_ups = n_peers + f->cfg.n_upstreams;
-	f->ups = calloc(f->n_ups ? f->n_ups : 1, sizeof(*f->ups));
-	if (!f->ups)
-		return false;
-	for (size_t i = 0; i < f->n_ups; i++) {
-		svc_upstream *u = &f->ups[i];
-		u->peer = i < n_peers;
-		u->fetch_url = u->peer ? f->cfg.peer_servers[i] : f->cfg.upstreams[i - n_peers];
-		if (!(u->url = svc_url_display_dup(u->fetch_url)))
-			return false;
-		u->st.url = u->url;
-	}
-	return true;
 }
 
 /* DATA/tmp, where downloads are spooled: made when absent, emptied of what a
@@ -175,13 +114,14 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 	f->store = o->store;
 	f->log = o->log;
 	f->log_arg = o->log_arg;
-	svc_flight_table_init(&f->flights);
+	for (unsigned i = 0; i < SVC_FETCH_POLICIES; i++)
+		svc_flight_table_init(&f->flights[i]);
 	svc_queue_init(&f->queue, o->max_queued ? o->max_queued : SVC_FETCH_QUEUE_MAX);
 	char ua[128];
 	snprintf(ua, sizeof(ua), "symbolizer/%s (+debuginfod client)", SYMBOLIZER_VERSION);
 	f->user_agent = strdup(o->user_agent ? o->user_agent : ua);
-	if (!copy_config(f, o->config) || !f->user_agent || !make_sources(f, o) ||
-	    !make_upstreams(f) || !svc_trace_init(&f->trace, SVC_FETCH_TRACE_MAX)) {
+	if (!copy_config(f, o->config) || !f->user_agent ||
+	    !svc_trace_init(&f->trace, SVC_FETCH_TRACE_MAX)) {
 		svc_error_set(err, SVC_E_NOMEM, "fetcher: out of memory");
 		svc_fetcher_destroy(f);
 		return NULL;
@@ -192,9 +132,14 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 	}
 	f->http = svc_http_create(f->base, f->user_agent);
 	f->pool = svc_pool_create(f->base, f->cfg.fetch_workers);
-	f->defer_timer = evtimer_new(f->base, svc_slot_defer_cb, f);
+	f->defer_timer = evtimer_new(f->base, svc_fetch_on_defer, f);
 	if (!f->http || !f->pool || !f->defer_timer) {
 		svc_error_set(err, SVC_E_NOMEM, "fetcher: cannot start HTTP client or workers");
+		svc_fetcher_destroy(f);
+		return NULL;
+	}
+	/* The ordered source list: debug dirs, the caller's, the upstreams. */
+	if (!svc_fetch_sources_build(f, o, err)) {
 		svc_fetcher_destroy(f);
 		return NULL;
 	}
@@ -206,7 +151,8 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	if (!f)
 		return;
 	f->shutting_down = true;
-	/* Stop downloads (no callbacks) and the workers (their jobs are dropped). */
+	/* Stop requests (no callbacks) and the workers (their jobs are dropped). */
+	svc_fetch_source_abort_all(f);
 	svc_http_destroy(f->http);
 	f->http = NULL;
 	svc_pool_destroy(f->pool);
@@ -216,15 +162,9 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	f->defer_timer = NULL;
 	/* Owe every external waiter an answer. */
 	svc_fetch_flight_abort_all(f, "fetcher shutting down");
-	svc_fetch_source_abort_all(f);
-	svc_flight_table_deinit(&f->flights);
-	if (f->owns_sources)
-		for (size_t i = 0; i < f->n_sources; i++)
-			src_destroy(f->sources[i]);
-	free(f->sources);
-	for (size_t i = 0; f->ups && i < f->n_ups; i++)
-		free(f->ups[i].url);
-	free(f->ups);
+	for (unsigned i = 0; i < SVC_FETCH_POLICIES; i++)
+		svc_flight_table_deinit(&f->flights[i]);
+	svc_fetch_sources_free(f);
 	free(f->spool_dir);
 	svc_trace_deinit(&f->trace);
 	svc_config_deinit(&f->cfg);
@@ -235,7 +175,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 void svc_fetcher_get_stats(const svc_fetcher *f, svc_fetcher_stats *out)
 {
 	*out = f->st;
-	out->in_flight = svc_flight_count(&f->flights);
+	out->in_flight = svc_fetch_flight_count(f);
 	out->downloads = (size_t)f->active;
 	out->queued = f->queue.len;
 }

@@ -2,19 +2,28 @@
 /*
  * fetch: finds the file of a build ID and puts it in the store, on an event loop.
  *
- * svc_fetch_start(fetcher, id, kind, cb, arg) answers from the store when it can
- * (a file held, or a negative result not yet expired); otherwise it searches,
- * in order, the local debug directories (DIR/.build-id/xx/rest.debug), then
- * each upstream debuginfod server (GET {url}/buildid/{hex}/debuginfo). When no
- * source has debug info, it looks for the executable the same way
- * (DIR/.build-id/xx/rest, {url}/buildid/{hex}/executable) so that .symtab and
- * .dynsym symbolization still works; the store records that it holds only the
- * executable, and once the negative-cache time has passed the next fetch looks
- * for debug info again and replaces the executable when it finds it.
+ * svc_fetch_start(fetcher, id, kind, policy, cb, arg) answers from the store
+ * when it can (a file held, or a negative result not yet expired); otherwise
+ * it searches, in order, the local debug directories (DIR/.build-id/xx/
+ * rest.debug), the caller's sources (the package archives), then each
+ * upstream the policy allows (the peer tier, then the upstreams), each a
+ * provider of its URL's protocol (debuginfod over HTTP: the debuginfo of the
+ * build ID). When no source has debug info, it looks for the executable the
+ * same way so that .symtab and .dynsym symbolization still works; the store
+ * records that it holds only the executable, and once the negative-cache time
+ * has passed the next fetch looks for debug info again and replaces the
+ * executable when it finds it.
  *
- * The local debug directories are sources (source/src_source.h), asked in
- * order through that interface; each file found or downloaded goes through
- * src_check_file before it is stored.
+ * The list is built once, from the configuration, when the fetcher is made
+ * (svc_fetch_sources.c); the local debug directories and the caller's
+ * sources are sources (source/src_source.h), asked in order through that
+ * interface; each file found or downloaded goes through src_check_file before
+ * it is stored.
+ *
+ * One fetcher serves every request; a request's policy says which upstreams
+ * it may ask and whether its negative result is remembered. A flight is one
+ * (build ID, policy): a local-only request never joins a full one, nor the
+ * reverse. Each upstream has one circuit breaker, whatever the policies.
  *
  * Rules (issue 3):
  *  - single flight: one search per build ID however many callers want it;
@@ -97,6 +106,23 @@ typedef struct svc_fetch_result {
 
 typedef void (*svc_fetch_cb)(const svc_fetch_result *res, void *arg);
 
+/* What one request may ask. */
+typedef struct svc_fetch_policy {
+	bool upstreams;          /* the upstream servers */
+	bool peers;              /* the peer tier */
+	bool remember_negative;  /* a negative result is remembered for its TTL */
+} svc_fetch_policy;
+
+/* Everything (the normal case). */
+#define SVC_FETCH_POLICY_FULL ((svc_fetch_policy){true, true, true})
+/* A debuginfod request past --max-hops: the store and the local sources
+ * (dirs, packages), no upstream, nothing negative remembered (the full search
+ * may still find it). */
+#define SVC_FETCH_POLICY_LOCAL ((svc_fetch_policy){false, false, false})
+/* A request from a replica through the peer tier (we own the build ID): the
+ * upstreams, never the peer tier again. */
+#define SVC_FETCH_POLICY_OWNER ((svc_fetch_policy){true, false, true})
+
 typedef struct svc_fetcher svc_fetcher;
 
 /* Log sink for notable events (breakers opening/closing, rejected files). */
@@ -109,8 +135,9 @@ typedef struct svc_fetcher_options {
 	const char *user_agent;     /* NULL: "symbolizer/<version> (+debuginfod client)" */
 	svc_log_fn log;             /* NULL: lines to stderr */
 	void *log_arg;
-	/* Sources asked in order before the upstreams; not owned, must outlive the
-	 * fetcher. NULL: one local source per config->debug_dirs entry. */
+	/* Sources asked in order after the config's debug dirs and before the
+	 * upstreams (the package archives' source, svc_packages_source); not
+	 * owned, must outlive the fetcher. NULL: none. */
 	src_source *const *sources;
 	size_t n_sources;
 	size_t max_queued;          /* flights waiting for a download slot; 0: SVC_FETCH_QUEUE_MAX */
@@ -122,22 +149,24 @@ typedef struct svc_fetcher_options {
  * error-cache TTL. */
 #define SVC_FETCH_QUEUE_MAX 4096
 
+/* SVC_E_INVALID when an upstream's URL scheme has no provider (the error
+ * names it), SVC_E_NOMEM, SVC_E_IO (the spool directory). */
 svc_fetcher *svc_fetcher_create(const svc_fetcher_options *opts, svc_error *err);
 
 /* Stops everything: downloads are aborted, workers joined, and callbacks still
  * owed are called with SVC_FETCH_ERROR ("shutting down"). NULL is a no-op. */
 void svc_fetcher_destroy(svc_fetcher *f);
 
-/* Starts (or joins) the fetch of a build ID. cb runs later, exactly once.
- * SVC_E_INVALID for an empty build ID or no callback, SVC_E_SHUTTING_DOWN
- * once the fetcher stops, SVC_E_NOMEM when out of memory. */
+/* Starts (or joins) the fetch of a build ID under policy. cb runs later,
+ * exactly once. SVC_E_INVALID for an empty build ID or no callback,
+ * SVC_E_SHUTTING_DOWN once the fetcher stops, SVC_E_NOMEM when out of memory. */
 svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind kind,
-			 svc_fetch_cb cb, void *arg);
+			 svc_fetch_policy policy, svc_fetch_cb cb, void *arg);
 
 /*
- * A source file from the upstreams (svc_fetch_source.c), for
- * /buildid/ID/source/PATH: asked of each server in order, the first 200 is
- * the answer, not stored. res (OK only) holds the body spooled (res->fd) or
+ * A source file from the upstreams (svc_fetch_source.c), for the debuginfod
+ * source endpoint: asked of each server the policy allows, in order, the
+ * first one found is the answer, not stored. res (OK only) holds the body spooled (res->fd) or
  * in memory (res->body), either may be taken; from: the server's URL for
  * display; error: why not, otherwise.
  */
@@ -149,7 +178,8 @@ typedef void (*svc_fetch_source_cb)(void *arg, svc_fetch_status st, svc_http_res
  * down" when the fetcher is destroyed first). max_size: the body's cap (0 or
  * more than max_debuginfo_size: that). SVC_E_SHUTTING_DOWN, SVC_E_NOMEM. */
 svc_errc svc_fetch_source_start(svc_fetcher *f, const sym_build_id *id, const char *path,
-				uint64_t max_size, svc_fetch_source_cb cb, void *arg);
+				uint64_t max_size, svc_fetch_policy policy,
+				svc_fetch_source_cb cb, void *arg);
 
 typedef enum svc_breaker_state {
 	SVC_BREAKER_CLOSED = 0,  /* requests flow */
@@ -236,7 +266,7 @@ typedef struct svc_source_outcome {
 /*
  * The last outcome of each source asked for id (up to max, in source order;
  * local sources first, then upstreams), and whether a fetch of id is in
- * flight. Cheap: memory only, no fetch. Loop thread.
+ * flight (under any policy). Cheap: memory only, no fetch. Loop thread.
  */
 size_t svc_fetcher_describe(const svc_fetcher *f, const sym_build_id *id, svc_source_outcome *out,
 			    size_t max, bool *in_flight);
@@ -246,10 +276,8 @@ size_t svc_fetcher_describe(const svc_fetcher *f, const sym_build_id *id, svc_so
  * symbolizer_fetches_total, symbolizer_fetches_in_flight,
  * symbolizer_upstream_requests_total, symbolizer_upstream_bytes_total and
  * symbolizer_upstream_breaker_open, each with its HELP and TYPE lines. On the
- * event_base's thread, like the stats calls. also: another fetcher of the
- * same daemon whose counters are added (the owner fetcher that answers the
- * peer tier, whose servers are f's upstreams); NULL: none.
+ * event_base's thread, like the stats calls.
  */
-void svc_fetcher_metrics_render(const svc_fetcher *f, const svc_fetcher *also, base_buf *out);
+void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out);
 
 #endif

@@ -76,7 +76,7 @@ bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 	svc_rpc_render_calls(s->rpc, &b);
 	svc_resolver_metrics_render(s->resolver, &b);
 	svc_index_cache_metrics_render(s->cache, &b);
-	svc_fetcher_metrics_render(s->fetcher, s->owner_fetcher, &b);
+	svc_fetcher_metrics_render(s->fetcher, &b);
 	if (s->packages)
 		svc_packages_metrics_render(s->packages, &b);
 	stor_db_metrics_render(s->store, &b);

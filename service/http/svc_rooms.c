@@ -225,8 +225,7 @@ static void *debuginfod_create(const svc_room_ctx *c, svc_error *err)
 	(void)err;
 	const svc_server_options *o = c->flags;
 	svc_debuginfod_options dopt = {
-		.store = c->store, .fetcher = c->fetcher, .local_fetcher = c->local_fetcher,
-		.owner_fetcher = c->owner_fetcher,
+		.store = c->store, .fetcher = c->fetcher,
 		.pool = c->pool,
 		.debug_dirs = c->config->debug_dirs, .n_debug_dirs = c->config->n_debug_dirs,
 		.max_hops = o->max_hops, .max_section_bytes = c->config->max_debuginfo_size,

@@ -100,29 +100,6 @@ static void reply_ended(void *arg)
 		event_active(s->stop_check, EV_TIMEOUT, 0);
 }
 
-/* The fetchers' sources, in order: the local debug dirs, then the package
- * archives (their scanner started here), then the fetchers ask the upstreams. */
-static bool make_sources(svc_server *s, svc_error *err)
-{
-	const svc_config *c = &s->config;
-	if (!(s->sources = calloc(c->n_debug_dirs + 2, sizeof(*s->sources))))
-		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
-	for (size_t i = 0; i < c->n_debug_dirs; i++, s->n_sources++)
-		if (!(s->sources[i] = src_local_create(c->debug_dirs[i], NULL)))
-			return svc_error_set(err, SVC_E_NOMEM, "out of memory"), false;
-	if (c->n_package_dirs == 0)
-		return true;
-	svc_packages_options po = {
-		.store = s->store, .dirs = c->package_dirs, .n_dirs = c->n_package_dirs,
-		.rescan_ms = c->package_rescan_ms, .watch = true,
-	};
-	if (!(s->packages = svc_packages_create(&po, err)) ||
-	    svc_packages_start(s->packages, err) != SVC_OK)
-		return false;
-	s->sources[s->n_sources++] = svc_packages_source(s->packages);
-	return true;
-}
-
 static bool open_store(svc_server *s, svc_error *err)
 {
 	stor_options so;
@@ -143,35 +120,22 @@ static bool open_store(svc_server *s, svc_error *err)
 /* The fetcher, the pool, the caches and the resolver. False: err is set. */
 static bool start_resolution(svc_server *s, svc_error *err)
 {
+	/* --package-dir: the scanner, started here; its source follows the debug
+	 * dirs in the fetcher's source list (svc_fetch_sources.c). */
+	if (!svc_packages_for_config(&s->config, s->store, true, &s->packages, err))
+		return false;
+	src_source *packages = s->packages ? svc_packages_source(s->packages) : NULL;
 	svc_fetcher_options fo = {
 		.base = s->base,
 		.store = s->store,
 		.config = &s->config,
 		.log = log_fetch_line,
+		.sources = packages ? &packages : NULL,
+		.n_sources = packages ? 1 : 0,
 	};
-	if (!make_sources(s, err))
-		return false;
-	fo.sources = s->sources;
-	fo.n_sources = s->n_sources;
+	/* One fetcher; each request says what it may ask (svc_fetch_policy). */
 	if (!(s->fetcher = svc_fetcher_create(&fo, err)))
 		return false;
-	/* Requests past --max-hops: the same sources without upstreams, and no
-	 * negative result remembered (the full search may still find it). */
-	svc_config local = s->config;
-	local.n_upstreams = local.n_peer_servers = 0;
-	local.negative_cache_ttl_ms = local.error_cache_ttl_ms = 0;
-	fo.config = &local;
-	if (!(s->local_fetcher = svc_fetcher_create(&fo, err)))
-		return false;
-	/* Requests from a replica through the peer tier (X-Symbolizer-Peer): we
-	 * own the build ID, so the upstreams, never the peer tier again. */
-	if (s->config.n_peer_servers) {
-		svc_config owner = s->config;
-		owner.n_peer_servers = 0;
-		fo.config = &owner;
-		if (!(s->owner_fetcher = svc_fetcher_create(&fo, err)))
-			return false;
-	}
 	int workers = s->o.workers > 0 ? (int)s->o.workers : online_cpus();
 	s->o.workers = (uint32_t)workers;
 	if (!(s->pool = svc_pool_create(s->base, workers)) ||
@@ -294,8 +258,7 @@ static bool start_rooms(svc_server *s, svc_error *err)
 		.max_locations = s->o.max_locations, .max_new_lookups = s->o.max_new_lookups_per_call,
 		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
 		.flags = &s->o, .store = s->store,
-		.pool = s->pool, .fetcher = s->fetcher, .local_fetcher = s->local_fetcher,
-		.owner_fetcher = s->owner_fetcher, .packages = s->packages, .cache = s->cache,
+		.pool = s->pool, .fetcher = s->fetcher, .packages = s->packages, .cache = s->cache,
 		.responses = s->responses, .resolver = s->resolver,
 		.reply = room_reply, .replaced = room_replaced, .status = status_page, .arg = s,
 	};
@@ -472,19 +435,9 @@ void svc_server_destroy(svc_server *s)
 	s->pool = NULL;
 	svc_fetcher_destroy(s->fetcher);
 	s->fetcher = NULL;
-	svc_fetcher_destroy(s->local_fetcher);
-	s->local_fetcher = NULL;
-	svc_fetcher_destroy(s->owner_fetcher);
-	s->owner_fetcher = NULL;
-	/* After the fetchers: they ask these. The package source is the last one,
-	 * owned by s->packages. */
-	size_t n_local = s->n_sources - (s->packages && s->n_sources ? 1 : 0);
+	/* After the fetcher: it asks the package source. */
 	svc_packages_destroy(s->packages);
 	s->packages = NULL;
-	for (size_t i = 0; i < n_local && s->sources; i++)
-		src_destroy(s->sources[i]);
-	free(s->sources);
-	s->sources = NULL;
 	svc_resolver_destroy(s->resolver);
 	if (s->conns)
 		svc_conns_unlisten(s->conns);

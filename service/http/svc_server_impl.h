@@ -72,12 +72,8 @@ struct svc_server {
 	struct evhttp_bound_socket *bound;
 	char address[128];
 	stor_db *store;
-	svc_fetcher *fetcher;
-	svc_fetcher *local_fetcher;  /* no upstreams: debuginfod requests past --max-hops */
-	svc_fetcher *owner_fetcher;  /* no peer tier: requests from it (NULL: no peers) */
+	svc_fetcher *fetcher;        /* every request, under its policy (svc_fetcher.h) */
 	svc_packages *packages;      /* --package-dir: scanner and source (NULL: none) */
-	src_source **sources;        /* debug dirs, then packages: the fetchers' sources */
-	size_t n_sources;
 	svc_pool *pool;
 	svc_response_pool *responses;  /* response tables lent to calls */
 	svc_index_cache *cache;

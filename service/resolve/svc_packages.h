@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "base/base_buf.h"
+#include "service/core/svc_config.h"
 #include "service/core/svc_error.h"
 #include "source/src_source.h"
 #include "storage/stor_catalog.h"
@@ -94,5 +95,17 @@ void svc_packages_metrics_render(svc_packages *p, base_buf *out);
 
 /* Stops the scanner (a scan in progress ends at its next member). NULL: no-op. */
 void svc_packages_destroy(svc_packages *p);
+
+/*
+ * The package archives of c->package_dirs, made from the configuration for
+ * the daemon and symbolctl alike (svc_packages_config.c); their source goes
+ * into the fetcher's source list after the debug dirs (svc_fetcher_options
+ * .sources). *out is NULL when no package dir is configured. watch: the
+ * daemon's (inotify, a pass every c->package_rescan_ms, the scanner thread
+ * started); otherwise one catalogue pass now, on this thread. False (err set,
+ * *out NULL) when that fails.
+ */
+bool svc_packages_for_config(const svc_config *c, stor_db *store, bool watch,
+			     svc_packages **out, svc_error *err);
 
 #endif

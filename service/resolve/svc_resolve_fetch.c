@@ -94,8 +94,8 @@ static void fetch_cb(const svc_fetch_result *res, void *arg)
 
 bool svc_resolve_fetch_start(svc_resolve_flight *f)
 {
-	return svc_fetch_start(f->r->o.fetcher, &f->fl.id, SVC_FETCH_SYMBOLS, fetch_cb, f) ==
-	       SVC_OK;
+	return svc_fetch_start(f->r->o.fetcher, &f->fl.id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+			       fetch_cb, f) == SVC_OK;
 }
 
 /* ---- background rechecks ---- */

@@ -168,7 +168,7 @@ static void stored(void *job, bool cancelled)
 		u->bytes += p->size;
 		u->o.replaced(u->o.arg, &p->id);
 		if (p->has_alt && svc_fetch_start(u->o.fetcher, &p->alt_id, SVC_FETCH_DEBUGINFO,
-						  alt_fetched, p) == SVC_OK)
+						  SVC_FETCH_POLICY_FULL, alt_fetched, p) == SVC_OK)
 			return;
 	}
 	finish(p);

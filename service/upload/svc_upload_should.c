@@ -159,7 +159,8 @@ static void ask(struct call *c, size_t i)
 		snprintf(k->reason, sizeof(k->reason), "%s", bad);
 		return;
 	}
-	svc_errc e = svc_fetch_start(c->u->o.fetcher, &id, SVC_FETCH_SYMBOLS, fetched, k);
+	svc_errc e = svc_fetch_start(c->u->o.fetcher, &id, SVC_FETCH_SYMBOLS,
+				     SVC_FETCH_POLICY_FULL, fetched, k);
 	if (e == SVC_OK) {
 		c->waiting++;
 		c->refs++;

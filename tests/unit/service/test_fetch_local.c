@@ -141,7 +141,8 @@ TEST(local_hit_single_flight_then_cached)
 	place(e.debug_dir, &self_id, ".debug", self_path);
 	struct ctx c = {0};
 	for (int i = 0; i < 5; i++)
-		REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+		REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+					on_result, &c) == SVC_OK);
 	/* Callbacks never run inside svc_fetch_start. */
 	CHECK_EQ_U(c.calls, 0);
 	env_run(&e, &c, 5);
@@ -166,7 +167,8 @@ TEST(local_hit_single_flight_then_cached)
 	CHECK_STREQ(m.source, e.debug_dir);
 	stor_blob_release(&b);
 	struct ctx c2 = {0};
-	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, on_result, &c2) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c2) == SVC_OK);
 	env_run(&e, &c2, 1);
 	CHECK(c2.last.cached);
 	CHECK_EQ_U(c2.last.status, SVC_FETCH_OK);
@@ -183,7 +185,8 @@ TEST(not_found_is_negative_cached)
 	sym_build_id id;
 	REQUIRE(sym_build_id_from_hex("abcdef0123", 10, &id));
 	struct ctx c = {0};
-	REQUIRE(svc_fetch_start(e.f, &id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
 	env_run(&e, &c, 1);
 	CHECK_EQ_U(c.last.status, SVC_FETCH_NOT_FOUND);
 	CHECK(!c.last.cached);
@@ -195,7 +198,8 @@ TEST(not_found_is_negative_cached)
 	/* Even once the file appears, the negative entry answers until it expires. */
 	place(e.debug_dir, &self_id, ".debug", self_path);
 	struct ctx c2 = {0};
-	REQUIRE(svc_fetch_start(e.f, &id, SVC_FETCH_SYMBOLS, on_result, &c2) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c2) == SVC_OK);
 	env_run(&e, &c2, 1);
 	CHECK(c2.last.cached);
 	CHECK_EQ_U(c2.last.status, SVC_FETCH_NOT_FOUND);
@@ -210,7 +214,8 @@ TEST(wrong_build_id_is_rejected)
 	REQUIRE(sym_build_id_from_hex("0011223344556677", 16, &other));
 	place(e.debug_dir, &other, ".debug", self_path); /* our file, another ID's path */
 	struct ctx c = {0};
-	REQUIRE(svc_fetch_start(e.f, &other, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &other, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
 	env_run(&e, &c, 1);
 	CHECK_EQ_U(c.last.status, SVC_FETCH_NOT_FOUND);
 	CHECK(strstr(c.last.error, "build ID mismatch") != NULL);
@@ -226,7 +231,8 @@ TEST(executable_fallback)
 	const char *stripped = exe_path;
 	place(e.debug_dir, &self_id, "", stripped); /* .build-id/xx/rest: the executable */
 	struct ctx c = {0};
-	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
 	env_run(&e, &c, 1);
 	CHECK_EQ_U(c.last.status, SVC_FETCH_OK);
 	CHECK_EQ_U(c.last.kind, STOR_KIND_EXECUTABLE);
@@ -240,7 +246,8 @@ TEST(executable_fallback)
 	REQUIRE(sym_build_id_from_hex("aabbccdd", 8, &id2));
 	place(e.debug_dir, &id2, "", stripped);
 	struct ctx c2 = {0};
-	REQUIRE(svc_fetch_start(e.f, &id2, SVC_FETCH_DEBUGINFO, on_result, &c2) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &id2, SVC_FETCH_DEBUGINFO, SVC_FETCH_POLICY_FULL,
+				on_result, &c2) == SVC_OK);
 	env_run(&e, &c2, 1);
 	CHECK_EQ_U(c2.last.status, SVC_FETCH_NOT_FOUND);
 	env_deinit(&e);
@@ -251,12 +258,15 @@ TEST(no_sources_and_bad_calls)
 	struct env e;
 	REQUIRE(env_init(&e, false));
 	struct ctx c = {0};
-	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
 	env_run(&e, &c, 1);
 	CHECK_EQ_U(c.last.status, SVC_FETCH_NOT_FOUND);
 	sym_build_id empty = {0};
-	CHECK(svc_fetch_start(e.f, &empty, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_E_INVALID);
-	CHECK(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, NULL, &c) == SVC_E_INVALID);
+	CHECK(svc_fetch_start(e.f, &empty, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_E_INVALID);
+	CHECK(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				NULL, &c) == SVC_E_INVALID);
 	svc_error err = {0};
 	CHECK(svc_fetcher_create(NULL, &err) == NULL && err.code == SVC_E_INVALID);
 	svc_fetcher_destroy(NULL);
@@ -269,8 +279,10 @@ TEST(shutdown_answers_waiters)
 	REQUIRE(env_init(&e, true));
 	place(e.debug_dir, &self_id, ".debug", self_path);
 	struct ctx c = {0};
-	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
-	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &self_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
 	svc_fetcher_destroy(e.f);
 	e.f = NULL;
 	CHECK_EQ_U(c.calls, 2);

@@ -242,7 +242,8 @@ TEST(fetcher_asks_sources_in_order)
 	REQUIRE(env_init(&e, ""));
 	REQUIRE(env_fetcher(&e, list, 3, 0));
 	struct ctx c = {0};
-	REQUIRE(svc_fetch_start(e.f, &info.build_id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &info.build_id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
 	while (c.calls < 1 && event_base_loop(e.base, EVLOOP_ONCE) >= 0)
 		;
 	CHECK_EQ_U(c.last.status, SVC_FETCH_OK);
@@ -304,11 +305,14 @@ TEST(full_queue_refuses)
 	REQUIRE(sym_build_id_from_hex("b2b2b2b2", 8, &ids[1]));
 	REQUIRE(sym_build_id_from_hex("c3c3c3c3", 8, &ids[2]));
 	struct ctx c[3] = {{0}};
-	REQUIRE(svc_fetch_start(e.f, &ids[0], SVC_FETCH_SYMBOLS, on_result, &c[0]) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &ids[0], SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c[0]) == SVC_OK);
 	REQUIRE(wait_for(&e, 1, 0));
-	REQUIRE(svc_fetch_start(e.f, &ids[1], SVC_FETCH_SYMBOLS, on_result, &c[1]) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &ids[1], SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c[1]) == SVC_OK);
 	REQUIRE(wait_for(&e, 1, 1));
-	REQUIRE(svc_fetch_start(e.f, &ids[2], SVC_FETCH_SYMBOLS, on_result, &c[2]) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &ids[2], SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c[2]) == SVC_OK);
 	while (c[2].calls < 1 && event_base_loop(e.base, EVLOOP_ONCE) >= 0)
 		;
 	CHECK_EQ_U(c[2].last.status, SVC_FETCH_ERROR);
@@ -337,13 +341,14 @@ TEST(metrics_render)
 	REQUIRE(stor_put_negative(e.store, id.bytes, id.len, STOR_STATE_NOT_FOUND, "t", "none",
 				  base_real_ms() + 60000, NULL) == STOR_OK);
 	struct ctx c = {0};
-	REQUIRE(svc_fetch_start(e.f, &id, SVC_FETCH_SYMBOLS, on_result, &c) == SVC_OK);
+	REQUIRE(svc_fetch_start(e.f, &id, SVC_FETCH_SYMBOLS, SVC_FETCH_POLICY_FULL,
+				on_result, &c) == SVC_OK);
 	while (c.calls < 1 && event_base_loop(e.base, EVLOOP_ONCE) >= 0)
 		;
 	CHECK(c.last.cached);
 	base_buf b;
 	base_buf_init(&b, 1 << 20);
-	svc_fetcher_metrics_render(e.f, NULL, &b);
+	svc_fetcher_metrics_render(e.f, &b);
 	REQUIRE(base_buf_append(&b, "", 1));
 	const char *text = (const char *)b.data;
 	const char *want[] = {
