@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_dwarf: the DWARF walk (see sym_dwarf.h).
+ * sym_dwarf: the DWARF walk (see sym_dwarf_impl.h).
  *
  * Per unit: every line-table row becomes a line span [addr, next addr); every
  * subprogram and inlined subroutine with code becomes a scope with spans at its
@@ -9,10 +9,10 @@
  * into DIEs that can hold code scopes, never deeper than SYM_MAX_DIE_DEPTH, and
  * stops a sibling chain that does not move forward, so hostile DWARF ends.
  */
-#include "symbolizer/sym_dwarf.h"
-#include "symbolizer/sym_demangle.h"
-#include "symbolizer/sym_map64.h"
-#include "symbolizer/sym_qualify.h"
+#include "symbolizer/sym_dwarf_impl.h"
+#include "symbolizer/sym_demangle_impl.h"
+#include "symbolizer/sym_map64_impl.h"
+#include "symbolizer/sym_qualify_impl.h"
 
 #include <dwarf.h>
 #include <stdbool.h>

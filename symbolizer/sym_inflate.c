@@ -3,7 +3,7 @@
  * sym_inflate: decompression of debug sections under a cap (see sym_inflate.h).
  */
 #include "symbolizer/sym_inflate.h"
-#include "symbolizer/sym_elf_util.h"
+#include "symbolizer/sym_elf_util_impl.h"
 
 #include <elf.h>
 #include <pthread.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_qualify: qualified names from DIE parents (see sym_qualify.h).
+ * sym_qualify: qualified names from DIE parents (see sym_qualify_impl.h).
  */
-#include "symbolizer/sym_qualify.h"
-#include "symbolizer/sym_demangle.h"
+#include "symbolizer/sym_qualify_impl.h"
+#include "symbolizer/sym_demangle_impl.h"
 
 #include <dwarf.h>
 #include <stdbool.h>

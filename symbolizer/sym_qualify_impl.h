@@ -14,8 +14,8 @@
  * subprogram enclosing a local class its demangled linkage name, else its own
  * qualified name. One sym_qualify per Dwarf handle (so per thread).
  */
-#ifndef SYM_QUALIFY_H
-#define SYM_QUALIFY_H
+#ifndef SYM_QUALIFY_IMPL_H
+#define SYM_QUALIFY_IMPL_H
 
 #include <elfutils/libdw.h>
 #include <stddef.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_strtab: string interning for the index builder (see sym_strtab.h).
+ * sym_strtab: string interning for the index builder (see sym_strtab_impl.h).
  * FNV-1a hashing into an open-addressed table of offsets.
  */
-#include "symbolizer/sym_strtab.h"
+#include "symbolizer/sym_strtab_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
