@@ -31,7 +31,7 @@ typedef sym_errc (*src_pkg_open_fn)(int fd, uint64_t file_size, src_pkg_layout *
 
 typedef struct src_pkg_format {
 	const char *name;                /* "deb" */
-	const char *const *extensions;   /* {".deb", ".ddeb", NULL} */
+	const char *const *extensions;   /* NULL-terminated, with the dot */
 	uint8_t magic[SRC_PKG_MAGIC_MAX]; /* the file's first magic_len bytes */
 	size_t magic_len;
 	src_pkg_open_fn open;
@@ -40,7 +40,7 @@ typedef struct src_pkg_format {
 extern const src_pkg_format src_package_formats[];
 extern const size_t src_package_format_count;
 
-/* The format whose extension ends path (".deb"), or NULL: not a package name. */
+/* The format one of whose extensions ends path, or NULL: not a package name. */
 const src_pkg_format *src_pkg_format_for_path(const char *path);
 
 /* The format whose magic starts head (n bytes read from the file), or NULL. */
