@@ -20,6 +20,7 @@
 #include <elfutils/libdw.h>
 #include <stddef.h>
 
+#include "base/base_buf.h"
 #include "base/base_hash_map.h"
 #include "base/base_vec.h"
 
@@ -30,8 +31,7 @@ typedef struct sym_qualify {
 	sym_qualify_map units;     /* unit DIE key -> its nodes' record index + 1 */
 	base_vec unit_vec;         /* struct sym_qualify_unit: first node, count */
 	base_vec node_vec;         /* struct sym_qualify_node, each unit's in DIE order */
-	char *buf;                 /* the last qualified name (sym_qualify_name's result) */
-	size_t cap;
+	base_buf buf;              /* the last qualified name (sym_qualify_name's result) */
 } sym_qualify;
 
 void sym_qualify_init(sym_qualify *q, Dwarf *dw);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_buf.h"
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/debug_file.h"
 #include "cmd/symbolctl/exit_codes.h"
@@ -235,37 +236,38 @@ static void answer_line(const sym_index *idx, const struct opts *o, const char *
 static int answer_stdin(const sym_index *idx, const struct opts *o)
 {
 	enum { CHUNK = 1 << 16, MAX_LINE = 1 << 20 };
-	size_t cap = CHUNK, len = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf)
+	/* Lines as they arrive; one byte past the room read into is for a NUL. */
+	base_buf in;
+	base_buf_init(&in, 2 * (size_t)MAX_LINE + 1);
+	if (!base_buf_ensure(&in, CHUNK + 1))
 		return -1;
 	for (;;) {
 		if (fflush(stdout) != 0)
 			break;
-		if (len == cap) {
+		size_t cap = in.cap - 1;
+		if (in.len == cap) {
 			if (cap >= MAX_LINE) {
 				fprintf(stderr, "symbolctl: input line longer than %d bytes\n", MAX_LINE);
-				free(buf);
+				base_buf_deinit(&in);
 				return -1;
 			}
-			char *p = realloc(buf, cap * 2 + 1);
-			if (!p)
+			if (!base_buf_ensure(&in, cap * 2 + 1))
 				break;
-			buf = p;
-			cap *= 2;
+			cap = in.cap - 1;
 		}
-		ssize_t r = read(STDIN_FILENO, buf + len, cap - len);
+		char *buf = (char *)in.data;
+		ssize_t r = read(STDIN_FILENO, buf + in.len, cap - in.len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			if (len) { /* a last line without a newline */
-				buf[len] = '\0';
+			if (in.len) { /* a last line without a newline */
+				buf[in.len] = '\0';
 				answer_line(idx, o, buf);
 			}
 			break;
 		}
-		len += (size_t)r;
-		char *start = buf, *end = buf + len, *nl;
+		in.len += (size_t)r;
+		char *start = buf, *end = buf + in.len, *nl;
 		while ((nl = memchr(start, '\n', (size_t)(end - start))) != NULL) {
 			*nl = '\0';
 			if (nl > start && nl[-1] == '\r')
@@ -273,10 +275,10 @@ static int answer_stdin(const sym_index *idx, const struct opts *o)
 			answer_line(idx, o, start);
 			start = nl + 1;
 		}
-		len = (size_t)(end - start);
-		memmove(buf, start, len);
+		in.len = (size_t)(end - start);
+		memmove(buf, start, in.len);
 	}
-	free(buf);
+	base_buf_deinit(&in);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 
 #include <event2/event.h>
 
+#include "base/base_vec.h"
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/fetch_server.h"
@@ -27,7 +28,8 @@
 struct run {
 	stor_db *store;
 	svc_fetcher *fetcher;
-	sym_build_id *ids;
+	base_vec id_vec;       /* sym_build_id: the ids asked for ... */
+	sym_build_id *ids;     /* ... = id_vec's data and length */
 	size_t n_ids, next, done;
 	int failed;            /* the worst CTL_EXIT_* of the fetches */
 	bool serial;
@@ -185,13 +187,10 @@ static bool add_id(struct run *r, const char *s)
 		fprintf(stderr, "symbolctl fetch: '%.*s' is not a build ID (hex)\n", (int)len, s);
 		return false;
 	}
-	if (r->n_ids % 64 == 0) {
-		sym_build_id *n = realloc(r->ids, (r->n_ids + 64) * sizeof(*n));
-		if (!n)
-			return false;
-		r->ids = n;
-	}
-	r->ids[r->n_ids++] = id;
+	if (base_vec_append(&r->id_vec, &id))
+		return false;
+	r->ids = r->id_vec.data;
+	r->n_ids = r->id_vec.len;
 	return true;
 }
 
@@ -458,6 +457,7 @@ int cmd_fetch(int argc, char **argv)
 	svc_config cfg;
 	svc_config_init(&cfg);
 	struct run r = {0};
+	base_vec_init(&r.id_vec, sizeof(sym_build_id), SIZE_MAX / sizeof(sym_build_id));
 	struct fetch_flags o = {.wait_ms = 60000};
 	int status;
 	if (!parse_args(&o, &r, &cfg, argc, argv, &status))
@@ -479,7 +479,7 @@ int cmd_fetch(int argc, char **argv)
 		status = run_fetches(&r, &o, &cfg);
 out:
 	stor_close(r.store);
-	free(r.ids);
+	base_vec_deinit(&r.id_vec);
 	svc_config_deinit(&cfg);
 	return status;
 }

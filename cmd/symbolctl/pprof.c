@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base_buf.h"
 #include "base/base_clock.h"
 #include "base/base_flag.h"
 #include "cmd/symbolctl/commands.h"
@@ -60,27 +61,24 @@ static uint8_t *read_all(const char *path, size_t *len)
 		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, strerror(errno));
 		return NULL;
 	}
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
+	base_buf b;
+	base_buf_init(&b, SIZE_MAX);
+	bool ok;
+	while ((ok = base_buf_reserve(&b, b.len < (1 << 16) ? (1 << 16) : b.len))) {
+		size_t room = b.cap - b.len, got = fread(b.data + b.len, 1, room, f);
+		b.len += got;
+		if (got < room)
 			break;
-		uint8_t *nb = realloc(buf, cap *= 2);
-		if (!nb)
-			free(buf);
-		buf = nb;
 	}
 	bool bad = ferror(f);
 	if (f != stdin)
 		fclose(f);
-	if (!buf || bad) {
-		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, buf ? "read error" : "out of memory");
-		free(buf);
+	if (!ok || bad) {
+		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, ok ? "read error" : "out of memory");
+		base_buf_deinit(&b);
 		return NULL;
 	}
-	*len = n;
-	return buf;
+	return base_buf_take(&b, len); /* allocated: reserved at least once */
 }
 
 static bool write_all(const char *path, const uint8_t *buf, size_t len)
