@@ -105,8 +105,8 @@ static bool set_value(const base_flag *f, void *settings, const char *val, char 
 	case BASE_FLAG_U32:
 	case BASE_FLAG_INT:
 		if (!parse_count(val, f->max, &n)) {
-			snprintf(err, err_size, "%.*s: '%.100s' is not a count (0 to %ld)", FIRST_NAME(f),
-				 val, f->max);
+			snprintf(err, err_size, "%.*s: '%.100s' is not a count (0 to %ld)",
+				 FIRST_NAME(f), val, f->max);
 			return false;
 		}
 		if (f->kind == BASE_FLAG_U32)
@@ -209,7 +209,8 @@ base_flag_result base_flag_parse(const base_flag_group *groups, size_t n_groups,
 			const base_flag *f = &groups[g].flags[k];
 			const char *val;
 			if (matches(f, arg, &val))
-				return take(f, groups[g].settings, val, argc, argv, i, err, err_size);
+				return take(f, groups[g].settings, val, argc, argv, i, err,
+					    err_size);
 		}
 	}
 	return BASE_FLAG_UNKNOWN;

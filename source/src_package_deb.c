@@ -38,7 +38,8 @@ sym_errc src_pkg_open_deb(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg
 					    "ar: truncated member header");
 		uint64_t size;
 		if (h[58] != '`' || h[59] != '\n' || !ar_number(h + 48, 10, &size))
-			return src_pkg_fail(reason, SRC_PKG_E_BAD_CONTAINER, err, "ar: bad member header");
+			return src_pkg_fail(reason, SRC_PKG_E_BAD_CONTAINER, err,
+					    "ar: bad member header");
 		pos += 60;
 		if (size > file_size - pos)
 			return src_pkg_fail(reason, SRC_PKG_E_TRUNCATED, err,

@@ -20,7 +20,8 @@ const src_pkg_format src_package_formats[] = {
 	{"rpm", rpm_extensions, "\xed\xab\xee\xdb", 4, src_pkg_open_rpm},
 };
 
-const size_t src_package_format_count = sizeof(src_package_formats) / sizeof(src_package_formats[0]);
+const size_t src_package_format_count =
+	sizeof(src_package_formats) / sizeof(src_package_formats[0]);
 
 static int ends_with(const char *s, size_t n, const char *suffix)
 {

@@ -49,7 +49,8 @@ static sym_errc grow(uint8_t **buf, size_t *cap, size_t need, uint64_t limit, sy
 	if (need > limit)
 		return sym_error_set(err, SYM_E_TOO_LARGE, "inflated data larger than claimed");
 	/* The section's (buf, cap) as a capped base_buf: room for need bytes, doubling. */
-	base_buf b = {.data = *buf, .cap = *cap, .max = limit > SIZE_MAX ? SIZE_MAX : (size_t)limit};
+	base_buf b = {.data = *buf, .cap = *cap,
+		      .max = limit > SIZE_MAX ? SIZE_MAX : (size_t)limit};
 	bool ok = base_buf_reserve(&b, need);
 	*buf = b.data;
 	*cap = b.cap;
@@ -470,8 +471,8 @@ sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, vo
 	if ((rc = inflate_all(elf, inflated_vec_data(&secs), inflated_vec_len(&secs), err)))
 		goto out;
 	if (inflated_vec_len(&secs))
-		rc = assemble(data, size, elf, shnum, inflated_vec_data(&secs), inflated_vec_len(&secs),
-			      out, out_size, err);
+		rc = assemble(data, size, elf, shnum, inflated_vec_data(&secs),
+			      inflated_vec_len(&secs), out, out_size, err);
 out:
 	for (size_t i = 0; i < inflated_vec_len(&secs); i++)
 		free(inflated_vec_data(&secs)[i].buf);

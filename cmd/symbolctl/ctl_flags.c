@@ -24,7 +24,8 @@ bool ctl_parse_timeout(void *settings, const char *value, char *err, size_t err_
 {
 	int64_t ms;
 	if (!base_parse_duration_ms(value, &ms) || ms <= 0) {
-		snprintf(err, err_size, "'%.100s' is not a duration above 0 (e.g. 500ms, 10s)", value);
+		snprintf(err, err_size, "'%.100s' is not a duration above 0 (e.g. 500ms, 10s)",
+			 value);
 		return false;
 	}
 	((struct ctl_remote *)settings)->timeout_ms = ms;

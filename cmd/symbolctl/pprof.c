@@ -76,7 +76,8 @@ static uint8_t *read_all(const char *path, size_t *len)
 	if (f != stdin)
 		fclose(f);
 	if (!ok || bad) {
-		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, ok ? "read error" : "out of memory");
+		fprintf(stderr, "symbolctl pprof: %s: %s\n", path,
+			ok ? "read error" : "out of memory");
 		base_buf_deinit(&b);
 		return NULL;
 	}
@@ -215,8 +216,8 @@ static const base_flag pprof_flags[] = {
 int cmd_pprof(int argc, char **argv)
 {
 	struct opts o = {.server = DEFAULT_SERVER, .wait_ms = 60000, .timeout_ms = 60000};
-	const base_flag_group g = {"Flags", pprof_flags, sizeof(pprof_flags) / sizeof(pprof_flags[0]),
-				   &o};
+	const base_flag_group g = {"Flags", pprof_flags,
+				   sizeof(pprof_flags) / sizeof(pprof_flags[0]), &o};
 	char **pos;
 	int n_pos;
 	int rc = ctl_flags_parse("pprof", &g, 1, CTL_FLAGS_HELP_FIRST, argc, argv, &pos, &n_pos,
