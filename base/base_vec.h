@@ -107,30 +107,33 @@ static inline base_vec base_vec_adopt(void *data, size_t len, size_t cap, size_t
  * name_append(v, T) (0 or -1), name_at(v, i), name_data, name_len and
  * name_take(v, &len) (the T * array, malloc'ed).
  */
-#define BASE_VEC_DEFINE(name, T)                                                           \
-	typedef struct name {                                                              \
-		base_vec v;                                                                \
-	} name;                                                                            \
-	static inline void name##_init(name *t, size_t max)                                \
-	{                                                                                  \
-		base_vec_init(&t->v, sizeof(T), max);                                      \
-	}                                                                                  \
-	static inline void name##_deinit(name *t) { base_vec_deinit(&t->v); }             \
-	static inline T *name##_push(name *t) { return (T *)base_vec_push(&t->v); }        \
-	static inline int name##_append(name *t, T x)                                      \
-	{                                                                                  \
-		T *p = name##_push(t);                                                     \
-		if (!p)                                                                    \
-			return -1;                                                         \
-		*p = x;                                                                    \
-		return 0;                                                                  \
-	}                                                                                  \
-	static inline T name##_at(const name *t, size_t i) { return ((T *)t->v.data)[i]; } \
-	static inline T *name##_data(const name *t) { return (T *)t->v.data; }             \
-	static inline size_t name##_len(const name *t) { return t->v.len; }                \
-	static inline T *name##_take(name *t, size_t *len)                                 \
-	{                                                                                  \
-		return (T *)base_vec_take(&t->v, len);                                     \
+/* Generated functions a file may leave unused (clang warns of those in a .c). */
+#define BASE_VEC_FN_ static inline __attribute__((unused))
+
+#define BASE_VEC_DEFINE(name, T)                                                            \
+	typedef struct name {                                                               \
+		base_vec v;                                                                 \
+	} name;                                                                             \
+	BASE_VEC_FN_ void name##_init(name *t, size_t max)                                  \
+	{                                                                                   \
+		base_vec_init(&t->v, sizeof(T), max);                                       \
+	}                                                                                   \
+	BASE_VEC_FN_ void name##_deinit(name *t) { base_vec_deinit(&t->v); }                \
+	BASE_VEC_FN_ T *name##_push(name *t) { return (T *)base_vec_push(&t->v); }          \
+	BASE_VEC_FN_ int name##_append(name *t, T x)                                        \
+	{                                                                                   \
+		T *p = name##_push(t);                                                      \
+		if (!p)                                                                     \
+			return -1;                                                          \
+		*p = x;                                                                     \
+		return 0;                                                                   \
+	}                                                                                   \
+	BASE_VEC_FN_ T name##_at(const name *t, size_t i) { return ((T *)t->v.data)[i]; }   \
+	BASE_VEC_FN_ T *name##_data(const name *t) { return (T *)t->v.data; }               \
+	BASE_VEC_FN_ size_t name##_len(const name *t) { return t->v.len; }                  \
+	BASE_VEC_FN_ T *name##_take(name *t, size_t *len)                                   \
+	{                                                                                   \
+		return (T *)base_vec_take(&t->v, len);                                      \
 	}
 
 #endif
