@@ -44,6 +44,24 @@ bool base_buf_reserve(base_buf *b, size_t n)
 	return true;
 }
 
+bool base_buf_ensure(base_buf *b, size_t n)
+{
+	if (n <= b->cap)
+		return true;
+	if (n > b->max) {
+		b->over = true;
+		return false;
+	}
+	uint8_t *p = realloc(b->data, n);
+	if (!p) {
+		b->nomem = true;
+		return false;
+	}
+	b->data = p;
+	b->cap = n;
+	return true;
+}
+
 bool base_buf_append(base_buf *b, const void *data, size_t n)
 {
 	if (n == 0)

@@ -2,8 +2,9 @@
 /*
  * base_buf: a growable byte buffer with a hard cap, for bytes that arrive
  * from outside (HTTP bodies, upstream downloads) and for text we assemble
- * (the metrics exposition). Appending past the cap fails and sets `over`,
- * so a peer can never make us hold more than the cap.
+ * (the metrics exposition), and for scratch space (base_buf_ensure).
+ * Appending past the cap fails and sets `over`, so a peer can never make us
+ * hold more than the cap.
  */
 #ifndef BASE_BUF_H
 #define BASE_BUF_H
@@ -28,6 +29,9 @@ void base_buf_deinit(base_buf *b);
 /* Room for n more bytes; false (over or nomem set) when it cannot be had. */
 bool base_buf_reserve(base_buf *b, size_t n);
 bool base_buf_append(base_buf *b, const void *data, size_t n);
+/* Makes the allocation at least n bytes, exactly n when it grows (len is
+ * untouched): a scratch buffer sized to its largest use. false past max. */
+bool base_buf_ensure(base_buf *b, size_t n);
 bool base_buf_printf(base_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Hands the bytes to the caller (malloc'ed, NULL when empty) and empties b. */

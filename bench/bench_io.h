@@ -8,10 +8,13 @@
 #define BENCH_IO_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/base_vec.h"
 
 static inline void *read_file(const char *path, size_t *size)
 {
@@ -40,29 +43,22 @@ static inline uint64_t *read_addrs(const char *path, size_t *n)
 		fprintf(stderr, "bench: %s: %s\n", path, strerror(errno));
 		exit(1);
 	}
-	size_t cap = 1 << 16, len = 0;
-	uint64_t *v = malloc(cap * sizeof(*v));
+	base_vec v;
+	base_vec_init(&v, sizeof(uint64_t), SIZE_MAX / sizeof(uint64_t));
 	char line[128];
-	while (v && fgets(line, sizeof(line), f)) {
+	bool ok = true;
+	while (ok && fgets(line, sizeof(line), f)) {
 		char *end;
 		uint64_t a = strtoull(line, &end, 16);
-		if (end == line)
-			continue;
-		if (len == cap) {
-			cap *= 2;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v)
-				break;
-		}
-		v[len++] = a;
+		if (end != line)
+			ok = base_vec_append(&v, &a) == 0;
 	}
 	fclose(f);
-	if (!v || len == 0) {
+	if (!ok || v.len == 0) {
 		fprintf(stderr, "bench: no addresses in %s\n", path);
 		exit(1);
 	}
-	*n = len;
-	return v;
+	return base_vec_take(&v, n);
 }
 
 #endif

@@ -24,6 +24,7 @@
 
 #include <libdeflate.h>
 
+#include "base/base_buf.h"
 #include "bench/bench_rpc_impl.h"
 
 #define PATH "/symbolizer.v1.SymbolizerService/Symbolize"
@@ -79,13 +80,12 @@ static void ensure(struct conn *c, size_t need)
 {
 	if (need <= c->buf_cap)
 		return;
-	size_t cap = c->buf_cap ? c->buf_cap : 1 << 16;
-	while (cap < need)
-		cap *= 2;
-	c->buf = realloc(c->buf, cap);
-	if (!c->buf)
+	/* The connection's (buf, buf_cap) as a base_buf: room for need bytes, doubling. */
+	base_buf b = {.data = (void *)c->buf, .cap = c->buf_cap, .max = SIZE_MAX};
+	if (!base_buf_reserve(&b, need))
 		die("out of memory");
-	c->buf_cap = cap;
+	c->buf = (void *)b.data;
+	c->buf_cap = b.cap;
 }
 
 static ssize_t rd(int fd, void *p, size_t n)

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * src_package_container: the outer layer of a package, read by hand with
- * every size checked: the ar archive of a .deb/.ddeb (its data.tar.* member),
- * the lead and two headers of an .rpm (the payload follows them). Also the
- * layout's serialized form for the catalogue and the reason names.
+ * src_package_container: the outer layer of a package: its format sniffed
+ * by magic from the table (src_package_format.h), whose open function finds
+ * the payload (src_package_deb.c, src_package_rpm.c); then the payload's
+ * compression, from its first bytes. Also the layout's serialized form for the
+ * catalogue and the reason names.
  */
 #include "source/src_package_impl.h"
+#include "source/src_package_format.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+sym_errc src_pkg_fail(src_pkg_reason *reason, src_pkg_reason r, sym_error *err, const char *msg)
+{
+	*reason = r;
+	return sym_error_set(err, r == SRC_PKG_E_IO ? SYM_E_IO : SYM_E_INVALID, "%s", msg);
+}
 
 static const char *const reason_names[SRC_PKG_E_COUNT] = {
 	"ok", "io", "truncated", "bad_container", "bad_xz_index", "too_large", "bad_path",
@@ -31,12 +39,6 @@ void src_pkg_limits_init(src_pkg_limits *l)
 	l->max_ms = 30 * 60 * 1000;
 }
 
-static sym_errc fail(src_pkg_reason *reason, src_pkg_reason r, sym_error *err, const char *msg)
-{
-	*reason = r;
-	return sym_error_set(err, r == SRC_PKG_E_IO ? SYM_E_IO : SYM_E_INVALID, "%s", msg);
-}
-
 /* The compression of a payload, from its first bytes. */
 static src_pkg_comp sniff(const uint8_t *m, size_t n)
 {
@@ -51,102 +53,23 @@ static src_pkg_comp sniff(const uint8_t *m, size_t n)
 	return SRC_PKG_COMP_NONE;
 }
 
-/* A decimal ar field (spaces after the digits). */
-static bool ar_number(const char *f, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-	for (; i < n && f[i] >= '0' && f[i] <= '9'; i++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(f[i] - '0');
-	}
-	if (i == 0)
-		return false;
-	for (; i < n; i++)
-		if (f[i] != ' ')
-			return false;
-	*out = v;
-	return true;
-}
-
-static sym_errc locate_deb(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_reason *reason,
-			   sym_error *err)
-{
-	uint64_t pos = 8;
-	for (int n = 0; n < 64 && pos < file_size; n++) {
-		char h[60];
-		if (file_size - pos < 60 || src_pread(fd, h, 60, pos, err))
-			return fail(reason, SRC_PKG_E_TRUNCATED, err, "ar: truncated member header");
-		uint64_t size;
-		if (h[58] != '`' || h[59] != '\n' || !ar_number(h + 48, 10, &size))
-			return fail(reason, SRC_PKG_E_BAD_CONTAINER, err, "ar: bad member header");
-		pos += 60;
-		if (size > file_size - pos)
-			return fail(reason, SRC_PKG_E_TRUNCATED, err,
-				    "ar: member larger than the file (lying size)");
-		if (!memcmp(h, "data.tar", 8)) {
-			l->payload_off = pos;
-			l->payload_size = size;
-			return SYM_OK;
-		}
-		pos += size + (size & 1);
-	}
-	return fail(reason, SRC_PKG_E_BAD_CONTAINER, err, "deb: no data.tar member");
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* The rpm header at *pos; moves *pos past it (and its padding when pad). */
-static sym_errc rpm_header(int fd, uint64_t file_size, uint64_t *pos, bool pad,
-			   src_pkg_reason *reason, sym_error *err)
-{
-	uint8_t h[16];
-	if (file_size - *pos < 16 || src_pread(fd, h, 16, *pos, err))
-		return fail(reason, SRC_PKG_E_TRUNCATED, err, "rpm: truncated header");
-	if (memcmp(h, "\x8e\xad\xe8\x01", 4))
-		return fail(reason, SRC_PKG_E_BAD_CONTAINER, err, "rpm: bad header magic");
-	uint64_t nindex = be32(h + 8), hsize = be32(h + 12);
-	if (nindex > 100000 || hsize > (256u << 20))
-		return fail(reason, SRC_PKG_E_TOO_LARGE, err, "rpm: header over the caps");
-	uint64_t len = 16 + nindex * 16 + hsize;
-	if (pad)
-		len = (len + 7) & ~(uint64_t)7;
-	if (len > file_size - *pos)
-		return fail(reason, SRC_PKG_E_TRUNCATED, err, "rpm: header larger than the file");
-	*pos += len;
-	return SYM_OK;
-}
-
 sym_errc src_pkg_locate(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_reason *reason,
 			sym_error *err)
 {
-	uint8_t m[8];
-	if (file_size < 104 || src_pread(fd, m, 8, 0, err))
-		return fail(reason, SRC_PKG_E_TRUNCATED, err, "package: too short");
-	sym_errc rc;
-	if (!memcmp(m, "!<arch>\n", 8)) {
-		rc = locate_deb(fd, file_size, l, reason, err);
-	} else if (!memcmp(m, "\xed\xab\xee\xdb", 4)) {
-		uint64_t pos = 96;
-		rc = rpm_header(fd, file_size, &pos, true, reason, err);
-		if (!rc)
-			rc = rpm_header(fd, file_size, &pos, false, reason, err);
-		l->payload_off = pos;
-		l->payload_size = file_size - pos;
-		l->is_cpio = 1;
-	} else {
-		return fail(reason, SRC_PKG_E_BAD_CONTAINER, err, "not a .deb or .rpm");
-	}
+	uint8_t m[SRC_PKG_MAGIC_MAX] = {0};
+	if (file_size < SRC_PKG_MIN_SIZE || src_pread(fd, m, sizeof(m), 0, err))
+		return src_pkg_fail(reason, SRC_PKG_E_TRUNCATED, err, "package: too short");
+	const src_pkg_format *f = src_pkg_format_sniff(m, sizeof(m));
+	if (!f)
+		return src_pkg_fail(reason, SRC_PKG_E_BAD_CONTAINER, err,
+				    "not a package (no known magic; see src_package_formats)");
+	sym_errc rc = f->open(fd, file_size, l, reason, err);
 	if (rc)
 		return rc;
 	uint8_t p[6] = {0};
 	size_t n = l->payload_size < 6 ? (size_t)l->payload_size : 6;
 	if (n < 6 || src_pread(fd, p, n, l->payload_off, err))
-		return fail(reason, SRC_PKG_E_TRUNCATED, err, "payload: truncated");
+		return src_pkg_fail(reason, SRC_PKG_E_TRUNCATED, err, "payload: truncated");
 	l->comp = (uint8_t)sniff(p, n);
 	return SYM_OK;
 }

@@ -13,10 +13,23 @@
 
 struct archive;
 
-/* Finds the payload of the .deb or .rpm in fd (file_size bytes): fills
+/* The smallest file any format is opened from (an rpm's lead and more). */
+#define SRC_PKG_MIN_SIZE 104
+
+/* Finds the payload of the package in fd (file_size bytes): its format by
+ * magic from src_package_formats[], then that row's open function; fills
  * payload_off/size, comp and is_cpio of *l. */
 sym_errc src_pkg_locate(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_reason *reason,
 			sym_error *err);
+
+/* The open functions of the format table's rows (src_package_format.h). */
+sym_errc src_pkg_open_deb(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_reason *reason,
+			  sym_error *err);
+sym_errc src_pkg_open_rpm(int fd, uint64_t file_size, src_pkg_layout *l, src_pkg_reason *reason,
+			  sym_error *err);
+
+/* Sets *reason = r and err (SYM_E_IO for io, else SYM_E_INVALID) to msg. */
+sym_errc src_pkg_fail(src_pkg_reason *reason, src_pkg_reason r, sym_error *err, const char *msg);
 
 /* pread of exactly len bytes; SYM_E_INVALID "truncated" at end of file. */
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/base_buf.h"
 #include "base/base_clock.h"
 #include "base/base_hash.h"
 #include "base/base_hash_map.h"
@@ -50,8 +51,8 @@ typedef struct scan {
 	void *arg;
 	src_pkg_scan_stats *stats;
 	link_map links;          /* link target path -> build ID named by the link */
-	uint8_t *probe;          /* member bytes read for their note */
-	size_t probe_cap;
+	base_buf probe_buf;      /* member bytes read for their note ... */
+	uint8_t *probe;          /* ... = probe_buf.data */
 	uint64_t max_usize;      /* ratio cap on uncompressed bytes */
 	int64_t deadline_ms;
 	bool stopped;
@@ -183,13 +184,9 @@ static sym_errc read_exact(scan *s, const char *path, uint8_t *buf, size_t n)
 
 static bool probe_reserve(scan *s, size_t n)
 {
-	if (s->probe_cap >= n)
-		return true;
-	uint8_t *nb = realloc(s->probe, n);
-	if (!nb)
+	if (!base_buf_ensure(&s->probe_buf, n))
 		return false;
-	s->probe = nb;
-	s->probe_cap = n;
+	s->probe = s->probe_buf.data;
 	return true;
 }
 
@@ -316,7 +313,7 @@ static void scan_deinit(scan *s)
 	while ((e = link_map_next(&s->links, &pos)))
 		free(e->key);
 	link_map_deinit(&s->links);
-	free(s->probe);
+	base_buf_deinit(&s->probe_buf);
 	src_pkg_stream_close(s->st, s->a);
 }
 
@@ -384,6 +381,7 @@ sym_errc src_package_scan(int fd, const char *path, const src_pkg_limits *lim,
 	s.max_usize = layout->payload_size * lim->max_ratio;
 	s.deadline_ms = base_mono_ms() + lim->max_ms;
 	link_map_init(&s.links);
+	base_buf_init(&s.probe_buf, SIZE_MAX); /* the probe's sizes are checked against max_probe */
 	if ((rc = src_pkg_stream_open(fd, layout, &s.st, &s.a, err))) {
 		/* libarchive read the first header already: say which failure it was. */
 		*reason = err && strstr(err->msg, "runcated") ? SRC_PKG_E_TRUNCATED

@@ -16,14 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_buf.h"
+
 #define CHUNK (1u << 20)
 /* Largest xz block decoded whole into memory (two such buffers at most). */
 #define MAX_BLOCK_BUF (128ull << 20)
 
 typedef struct slot {
 	size_t block;            /* which block it holds (n_blocks: none) */
-	uint8_t *buf;
-	size_t cap;
+	base_buf buf;            /* the block's bytes (scratch: len unused) */
 	sym_errc rc;
 	sym_error err;
 } slot;
@@ -46,16 +47,11 @@ static bool slot_fill(src_pkg_stream *s, slot *sl, size_t k)
 {
 	const src_xz_block *b = &s->l->xz.blocks[k];
 	sl->block = s->l->xz.n_blocks;
-	if (sl->cap < b->usize) {
-		uint8_t *nb = realloc(sl->buf, b->usize ? b->usize : 1);
-		if (!nb) {
-			sl->rc = sym_error_set(&sl->err, SYM_E_NOMEM, "xz: out of memory for a block");
-			return false;
-		}
-		sl->buf = nb;
-		sl->cap = b->usize;
+	if (!base_buf_ensure(&sl->buf, b->usize ? (size_t)b->usize : 1)) {
+		sl->rc = sym_error_set(&sl->err, SYM_E_NOMEM, "xz: out of memory for a block");
+		return false;
 	}
-	sl->rc = src_xz_decode_block(s->fd, s->l->payload_off, s->l->xz.check, b, 0, sl->buf,
+	sl->rc = src_xz_decode_block(s->fd, s->l->payload_off, s->l->xz.check, b, 0, sl->buf.data,
 				     (size_t)b->usize, &sl->err);
 	if (sl->rc == SYM_OK)
 		sl->block = k;
@@ -129,7 +125,7 @@ static la_ssize_t read_random(struct archive *a, void *arg, const void **buf)
 	}
 	const src_xz_block *b = &s->l->xz.blocks[k];
 	uint64_t in = s->pos - b->uoff;
-	*buf = s->cur.buf + in;
+	*buf = s->cur.buf.data + in;
 	s->pos = b->uoff + b->usize;
 	return (la_ssize_t)(b->usize - in);
 }
@@ -180,6 +176,8 @@ sym_errc src_pkg_stream_open(int fd, const src_pkg_layout *l, src_pkg_stream **o
 	s->fd = fd;
 	s->l = l;
 	s->cur.block = s->ahead.block = l->xz.n_blocks;
+	base_buf_init(&s->cur.buf, MAX_BLOCK_BUF);
+	base_buf_init(&s->ahead.buf, MAX_BLOCK_BUF);
 	s->random = src_pkg_layout_random(l) && blocks_fit(l);
 	s->end = s->random ? (l->comp == SRC_PKG_COMP_NONE ? l->payload_size : l->xz.usize)
 			   : l->payload_size;
@@ -220,8 +218,8 @@ void src_pkg_stream_close(src_pkg_stream *s, struct archive *a)
 	if (!s)
 		return;
 	ahead_join(s);
-	free(s->cur.buf);
-	free(s->ahead.buf);
+	base_buf_deinit(&s->cur.buf);
+	base_buf_deinit(&s->ahead.buf);
 	free(s->chunk);
 	free(s);
 }

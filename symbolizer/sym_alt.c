@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_alt: finding and checking a dwz supplementary file (sym_alt.h).
+ * sym_alt: finding and checking a dwz supplementary file (sym_alt_impl.h).
  */
-#include "symbolizer/sym_alt.h"
+#include "symbolizer/sym_alt_impl.h"
 
 sym_errc sym_alt_find(const sym_elf_info *info, sym_alt_resolver resolver, void *ctx,
 		      const void **data, size_t *size, sym_error *err)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_collect: setup and teardown of a builder collection (see sym_collect.h).
+ * sym_collect: setup and teardown of a builder collection (see sym_collect_impl.h).
  */
-#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_collect_impl.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_demangle: the libiberty bridge (see sym_demangle.h).
+ * sym_demangle: the libiberty bridge (see sym_demangle_impl.h).
  */
-#include "symbolizer/sym_demangle.h"
+#include "symbolizer/sym_demangle_impl.h"
 
 #include <demangle.h>
 #include <stddef.h>

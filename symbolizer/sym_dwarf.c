@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_dwarf: the DWARF walk (see sym_dwarf.h).
+ * sym_dwarf: the DWARF walk (see sym_dwarf_impl.h).
  *
  * Per unit: every line-table row becomes a line span [addr, next addr); every
  * subprogram and inlined subroutine with code becomes a scope with spans at its
@@ -9,10 +9,10 @@
  * into DIEs that can hold code scopes, never deeper than SYM_MAX_DIE_DEPTH, and
  * stops a sibling chain that does not move forward, so hostile DWARF ends.
  */
-#include "symbolizer/sym_dwarf.h"
-#include "symbolizer/sym_demangle.h"
-#include "symbolizer/sym_map64.h"
-#include "symbolizer/sym_qualify.h"
+#include "symbolizer/sym_dwarf_impl.h"
+#include "symbolizer/sym_demangle_impl.h"
+#include "symbolizer/sym_map64_impl.h"
+#include "symbolizer/sym_qualify_impl.h"
 
 #include <dwarf.h>
 #include <stdbool.h>
@@ -37,7 +37,7 @@ struct walk {
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
-	size_t file_strs_cap;
+	base_vec file_strs_vec;   /* its storage (room for nfiles) */
 	uint32_t order;
 	uint32_t unit;             /* the unit's number in the file: its line rows' order */
 	base_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
@@ -507,13 +507,9 @@ static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
 		w->files = NULL;
 		w->nfiles = 0;
 	}
-	if (w->nfiles > w->file_strs_cap) {
-		uint32_t *p = realloc(w->file_strs, w->nfiles * sizeof(*p));
-		if (!p)
-			return fail_nomem(w);
-		w->file_strs = p;
-		w->file_strs_cap = w->nfiles;
-	}
+	if (base_vec_reserve(&w->file_strs_vec, w->nfiles))
+		return fail_nomem(w);
+	w->file_strs = w->file_strs_vec.data;
 	for (size_t i = 0; i < w->nfiles; i++)
 		w->file_strs[i] = SYM_STR_NONE;
 	sym_errc rc = collect_lines(w);
@@ -542,6 +538,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 	sym_qualify_init(&w.qualify, dw);
 	base_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
 	base_vec_init(&w.aranges, sizeof(struct unit_arange), SYM_MAX_SPANS);
+	base_vec_init(&w.file_strs_vec, sizeof(uint32_t), SIZE_MAX / sizeof(uint32_t));
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -557,7 +554,7 @@ sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_coll
 		if ((rc = walk_unit(&w, &cudie)))
 			break;
 	}
-	free(w.file_strs);
+	base_vec_deinit(&w.file_strs_vec);
 	base_vec_deinit(&w.cu_ranges);
 	base_vec_deinit(&w.aranges);
 	sym_map64_deinit(&w.funcs);

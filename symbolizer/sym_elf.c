@@ -7,7 +7,7 @@
  * (note payload sizes, the .gnu_debugaltlink and .gnu_debuglink layouts).
  */
 #include "symbolizer/sym_elf.h"
-#include "symbolizer/sym_elf_util.h"
+#include "symbolizer/sym_elf_util_impl.h"
 
 #include <elf.h>
 #include <gelf.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_flatten: the sweep that makes segments disjoint (see sym_flatten.h).
+ * sym_flatten: the sweep that makes segments disjoint (see sym_flatten_impl.h).
  */
-#include "symbolizer/sym_flatten.h"
+#include "symbolizer/sym_flatten_impl.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * sym_index: loading (validation) and lookups of index blobs (API in
- * sym_index.h, layout in sym_index_format.h).
+ * sym_index.h, layout in sym_index_format_impl.h).
  *
  * sym_index_load checks everything a lookup will rely on, once, so lookups run
  * without checks: array and table extents against the blob size (with the
@@ -11,8 +11,8 @@
  */
 #include "symbolizer/sym_index.h"
 #include "base/base_path.h"
-#include "symbolizer/sym_bits.h"
-#include "symbolizer/sym_index_format.h"
+#include "symbolizer/sym_bits_impl.h"
+#include "symbolizer/sym_index_format_impl.h"
 
 #include <limits.h>
 #include <stdlib.h>

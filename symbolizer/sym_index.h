@@ -5,7 +5,7 @@
  * Built once per build ID from an ELF image in memory (DWARF via libdw, then
  * .symtab/.dynsym for what DWARF does not cover), it is one contiguous blob:
  * header, sorted range starts, parallel fixed-width (bit-packed) records,
- * tables, strings (layout in sym_index_format.h). sym_index_load() checks
+ * tables, strings (layout in sym_index_format_impl.h). sym_index_load() checks
  * every count and offset against the blob's size, so a blob from disk or a
  * store is untrusted input like any file. A lookup is one binary search plus
  * parent links for the inline chain; it allocates nothing and returns pointers

@@ -7,14 +7,14 @@
  * file from the caller's resolver) -> walk DWARF units on worker threads, each
  * with its own Dwarf handle -> add symbol-table scopes -> merge -> write.
  */
-#include "symbolizer/sym_alt.h"
+#include "symbolizer/sym_alt_impl.h"
 #include "symbolizer/sym_index.h"
-#include "symbolizer/sym_dwarf.h"
-#include "symbolizer/sym_elf_util.h"
-#include "symbolizer/sym_reloc.h"
-#include "symbolizer/sym_prefer.h"
-#include "symbolizer/sym_index_write.h"
-#include "symbolizer/sym_symtab.h"
+#include "symbolizer/sym_dwarf_impl.h"
+#include "symbolizer/sym_elf_util_impl.h"
+#include "symbolizer/sym_reloc_impl.h"
+#include "symbolizer/sym_prefer_impl.h"
+#include "symbolizer/sym_index_write_impl.h"
+#include "symbolizer/sym_symtab_impl.h"
 
 #include <elfutils/libdw.h>
 #include <pthread.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * sym_index_pack: ranges, scopes, functions and strings -> blob (see
- * sym_index_pack.h). Each packed table is written in two passes over the same
+ * sym_index_pack_impl.h). Each packed table is written in two passes over the same
  * row function: one finds each field's largest value (its width), one writes.
  */
-#include "symbolizer/sym_index_pack.h"
-#include "symbolizer/sym_bits.h"
+#include "symbolizer/sym_index_pack_impl.h"
+#include "symbolizer/sym_bits_impl.h"
 #include "symbolizer/sym_index.h"
-#include "symbolizer/sym_map64.h"
+#include "symbolizer/sym_map64_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * sym_index_write: from collected spans to disjoint ranges, then to the blob
- * (sym_index_pack.c; see sym_index_write.h and sym_index_format.h).
+ * (sym_index_pack.c; see sym_index_write_impl.h and sym_index_format_impl.h).
  */
-#include "symbolizer/sym_index_write.h"
-#include "symbolizer/sym_flatten.h"
+#include "symbolizer/sym_index_write_impl.h"
+#include "symbolizer/sym_flatten_impl.h"
 #include "symbolizer/sym_index.h"
-#include "symbolizer/sym_index_format.h"
-#include "symbolizer/sym_index_pack.h"
+#include "symbolizer/sym_index_format_impl.h"
+#include "symbolizer/sym_index_pack_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

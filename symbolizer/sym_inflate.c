@@ -3,7 +3,7 @@
  * sym_inflate: decompression of debug sections under a cap (see sym_inflate.h).
  */
 #include "symbolizer/sym_inflate.h"
-#include "symbolizer/sym_elf_util.h"
+#include "symbolizer/sym_elf_util_impl.h"
 
 #include <elf.h>
 #include <pthread.h>
@@ -12,6 +12,9 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+
+#include "base/base_buf.h"
+#include "base/base_vec.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2
@@ -36,6 +39,8 @@ struct inflated {
 	sym_error err;
 };
 
+BASE_VEC_DEFINE(inflated_vec, struct inflated)
+
 /* A buffer that grows as bytes arrive, never past `limit`. */
 static sym_errc grow(uint8_t **buf, size_t *cap, size_t need, uint64_t limit, sym_error *err)
 {
@@ -43,16 +48,14 @@ static sym_errc grow(uint8_t **buf, size_t *cap, size_t need, uint64_t limit, sy
 		return SYM_OK;
 	if (need > limit)
 		return sym_error_set(err, SYM_E_TOO_LARGE, "inflated data larger than claimed");
-	size_t n = *cap ? *cap : 4096;
-	while (n < need)
-		n = n > SIZE_MAX / 2 ? need : n * 2;
-	if (n > limit)
-		n = (size_t)limit;
-	uint8_t *p = realloc(*buf, n);
-	if (!p)
+	/* The section's (buf, cap) as a capped base_buf: room for need bytes, doubling. */
+	base_buf b = {.data = *buf, .cap = *cap,
+		      .max = limit > SIZE_MAX ? SIZE_MAX : (size_t)limit};
+	bool ok = base_buf_reserve(&b, need);
+	*buf = b.data;
+	*cap = b.cap;
+	if (!ok)
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory inflating a section");
-	*buf = p;
-	*cap = n;
 	return SYM_OK;
 }
 
@@ -423,8 +426,9 @@ sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, vo
 	sym_errc rc = sym_elf_begin(data, size, &elf, err);
 	if (rc)
 		return rc;
-	size_t shnum = 0, nsecs = 0;
-	struct inflated *secs = NULL;
+	size_t shnum = 0;
+	inflated_vec secs;
+	inflated_vec_init(&secs, SIZE_MAX / sizeof(struct inflated));
 	uint64_t total = 0;
 	if (elf_getshdrnum(elf, &shnum) != 0) {
 		rc = sym_error_set(err, SYM_E_BAD_ELF, "libelf: %s", elf_errmsg(-1));
@@ -456,25 +460,23 @@ sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, vo
 		}
 		if (s.align == 0 || (s.align & (s.align - 1)) || s.align > 4096)
 			s.align = 1;
-		struct inflated *p = realloc(secs, (nsecs + 1) * sizeof(*secs));
-		if (!p) {
+		s.drop = !section_needed(name);
+		if (inflated_vec_append(&secs, s)) {
 			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory");
 			goto out;
 		}
-		secs = p;
-		s.drop = !section_needed(name);
 		if (!s.drop)
 			total += s.claimed;
-		secs[nsecs++] = s;
 	}
-	if ((rc = inflate_all(elf, secs, nsecs, err)))
+	if ((rc = inflate_all(elf, inflated_vec_data(&secs), inflated_vec_len(&secs), err)))
 		goto out;
-	if (nsecs)
-		rc = assemble(data, size, elf, shnum, secs, nsecs, out, out_size, err);
+	if (inflated_vec_len(&secs))
+		rc = assemble(data, size, elf, shnum, inflated_vec_data(&secs),
+			      inflated_vec_len(&secs), out, out_size, err);
 out:
-	for (size_t i = 0; i < nsecs; i++)
-		free(secs[i].buf);
-	free(secs);
+	for (size_t i = 0; i < inflated_vec_len(&secs); i++)
+		free(inflated_vec_data(&secs)[i].buf);
+	inflated_vec_deinit(&secs);
 	elf_end(elf);
 	return rc;
 }

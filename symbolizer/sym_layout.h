@@ -5,7 +5,7 @@
  *
  * sym_layout_build() walks every unit of an ELF image held in memory (and of
  * its dwz supplementary file) on the calling thread and writes a compact,
- * versioned blob (sym_layout_format.h): every named struct, union and class,
+ * versioned blob (sym_layout_format_impl.h): every named struct, union and class,
  * and typedefs naming them, counted once per distinct layout. Memory stays
  * bounded: caps on types, members and strings; the DWARF itself is inflated
  * under a cap as for the symbol index. sym_layout_load() validates a blob as

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * sym_layout_build: the layout builder's orchestration and blob writer (API
- * in sym_layout.h, format in sym_layout_format.h).
+ * in sym_layout.h, format in sym_layout_format_impl.h).
  *
  * probe -> inflate compressed sections under a cap, relocate an ET_REL file
  * (sym_reloc) -> open with libelf/libdw
@@ -9,11 +9,11 @@
  * walk the main file's units, then the dwz file's -> sort names -> write.
  * One thread: a Dwarf * stays where it was opened.
  */
-#include "symbolizer/sym_alt.h"
+#include "symbolizer/sym_alt_impl.h"
 #include "symbolizer/sym_layout_impl.h"
 #include "symbolizer/sym_elf.h"
-#include "symbolizer/sym_elf_util.h"
-#include "symbolizer/sym_reloc.h"
+#include "symbolizer/sym_elf_util_impl.h"
+#include "symbolizer/sym_reloc_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

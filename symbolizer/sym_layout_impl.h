@@ -13,8 +13,8 @@
 #include "base/base_hash_map.h"
 #include "base/base_vec.h"
 #include "symbolizer/sym_layout.h"
-#include "symbolizer/sym_layout_format.h"
-#include "symbolizer/sym_strtab.h"
+#include "symbolizer/sym_layout_format_impl.h"
+#include "symbolizer/sym_strtab_impl.h"
 
 /* Caps against hostile DWARF. */
 #define LAYOUT_MAX_TYPES ((size_t)1 << 22)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_layout_load: validates a layout blob (sym_layout_format.h) as untrusted
+ * sym_layout_load: validates a layout blob (sym_layout_format_impl.h) as untrusted
  * input and answers queries on it: types by name, their members, field paths.
  *
  * Every count, offset and string is checked once at load: type member ranges
@@ -9,7 +9,7 @@
  * Queries then index without further checks.
  */
 #include "symbolizer/sym_layout.h"
-#include "symbolizer/sym_layout_format.h"
+#include "symbolizer/sym_layout_format_impl.h"
 #include "symbolizer/sym_layout_load_impl.h"
 
 #include <stdlib.h>

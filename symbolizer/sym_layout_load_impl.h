@@ -7,7 +7,7 @@
 #define SYM_LAYOUT_LOAD_IMPL_H
 
 #include "symbolizer/sym_layout.h"
-#include "symbolizer/sym_layout_format.h"
+#include "symbolizer/sym_layout_format_impl.h"
 
 struct sym_layout {
 	void *owned;     /* an aligned copy when the caller's blob was not */

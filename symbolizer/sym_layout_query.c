@@ -5,7 +5,7 @@
  * every index used here is in range).
  */
 #include "symbolizer/sym_layout.h"
-#include "symbolizer/sym_layout_format.h"
+#include "symbolizer/sym_layout_format_impl.h"
 #include "symbolizer/sym_layout_load_impl.h"
 
 #include <stdio.h>

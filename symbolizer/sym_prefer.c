@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_prefer: symbol-table names for outermost DWARF frames (see sym_prefer.h).
+ * sym_prefer: symbol-table names for outermost DWARF frames (see sym_prefer_impl.h).
  */
-#include "symbolizer/sym_prefer.h"
+#include "symbolizer/sym_prefer_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

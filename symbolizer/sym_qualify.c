@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_qualify: qualified names from DIE parents (see sym_qualify.h).
+ * sym_qualify: qualified names from DIE parents (see sym_qualify_impl.h).
  */
-#include "symbolizer/sym_qualify.h"
-#include "symbolizer/sym_demangle.h"
+#include "symbolizer/sym_qualify_impl.h"
+#include "symbolizer/sym_demangle_impl.h"
 
 #include <dwarf.h>
 #include <stdbool.h>
@@ -35,6 +35,7 @@ void sym_qualify_init(sym_qualify *q, Dwarf *dw)
 	sym_qualify_map_init(&q->units);
 	base_vec_init(&q->unit_vec, sizeof(struct sym_qualify_unit), (size_t)UINT32_MAX - 1);
 	base_vec_init(&q->node_vec, sizeof(struct sym_qualify_node), (size_t)UINT32_MAX - 1);
+	base_buf_init(&q->buf, SIZE_MAX);
 }
 
 void sym_qualify_deinit(sym_qualify *q)
@@ -44,7 +45,7 @@ void sym_qualify_deinit(sym_qualify *q)
 	base_vec_deinit(&q->node_vec);
 	base_vec_deinit(&q->unit_vec);
 	sym_qualify_map_deinit(&q->units);
-	free(q->buf);
+	base_buf_deinit(&q->buf);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -250,13 +251,8 @@ const char *sym_qualify_name(sym_qualify *q, Dwarf_Die *die, const char *name)
 	if (!pq || !*pq)
 		return name;
 	size_t need = strlen(pq) + strlen(name) + 3;
-	if (need > q->cap) {
-		char *b = realloc(q->buf, need);
-		if (!b)
-			return NULL;
-		q->buf = b;
-		q->cap = need;
-	}
-	snprintf(q->buf, need, "%s::%s", pq, name);
-	return q->buf;
+	if (!base_buf_ensure(&q->buf, need))
+		return NULL;
+	snprintf((char *)q->buf.data, need, "%s::%s", pq, name);
+	return (const char *)q->buf.data;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_reloc: ET_REL section layout and DWARF relocations (see sym_reloc.h).
+ * sym_reloc: ET_REL section layout and DWARF relocations (see sym_reloc_impl.h).
  *
  * Reads headers, symbols and relocations through libelf over the writable
  * copy, computes every section's address in an array of its own, then writes
@@ -8,8 +8,8 @@
  * file's byte order), each write checked to fall inside its section and the
  * image. The libelf handle is ended before libdw opens the image afresh.
  */
-#include "symbolizer/sym_reloc.h"
-#include "symbolizer/sym_elf_util.h"
+#include "symbolizer/sym_reloc_impl.h"
+#include "symbolizer/sym_elf_util_impl.h"
 #include "symbolizer/sym_inflate.h"
 
 #include <stdbool.h>

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_strtab: string interning for the index builder (see sym_strtab.h).
+ * sym_strtab: string interning for the index builder (see sym_strtab_impl.h).
  * FNV-1a hashing into an open-addressed table of offsets.
  */
-#include "symbolizer/sym_strtab.h"
+#include "symbolizer/sym_strtab_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_buf.h"
 #include "base/base_hash.h"
 #include "base/base_utf8.h"
 
@@ -68,14 +69,14 @@ static uint32_t add_utf8(sym_strtab *t, const char *s, size_t len)
 	if (len + 1 > SYM_STRTAB_MAX - t->size)
 		return SYM_STR_NONE;
 	if (t->size + len + 1 > t->cap) {
-		size_t cap = t->cap;
-		while (cap < t->size + len + 1)
-			cap = cap > SYM_STRTAB_MAX / 2 ? SYM_STRTAB_MAX : cap * 2;
-		char *b = realloc(t->bytes, cap);
-		if (!b)
+		/* The table's (bytes, size, cap) as a base_buf capped at SYM_STRTAB_MAX. */
+		base_buf b = {.data = (uint8_t *)t->bytes, .len = t->size, .cap = t->cap,
+			      .max = SYM_STRTAB_MAX};
+		bool ok = base_buf_reserve(&b, len + 1);
+		t->bytes = (char *)b.data;
+		t->cap = b.cap;
+		if (!ok)
 			return SYM_STR_NONE;
-		t->bytes = b;
-		t->cap = cap;
 	}
 	uint32_t off = (uint32_t)t->size;
 	memcpy(t->bytes + off, s, len);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_symtab: symbol-table scopes (see sym_symtab.h).
+ * sym_symtab: symbol-table scopes (see sym_symtab_impl.h).
  *
  * STT_FUNC and STT_GNU_IFUNC symbols defined in a section. Of several symbols at
  * one address (aliases) one is kept: a sized one, then GLOBAL over WEAK over
@@ -10,9 +10,9 @@
  * STT_FILE before it as its file: where no line table covers the code, that
  * is the file the frame names (with line 0), as llvm-symbolizer does.
  */
-#include "symbolizer/sym_symtab.h"
-#include "symbolizer/sym_demangle.h"
-#include "symbolizer/sym_elf_util.h"
+#include "symbolizer/sym_symtab_impl.h"
+#include "symbolizer/sym_demangle_impl.h"
+#include "symbolizer/sym_elf_util_impl.h"
 
 #include <gelf.h>
 #include <stdbool.h>

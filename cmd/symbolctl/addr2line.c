@@ -8,14 +8,16 @@
  * debug_file.h), as llvm-symbolizer and eu-addr2line do.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_buf.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/debug_file.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/file_map.h"
@@ -69,62 +71,61 @@ static void usage(FILE *out)
 		"error: exit status 1 is not used here).\n" CTL_EXIT_HELP);
 }
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+static bool add_debug_dir(void *obj, const char *value, char *err, size_t err_size)
 {
-	enum { O_ALT = 256, O_NO_INLINES, O_NO_DEMANGLE, O_INDEX, O_INDEX_OUT, O_OBJ, O_DEBUG_DIR,
-	       O_NO_LOOKUP, O_SECTION };
-	static const struct option longopts[] = {
-		{"exe", required_argument, NULL, 'e'},
-		{"obj", required_argument, NULL, O_OBJ},
-		{"alt", required_argument, NULL, O_ALT},
-		{"no-inlines", no_argument, NULL, O_NO_INLINES},
-		{"no-demangle", no_argument, NULL, O_NO_DEMANGLE},
-		{"index", required_argument, NULL, O_INDEX},
-		{"index-out", required_argument, NULL, O_INDEX_OUT},
-		{"debug-dir", required_argument, NULL, O_DEBUG_DIR},
-		{"no-debug-lookup", no_argument, NULL, O_NO_LOOKUP},
-		{"section", required_argument, NULL, O_SECTION},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:hv", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-		case O_OBJ: o->exe = optarg; break;
-		case O_ALT: o->alt = optarg; break;
-		case O_NO_INLINES: o->no_inlines = true; break;
-		case O_NO_DEMANGLE: o->no_demangle = true; break;
-		case O_INDEX: o->index_in = optarg; break;
-		case O_INDEX_OUT: o->index_out = optarg; break;
-		case O_NO_LOOKUP: o->no_debug_lookup = true; break;
-		case O_SECTION: o->section = optarg; break;
-		case 'v': o->verbose = true; break;
-		case O_DEBUG_DIR:
-			if (o->n_debug_dirs == MAX_DEBUG_DIRS) {
-				fprintf(stderr, "symbolctl addr2line: more than %d --debug-dir\n",
-					MAX_DEBUG_DIRS);
-				return -1;
-			}
-			o->debug_dirs[o->n_debug_dirs++] = optarg;
-			break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
+	struct opts *o = obj;
+	if (o->n_debug_dirs == MAX_DEBUG_DIRS) {
+		snprintf(err, err_size, "more than %d of them", MAX_DEBUG_DIRS);
+		return false;
 	}
+	o->debug_dirs[o->n_debug_dirs++] = value;
+	return true;
+}
+
+static const base_flag addr2line_flags[] = {
+	{"--exe -e --obj", "FILE", BASE_FLAG_STRING, offsetof(struct opts, exe), 0, NULL,
+	 "the ELF file"},
+	{"--alt", "FILE", BASE_FLAG_STRING, offsetof(struct opts, alt), 0, NULL, "dwz file"},
+	{"--no-inlines", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_inlines), 0, NULL,
+	 "one frame per address"},
+	{"--no-demangle", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_demangle), 0, NULL,
+	 "linkage names"},
+	{"--index", "BLOB", BASE_FLAG_STRING, offsetof(struct opts, index_in), 0, NULL,
+	 "answer from a saved index"},
+	{"--index-out", "BLOB", BASE_FLAG_STRING, offsetof(struct opts, index_out), 0, NULL,
+	 "save the index"},
+	{"--debug-dir", "DIR", BASE_FLAG_CUSTOM, 0, 0, add_debug_dir,
+	 "where debug files live (repeatable)"},
+	{"--no-debug-lookup", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_debug_lookup), 0, NULL,
+	 "answer from FILE itself"},
+	{"--section", "NAME", BASE_FLAG_STRING, offsetof(struct opts, section), 0, NULL,
+	 "addresses are offsets within NAME"},
+	{"--verbose -v", NULL, BASE_FLAG_BOOL, offsetof(struct opts, verbose), 0, NULL,
+	 "which file the answers come from"},
+};
+
+/* The flags (up to the first address) into o, the addresses into *addrs;
+ * -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, struct opts *o, char ***addrs, int *n_addrs)
+{
+	const base_flag_group g = {"Flags", addr2line_flags,
+				   sizeof(addr2line_flags) / sizeof(addr2line_flags[0]), o};
+	int rc = ctl_flags_parse("addr2line", &g, 1, BASE_FLAG_STOP_AT_POSITIONAL, argc, argv,
+				 addrs, n_addrs, usage);
+	if (rc >= 0)
+		return rc;
+	rc = CTL_EXIT_USAGE;
 	if (!o->exe == !o->index_in) {
 		fprintf(stderr, "symbolctl addr2line: give exactly one of -e FILE and --index BLOB\n");
-		return -1;
+		return rc;
 	}
 	if (o->index_out && !o->exe) {
 		fprintf(stderr, "symbolctl addr2line: --index-out needs -e FILE\n");
-		return -1;
+		return rc;
 	}
 	if (o->n_debug_dirs == 0)
 		o->debug_dirs[o->n_debug_dirs++] = "/usr/lib/debug";
-	return 0;
+	return -1;
 }
 
 /* The dwz file: --alt, else DIR/.build-id/xx/rest.debug, else the link's path. */
@@ -235,37 +236,38 @@ static void answer_line(const sym_index *idx, const struct opts *o, const char *
 static int answer_stdin(const sym_index *idx, const struct opts *o)
 {
 	enum { CHUNK = 1 << 16, MAX_LINE = 1 << 20 };
-	size_t cap = CHUNK, len = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf)
+	/* Lines as they arrive; one byte past the room read into is for a NUL. */
+	base_buf in;
+	base_buf_init(&in, 2 * (size_t)MAX_LINE + 1);
+	if (!base_buf_ensure(&in, CHUNK + 1))
 		return -1;
 	for (;;) {
 		if (fflush(stdout) != 0)
 			break;
-		if (len == cap) {
+		size_t cap = in.cap - 1;
+		if (in.len == cap) {
 			if (cap >= MAX_LINE) {
 				fprintf(stderr, "symbolctl: input line longer than %d bytes\n", MAX_LINE);
-				free(buf);
+				base_buf_deinit(&in);
 				return -1;
 			}
-			char *p = realloc(buf, cap * 2 + 1);
-			if (!p)
+			if (!base_buf_ensure(&in, cap * 2 + 1))
 				break;
-			buf = p;
-			cap *= 2;
+			cap = in.cap - 1;
 		}
-		ssize_t r = read(STDIN_FILENO, buf + len, cap - len);
+		char *buf = (char *)in.data;
+		ssize_t r = read(STDIN_FILENO, buf + in.len, cap - in.len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			if (len) { /* a last line without a newline */
-				buf[len] = '\0';
+			if (in.len) { /* a last line without a newline */
+				buf[in.len] = '\0';
 				answer_line(idx, o, buf);
 			}
 			break;
 		}
-		len += (size_t)r;
-		char *start = buf, *end = buf + len, *nl;
+		in.len += (size_t)r;
+		char *start = buf, *end = buf + in.len, *nl;
 		while ((nl = memchr(start, '\n', (size_t)(end - start))) != NULL) {
 			*nl = '\0';
 			if (nl > start && nl[-1] == '\r')
@@ -273,10 +275,10 @@ static int answer_stdin(const sym_index *idx, const struct opts *o)
 			answer_line(idx, o, start);
 			start = nl + 1;
 		}
-		len = (size_t)(end - start);
-		memmove(buf, start, len);
+		in.len = (size_t)(end - start);
+		memmove(buf, start, in.len);
 	}
-	free(buf);
+	base_buf_deinit(&in);
 	return 0;
 }
 
@@ -337,8 +339,13 @@ static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe,
 int cmd_addr2line(int argc, char **argv)
 {
 	struct opts o = {0};
-	if (parse_opts(argc, argv, &o))
-		return CTL_EXIT_USAGE;
+	char **addrs = NULL;
+	int n_addrs = 0;
+	int prc = parse_opts(argc, argv, &o, &addrs, &n_addrs);
+	if (prc >= 0) {
+		free(addrs);
+		return prc;
+	}
 	struct alt_ctx alt = {.exe = o.exe, .alt = o.alt, .o = &o};
 	file_map exe = {0}, saved = {0};
 	void *blob = NULL;
@@ -364,9 +371,9 @@ int cmd_addr2line(int argc, char **argv)
 		rc = CTL_EXIT_NOT_FOUND;
 		goto out_idx;
 	}
-	if (optind < argc) {
-		for (int i = optind; i < argc; i++)
-			answer_line(idx, &o, argv[i]);
+	if (n_addrs) {
+		for (int i = 0; i < n_addrs; i++)
+			answer_line(idx, &o, addrs[i]);
 	} else {
 		if (answer_stdin(idx, &o))
 			goto out_idx;
@@ -377,6 +384,7 @@ out_idx:
 out:
 	if (!o.index_in)
 		free(blob);
+	free(addrs);
 	file_map_close(&saved);
 	file_map_close(&exe);
 	if (alt.loaded)

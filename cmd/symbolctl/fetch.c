@@ -8,6 +8,7 @@
  * running daemon instead (fetch_server.c), whose store is locked.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,9 @@
 
 #include <event2/event.h>
 
+#include "base/base_vec.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/fetch_server.h"
 #include "cmd/symbolctl/progress.h"
@@ -27,7 +30,8 @@
 struct run {
 	stor_db *store;
 	svc_fetcher *fetcher;
-	sym_build_id *ids;
+	base_vec id_vec;       /* sym_build_id: the ids asked for ... */
+	sym_build_id *ids;     /* ... = id_vec's data and length */
 	size_t n_ids, next, done;
 	int failed;            /* the worst CTL_EXIT_* of the fetches */
 	bool serial;
@@ -184,13 +188,10 @@ static bool add_id(struct run *r, const char *s)
 		fprintf(stderr, "symbolctl fetch: '%.*s' is not a build ID (hex)\n", (int)len, s);
 		return false;
 	}
-	if (r->n_ids % 64 == 0) {
-		sym_build_id *n = realloc(r->ids, (r->n_ids + 64) * sizeof(*n));
-		if (!n)
-			return false;
-		r->ids = n;
-	}
-	r->ids[r->n_ids++] = id;
+	if (base_vec_append(&r->id_vec, &id))
+		return false;
+	r->ids = r->id_vec.data;
+	r->n_ids = r->id_vec.len;
 	return true;
 }
 
@@ -265,69 +266,51 @@ struct fetch_flags {
 	int64_t wait_ms;
 };
 
-/* One flag that is not a store/upstream flag at argv[*i] (already stepped
- * over); false with *status set when the command must end. */
-static bool parse_own_flag(struct fetch_flags *o, struct run *r, const char *a, int argc,
-			   char **argv, int *i, int *status)
-{
-	*status = CTL_EXIT_USAGE;
-	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-		usage(stdout);
-		*status = CTL_EXIT_OK;
-		return false;
-	} else if (!strcmp(a, "--serial")) {
-		r->serial = true;
-	} else if (!strcmp(a, "--stats")) {
-		o->stats = true;
-	} else if (!strcmp(a, "--info")) {
-		o->info = true;
-	} else if (!strcmp(a, "--verify")) {
-		o->verify = true;
-	} else if (!strcmp(a, "--no-progress")) {
-		o->no_progress = true;
-	} else if (!strcmp(a, "--server") && *i < argc) {
-		o->server = argv[(*i)++];
-	} else if (!strcmp(a, "--wait") && *i < argc) {
-		if (!base_parse_duration_ms(argv[(*i)++], &o->wait_ms)) {
-			fprintf(stderr, "symbolctl fetch: --wait: '%s' is not a duration\n",
-				argv[*i - 1]);
-			return false;
-		}
-	} else if (!strcmp(a, "--out") && *i < argc) {
-		r->out_dir = argv[(*i)++];
-	} else if (!strncmp(a, "--out=", 6)) {
-		r->out_dir = a + 6;
-	} else if (a[0] == '-') {
-		fprintf(stderr, "symbolctl fetch: unknown flag '%s'\n", a);
-		usage(stderr);
-		return false;
-	} else if (!add_id(r, a)) {
-		return false;
-	}
-	return true;
-}
+static const base_flag fetch_flags[] = {
+	{"--stats", NULL, BASE_FLAG_BOOL, offsetof(struct fetch_flags, stats), 0, NULL,
+	 "fetcher and per-upstream counters at the end"},
+	{"--info", NULL, BASE_FLAG_BOOL, offsetof(struct fetch_flags, info), 0, NULL,
+	 "what the store holds for each build ID"},
+	{"--verify", NULL, BASE_FLAG_BOOL, offsetof(struct fetch_flags, verify), 0, NULL,
+	 "check the whole store's consistency"},
+	{"--no-progress", NULL, BASE_FLAG_BOOL, offsetof(struct fetch_flags, no_progress), 0, NULL,
+	 "no progress line"},
+	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct fetch_flags, server), 0, NULL,
+	 "the daemon to warm"},
+	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct fetch_flags, wait_ms), 0, NULL,
+	 "how long to keep asking the daemon"},
+};
+
+static const base_flag fetch_run_flags[] = {
+	{"--serial", NULL, BASE_FLAG_BOOL, offsetof(struct run, serial), 0, NULL,
+	 "one fetch at a time"},
+	{"--out", "DIR", BASE_FLAG_STRING, offsetof(struct run, out_dir), 0, NULL,
+	 "also write each file to DIR/BUILDID"},
+};
 
 /* The command line, then the ids from stdin when none was given; false with
- * *status set when the command must end. */
+ * *status set when the command must end. (usage() tells these flags.) */
 static bool parse_args(struct fetch_flags *o, struct run *r, svc_config *cfg, int argc,
 		       char **argv, int *status)
 {
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i];
-		base_flag_group g = svc_config_flags(cfg);
-		char why[BASE_FLAG_ERR_MAX];
-		base_flag_result used = base_flag_parse(&g, 1, argc, argv, &i, why, sizeof(why));
-		if (used == BASE_FLAG_BAD) {
-			fprintf(stderr, "symbolctl fetch: %s\n", why);
+	const base_flag_group groups[] = {
+		svc_config_flags(cfg),
+		{"Fetch", fetch_flags, sizeof(fetch_flags) / sizeof(fetch_flags[0]), o},
+		{"Fetch", fetch_run_flags, sizeof(fetch_run_flags) / sizeof(fetch_run_flags[0]), r},
+	};
+	char **pos;
+	int n_pos;
+	*status = ctl_flags_parse("fetch", groups, 3, 0, argc, argv, &pos, &n_pos, usage);
+	if (*status >= 0)
+		return false;
+	for (int i = 0; i < n_pos; i++) {
+		if (!add_id(r, pos[i])) {
+			free(pos);
 			*status = CTL_EXIT_USAGE;
 			return false;
 		}
-		if (used == BASE_FLAG_TAKEN)
-			continue;
-		i++;
-		if (!parse_own_flag(o, r, a, argc, argv, &i, status))
-			return false;
 	}
+	free(pos);
 	*status = CTL_EXIT_USAGE;
 	svc_error cerr;
 	if (svc_config_finish(cfg, getenv("DEBUGINFOD_URLS"), &cerr) != SVC_OK) {
@@ -429,6 +412,7 @@ int cmd_fetch(int argc, char **argv)
 	svc_config cfg;
 	svc_config_init(&cfg);
 	struct run r = {0};
+	base_vec_init(&r.id_vec, sizeof(sym_build_id), SIZE_MAX / sizeof(sym_build_id));
 	struct fetch_flags o = {.wait_ms = 60000};
 	int status;
 	if (!parse_args(&o, &r, &cfg, argc, argv, &status))
@@ -450,7 +434,7 @@ int cmd_fetch(int argc, char **argv)
 		status = run_fetches(&r, &o, &cfg);
 out:
 	stor_close(r.store);
-	free(r.ids);
+	base_vec_deinit(&r.id_vec);
 	svc_config_deinit(&cfg);
 	return status;
 }

@@ -4,7 +4,8 @@
  * (symbolizer/sym_layout.h), printed as pahole prints them or as JSON;
  * --field resolves member paths to offsets.
  */
-#include <getopt.h>
+#include <limits.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/file_map.h"
 #include "cmd/symbolctl/layout_print.h"
 #include "cmd/symbolctl/layout_remote.h"
@@ -47,47 +49,51 @@ static void usage(FILE *out)
 		CTL_EXIT_HELP);
 }
 
+static bool add_field(void *obj, const char *value, char *err, size_t err_size)
+{
+	(void)err, (void)err_size;
+	struct opts *o = obj;
+	o->fields[o->n_fields++] = value;  /* room for every argument */
+	return true;
+}
+
+static const base_flag layout_flags[] = {
+	{"-e", "FILE", BASE_FLAG_STRING, offsetof(struct opts, exe), 0, NULL, "the ELF file"},
+	{"--alt", "FILE", BASE_FLAG_STRING, offsetof(struct opts, alt), 0, NULL, "dwz file"},
+	{"--field", "PATH", BASE_FLAG_CUSTOM, 0, 0, add_field, "TYPE.member.member (repeatable)"},
+	{"--json", NULL, BASE_FLAG_BOOL, offsetof(struct opts, json), 0, NULL, "JSON"},
+	{"--all", NULL, BASE_FLAG_BOOL, offsetof(struct opts, all), 0, NULL, "every type"},
+	{"--sizes", NULL, BASE_FLAG_BOOL, offsetof(struct opts, sizes), 0, NULL,
+	 "name and size per type"},
+	{"--save", "FILE", BASE_FLAG_STRING, offsetof(struct opts, blob_out), 0, NULL,
+	 "also write the layout blob"},
+	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	{"--build-id", "HEX", BASE_FLAG_STRING, offsetof(struct opts, build_id), 0, NULL,
+	 "the file's build ID"},
+	{"--wait", "S", BASE_FLAG_INT, offsetof(struct opts, wait_s), INT_MAX, NULL,
+	 "seconds to ask again while PENDING"},
+};
+
+/* -1 to go on, else the exit status. o->types and o->fields: free them. */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	enum { O_ALT = 256, O_FIELD, O_JSON, O_ALL, O_SIZES, O_SAVE, O_SERVER, O_BUILD_ID, O_WAIT };
-	static const struct option longs[] = {
-		{"alt", required_argument, NULL, O_ALT}, {"field", required_argument, NULL, O_FIELD},
-		{"json", no_argument, NULL, O_JSON}, {"all", no_argument, NULL, O_ALL},
-		{"sizes", no_argument, NULL, O_SIZES}, {"save", required_argument, NULL, O_SAVE},
-		{"server", required_argument, NULL, O_SERVER},
-		{"build-id", required_argument, NULL, O_BUILD_ID},
-		{"wait", required_argument, NULL, O_WAIT},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	o->types = calloc((size_t)argc + 1, sizeof(char *));
 	o->fields = calloc((size_t)argc + 1, sizeof(char *));
-	if (!o->types || !o->fields)
+	if (!o->fields)
 		return CTL_EXIT_IO;
-	int c;
-	while ((c = getopt_long(argc, argv, "e:h", longs, NULL)) != -1) {
-		switch (c) {
-		case 'e': o->exe = optarg; break;
-		case O_ALT: o->alt = optarg; break;
-		case O_FIELD: o->fields[o->n_fields++] = optarg; break;
-		case O_JSON: o->json = true; break;
-		case O_ALL: o->all = true; break;
-		case O_SIZES: o->sizes = true; break;
-		case O_SAVE: o->blob_out = optarg; break;
-		case O_SERVER: o->server = optarg; break;
-		case O_BUILD_ID: o->build_id = optarg; break;
-		case O_WAIT: o->wait_s = atoi(optarg); break;
-		case 'h': usage(stdout); exit(CTL_EXIT_OK);
-		default: usage(stderr); return CTL_EXIT_USAGE;
-		}
-	}
-	for (int i = optind; i < argc; i++)
-		o->types[o->n_types++] = argv[i];
+	const base_flag_group g = {"Flags", layout_flags,
+				   sizeof(layout_flags) / sizeof(layout_flags[0]), o};
+	char **types;
+	int rc = ctl_flags_parse("layout", &g, 1, 0, argc, argv, &types, &o->n_types, usage);
+	o->types = (const char **)types;
+	if (rc >= 0)
+		return rc;
 	if (o->server && o->build_id && (o->n_types || o->n_fields))
-		return 0;
+		return -1;
 	if (!o->exe || (!o->n_types && !o->n_fields && !o->all && !o->sizes)) {
 		usage(stderr);
 		return CTL_EXIT_USAGE;
 	}
-	return 0;
+	return -1;
 }
 
 struct alt_ctx {
@@ -249,7 +255,12 @@ int cmd_layout(int argc, char **argv)
 {
 	struct opts o = {.wait_s = 60};
 	int rc = parse(argc, argv, &o);
-	if (!rc && o.server) {
+	if (rc >= 0) {
+		free(o.types);
+		free(o.fields);
+		return rc;
+	}
+	if (o.server) {
 		rc = layout_remote(o.server, o.build_id, o.types, o.n_types, o.fields, o.n_fields,
 				   o.wait_s);
 		free(o.types);
@@ -262,8 +273,8 @@ int cmd_layout(int argc, char **argv)
 	size_t size = 0;
 	sym_layout *l = NULL;
 	sym_error err = {0};
-	if (rc || !file_map_open(&exe, o.exe)) {
-		rc = rc ? rc : CTL_EXIT_IO;
+	if (!file_map_open(&exe, o.exe)) {
+		rc = CTL_EXIT_IO;
 		goto out;
 	}
 	sym_layout_options bo = {.alt_resolver = resolve_alt, .alt_ctx = &alt};

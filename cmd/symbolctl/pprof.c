@@ -8,14 +8,17 @@
  * with its build ID and file name, and sets exit status 1.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/base_buf.h"
 #include "base/base_clock.h"
 #include "base/base_flag.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/mapping_status.h"
 #include "cmd/symbolctl/rpc_call.h"
@@ -60,27 +63,25 @@ static uint8_t *read_all(const char *path, size_t *len)
 		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, strerror(errno));
 		return NULL;
 	}
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
+	base_buf b;
+	base_buf_init(&b, SIZE_MAX);
+	bool ok;
+	while ((ok = base_buf_reserve(&b, b.len < (1 << 16) ? (1 << 16) : b.len))) {
+		size_t room = b.cap - b.len, got = fread(b.data + b.len, 1, room, f);
+		b.len += got;
+		if (got < room)
 			break;
-		uint8_t *nb = realloc(buf, cap *= 2);
-		if (!nb)
-			free(buf);
-		buf = nb;
 	}
 	bool bad = ferror(f);
 	if (f != stdin)
 		fclose(f);
-	if (!buf || bad) {
-		fprintf(stderr, "symbolctl pprof: %s: %s\n", path, buf ? "read error" : "out of memory");
-		free(buf);
+	if (!ok || bad) {
+		fprintf(stderr, "symbolctl pprof: %s: %s\n", path,
+			ok ? "read error" : "out of memory");
+		base_buf_deinit(&b);
 		return NULL;
 	}
-	*len = n;
-	return buf;
+	return base_buf_take(&b, len); /* allocated: reserved at least once */
 }
 
 static bool write_all(const char *path, const uint8_t *buf, size_t len)
@@ -198,60 +199,36 @@ static int run(const struct opts *o, uint8_t *prof, size_t len)
 	return rc;
 }
 
-static bool parse_args(int argc, char **argv, struct opts *o)
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes_value = !strcmp(a, "-o") || !strcmp(a, "--output") ||
-				   !strcmp(a, "--server") || !strcmp(a, "--wait") ||
-				   !strcmp(a, "--timeout");
-		if (takes_value && !v) {
-			fprintf(stderr, "symbolctl pprof: %s needs a value\n", a);
-			return false;
-		}
-		if (takes_value)
-			i++;
-		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			o->out = v;
-		} else if (!strcmp(a, "--server")) {
-			o->server = v;
-		} else if (!strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
-			if (!base_parse_duration_ms(v, !strcmp(a, "--wait") ? &o->wait_ms
-									    : &o->timeout_ms)) {
-				fprintf(stderr, "symbolctl pprof: %s: '%s' is not a duration\n", a, v);
-				return false;
-			}
-		} else if (!strcmp(a, "--no-inlines")) {
-			o->no_inline = true;
-		} else if (!strcmp(a, "--no-demangle")) {
-			o->no_demangle = true;
-		} else if (a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "symbolctl pprof: unknown flag %s\n", a);
-			return false;
-		} else if (o->in) {
-			fprintf(stderr, "symbolctl pprof: one input profile only\n");
-			return false;
-		} else {
-			o->in = a;
-		}
-	}
-	if (!o->in) {
-		fprintf(stderr, "symbolctl pprof: no input profile\n");
-		return false;
-	}
-	return true;
-}
+static const base_flag pprof_flags[] = {
+	{"--output -o", "OUT", BASE_FLAG_STRING, offsetof(struct opts, out), 0, NULL,
+	 "where the symbolized profile goes"},
+	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, wait_ms), 0, NULL,
+	 "how long the daemon may look for debug info"},
+	{"--timeout", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, timeout_ms), 0, NULL,
+	 "deadline of each call"},
+	{"--no-inlines", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_inline), 0, NULL,
+	 "one line per location"},
+	{"--no-demangle", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_demangle), 0, NULL,
+	 "linkage names"},
+};
 
 int cmd_pprof(int argc, char **argv)
 {
 	struct opts o = {.server = DEFAULT_SERVER, .wait_ms = 60000, .timeout_ms = 60000};
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return CTL_EXIT_OK;
-		}
-	}
-	if (!parse_args(argc, argv, &o)) {
+	const base_flag_group g = {"Flags", pprof_flags,
+				   sizeof(pprof_flags) / sizeof(pprof_flags[0]), &o};
+	char **pos;
+	int n_pos;
+	int rc = ctl_flags_parse("pprof", &g, 1, CTL_FLAGS_HELP_FIRST, argc, argv, &pos, &n_pos,
+				 usage);
+	if (rc >= 0)
+		return rc;
+	o.in = n_pos ? pos[0] : NULL;
+	free(pos);
+	if (n_pos != 1) {
+		fprintf(stderr, "symbolctl pprof: %s\n",
+			n_pos ? "one input profile only" : "no input profile");
 		usage(stderr);
 		return CTL_EXIT_USAGE;
 	}
@@ -259,7 +236,7 @@ int cmd_pprof(int argc, char **argv)
 	uint8_t *prof = read_all(o.in, &len);
 	if (!prof)
 		return CTL_EXIT_IO;
-	int rc = run(&o, prof, len);
+	rc = run(&o, prof, len);
 	free(prof);
 	return rc;
 }

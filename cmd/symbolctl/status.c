@@ -5,7 +5,9 @@
  * lines an operator reads (or the JSON document itself with --json). It asks
  * nothing new of the daemon: no fetch, no build.
  */
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,6 +15,7 @@
 
 #include "base/base_flag.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "service/core/svc_build_id.h"
 #include "service/rpc/svc_client.h"
@@ -189,52 +192,50 @@ static int status_one(const char *server, const char *hex, bool raw, int64_t tim
 	return rc;
 }
 
+struct status_opts {
+	struct ctl_remote remote;  /* first: --server and --timeout parse into it */
+	bool raw;
+};
+
+static const base_flag status_flags[] = {
+	{"--server", "URL", BASE_FLAG_CUSTOM, 0, 0, ctl_parse_server, "the daemon to ask"},
+	{"--timeout", "DUR", BASE_FLAG_CUSTOM, 0, 0, ctl_parse_timeout, "deadline of each call"},
+	{"--json", NULL, BASE_FLAG_BOOL, offsetof(struct status_opts, raw), 0, NULL,
+	 "the daemon's JSON as it is"},
+};
+
 int cmd_status(int argc, char **argv)
 {
-	const char *server = NULL;
-	int64_t timeout_ms = 10000;
-	bool raw = false;
-	const char *ids[256];
-	size_t n_ids = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *eq = strchr(a, '=');
-		size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
-		bool is_server = name_len == 8 && !strncmp(a, "--server", 8);
-		bool is_timeout = name_len == 9 && !strncmp(a, "--timeout", 9);
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return CTL_EXIT_OK;
-		}
-		if (!strcmp(a, "--json")) {
-			raw = true;
-			continue;
-		}
-		const char *value = eq ? eq + 1 : NULL;
-		if (!eq && (is_server || is_timeout) && i + 1 < argc)
-			value = argv[++i];
+	struct status_opts o = {.remote.timeout_ms = 10000};
+	const base_flag_group g = {"Flags", status_flags, 3, &o};
+	char **pos;
+	int n_pos;
+	int prc = ctl_flags_parse("status", &g, 1, 0, argc, argv, &pos, &n_pos, usage);
+	if (prc >= 0)
+		return prc;
+	const char *server = o.remote.server;
+	const char **ids = (const char **)pos;
+	size_t n_ids = (size_t)n_pos;
+	for (size_t i = 0; i < n_ids; i++) {
 		sym_build_id id;
-		if (is_server && value && *value) {
-			server = value;
-		} else if (is_timeout && value && base_parse_duration_ms(value, &timeout_ms) &&
-			   timeout_ms > 0) {
+		const char *a = ids[i];
+		if (i < 256 && svc_build_id_parse(a, strlen(a), &id))
 			continue;
-		} else if (a[0] != '-' && svc_build_id_parse(a, strlen(a), &id) &&
-			   n_ids < sizeof(ids) / sizeof(ids[0])) {
-			ids[n_ids++] = a;
-		} else {
-			fprintf(stderr, "symbolctl status: bad argument '%s'%s\n", a,
-				a[0] == '-' ? "" : " (a build ID is lowercase hex, 2 to 128 digits)");
-			usage(stderr);
-			return CTL_EXIT_USAGE;
-		}
+		fprintf(stderr, "symbolctl status: bad argument '%s'%s\n", a,
+			a[0] == '-' ? "" : " (a build ID is lowercase hex, 2 to 128 digits)");
+		usage(stderr);
+		free(pos);
+		return CTL_EXIT_USAGE;
 	}
 	if (!server || !n_ids) {
 		fprintf(stderr, "symbolctl status: %s\n",
 			!server ? "--server URL is required" : "no build ID given");
 		usage(stderr);
+		free(pos);
 		return CTL_EXIT_USAGE;
 	}
+	bool raw = o.raw;
+	int64_t timeout_ms = o.remote.timeout_ms;
 	int worst = CTL_EXIT_OK;
 	for (size_t i = 0; i < n_ids; i++) {
 		if (i && !raw)
@@ -242,5 +243,6 @@ int cmd_status(int argc, char **argv)
 		int rc = status_one(server, ids[i], raw, timeout_ms);
 		worst = rc > worst ? rc : worst;
 	}
+	free(pos);
 	return worst;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "base/base_clock.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/llvm_format.h"
 #include "cmd/symbolctl/rpc_call.h"
@@ -236,59 +238,72 @@ static bool parse_hex(const char *s, uint64_t *out)
 	return llvm_format_parse_address(s, out) == 0;
 }
 
-/* Reads the flags into o and the addresses into addrs; false (told) on bad usage. */
-static bool parse_args(int argc, char **argv, struct opts *o, uint64_t *addrs, size_t *n)
+static bool set_runtime(void *obj, const char *value, char *err, size_t err_size)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes_value = !strcmp(a, "--server") || !strcmp(a, "--build-id") ||
-				   !strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
-				   !strcmp(a, "--file-offset") || !strcmp(a, "--wait") ||
-				   !strcmp(a, "--timeout") || !strcmp(a, "--section");
-		if (takes_value && !v) {
-			fprintf(stderr, "symbolctl symbolize: %s needs a value\n", a);
-			return false;
-		}
-		if (takes_value)
-			i++;
-		if (!strcmp(a, "--server")) {
-			o->server = v;
-		} else if (!strcmp(a, "--build-id")) {
-			o->build_id = v;
-		} else if (!strcmp(a, "--runtime")) {
-			o->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME;
-		} else if (!strcmp(a, "--section")) {
-			o->section = v;
-		} else if (!strcmp(a, "--offsets")) {
-			o->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET;
-		} else if (!strcmp(a, "--memory-start") || !strcmp(a, "--memory-limit") ||
-			   !strcmp(a, "--file-offset")) {
-			uint64_t *dst = !strcmp(a, "--memory-start")   ? &o->memory_start
-					: !strcmp(a, "--memory-limit") ? &o->memory_limit
-								       : &o->file_offset;
-			if (!parse_hex(v, dst)) {
-				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not hex\n", a, v);
-				return false;
-			}
-		} else if (!strcmp(a, "--return-addresses")) {
-			o->return_addresses = true;
-		} else if (!strcmp(a, "--no-inlines")) {
-			o->no_inline = true;
-		} else if (!strcmp(a, "--no-demangle")) {
-			o->no_demangle = true;
-		} else if (!strcmp(a, "--wait") || !strcmp(a, "--timeout")) {
-			int64_t *dst = !strcmp(a, "--wait") ? &o->wait_ms : &o->timeout_ms;
-			if (!base_parse_duration_ms(v, dst)) {
-				fprintf(stderr, "symbolctl symbolize: %s: '%s' is not a duration\n", a,
-					v);
-				return false;
-			}
-		} else if (a[0] == '-' && a[1] == '-') {
-			fprintf(stderr, "symbolctl symbolize: unknown flag %s\n", a);
-			return false;
-		} else if (!parse_hex(a, &addrs[(*n)++])) {
-			fprintf(stderr, "symbolctl symbolize: '%s' is not a hex address\n", a);
+	(void)value, (void)err, (void)err_size;
+	((struct opts *)obj)->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_RUNTIME;
+	return true;
+}
+
+static bool set_offsets(void *obj, const char *value, char *err, size_t err_size)
+{
+	(void)value, (void)err, (void)err_size;
+	((struct opts *)obj)->kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET;
+	return true;
+}
+
+static bool hex_into(uint64_t *dst, const char *value, char *err, size_t err_size)
+{
+	if (parse_hex(value, dst))
+		return true;
+	snprintf(err, err_size, "'%.100s' is not hex", value);
+	return false;
+}
+
+static bool set_memory_start(void *obj, const char *value, char *err, size_t err_size)
+{
+	return hex_into(&((struct opts *)obj)->memory_start, value, err, err_size);
+}
+
+static bool set_memory_limit(void *obj, const char *value, char *err, size_t err_size)
+{
+	return hex_into(&((struct opts *)obj)->memory_limit, value, err, err_size);
+}
+
+static bool set_file_offset(void *obj, const char *value, char *err, size_t err_size)
+{
+	return hex_into(&((struct opts *)obj)->file_offset, value, err, err_size);
+}
+
+static const base_flag symbolize_flags[] = {
+	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	{"--build-id", "HEX", BASE_FLAG_STRING, offsetof(struct opts, build_id), 0, NULL,
+	 "the file's build ID"},
+	{"--runtime", NULL, BASE_FLAG_BOOL, 0, 0, set_runtime, "runtime addresses"},
+	{"--offsets", NULL, BASE_FLAG_BOOL, 0, 0, set_offsets, "file offsets"},
+	{"--section", "NAME", BASE_FLAG_STRING, offsetof(struct opts, section), 0, NULL,
+	 "offsets within section NAME"},
+	{"--memory-start", "HEX", BASE_FLAG_CUSTOM, 0, 0, set_memory_start, "the mapping's start"},
+	{"--memory-limit", "HEX", BASE_FLAG_CUSTOM, 0, 0, set_memory_limit, "the mapping's end"},
+	{"--file-offset", "HEX", BASE_FLAG_CUSTOM, 0, 0, set_file_offset, "the mapping's offset"},
+	{"--return-addresses", NULL, BASE_FLAG_BOOL, offsetof(struct opts, return_addresses), 0,
+	 NULL, "addresses are return addresses"},
+	{"--no-inlines", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_inline), 0, NULL,
+	 "one frame per address"},
+	{"--no-demangle", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_demangle), 0, NULL,
+	 "linkage names"},
+	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, wait_ms), 0, NULL,
+	 "how long the daemon may look for debug info"},
+	{"--timeout", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, timeout_ms), 0, NULL,
+	 "deadline of each call"},
+};
+
+/* The addresses into addrs, then the flags' combinations; false (told) on bad usage. */
+static bool check_args(char **pos, int n_pos, struct opts *o, uint64_t *addrs, size_t *n)
+{
+	for (int i = 0; i < n_pos; i++) {
+		if (!parse_hex(pos[i], &addrs[(*n)++])) {
+			fprintf(stderr, "symbolctl symbolize: '%s' is not a hex address\n", pos[i]);
 			return false;
 		}
 	}
@@ -309,22 +324,28 @@ int cmd_symbolize(int argc, char **argv)
 {
 	struct opts o = {.wait_ms = 60000, .timeout_ms = 30000,
 			 .kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_ELF};
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return CTL_EXIT_OK;
-		}
-	}
+	const base_flag_group g = {"Flags", symbolize_flags,
+				   sizeof(symbolize_flags) / sizeof(symbolize_flags[0]), &o};
+	char **pos;
+	int n_pos;
+	int rc = ctl_flags_parse("symbolize", &g, 1, CTL_FLAGS_HELP_FIRST, argc, argv, &pos, &n_pos,
+				 usage);
+	if (rc >= 0)
+		return rc;
 	uint64_t *addrs = calloc((size_t)argc, sizeof(*addrs));
 	size_t n = 0;
-	if (!addrs)
+	if (!addrs) {
+		free(pos);
 		return CTL_EXIT_IO;
-	if (!parse_args(argc, argv, &o, addrs, &n)) {
+	}
+	bool ok = check_args(pos, n_pos, &o, addrs, &n);
+	free(pos);
+	if (!ok) {
 		free(addrs);
 		usage(stderr);
 		return CTL_EXIT_USAGE;
 	}
-	int rc = 0;
+	rc = 0;
 	if (n == 0) {
 		rc = run_stdin(&o);
 	} else {

@@ -8,7 +8,7 @@
  * token of --token-file, with a progress line on a terminal. Files sharing a
  * build ID are sent once (the one with DWARF). One line per file on stdout.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,7 @@
 #include "base/base_clock.h"
 #include "base/base_flag.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/file_map.h"
 #include "cmd/symbolctl/progress.h"
@@ -70,39 +71,35 @@ static void usage(FILE *out)
 		"with a build ID or cannot be read.\n" CTL_EXIT_HELP);
 }
 
-static int parse(int argc, char **argv, struct opts *o)
+static const base_flag upload_flags[] = {
+	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	{"--token-file", "F", BASE_FLAG_STRING, offsetof(struct opts, token_file), 0, NULL,
+	 "the daemon's upload token"},
+	{"--force", NULL, BASE_FLAG_BOOL, offsetof(struct opts, force), 0, NULL,
+	 "upload every file"},
+	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, wait_ms), 0, NULL,
+	 "how long to wait while the daemon searches"},
+	{"--no-progress", NULL, BASE_FLAG_BOOL, offsetof(struct opts, no_progress), 0, NULL,
+	 "no progress line"},
+};
+
+/* -1 with the FILEs in *files (free it), else the exit status. */
+static int parse(int argc, char **argv, struct opts *o, char ***files, int *n_files)
 {
-	enum { O_SERVER = 256, O_TOKEN, O_FORCE, O_WAIT, O_NO_PROGRESS };
-	static const struct option longs[] = {
-		{"server", required_argument, NULL, O_SERVER},
-		{"token-file", required_argument, NULL, O_TOKEN},
-		{"force", no_argument, NULL, O_FORCE}, {"wait", required_argument, NULL, O_WAIT},
-		{"no-progress", no_argument, NULL, O_NO_PROGRESS},
-		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
-		switch (c) {
-		case O_SERVER: o->server = optarg; break;
-		case O_TOKEN: o->token_file = optarg; break;
-		case O_FORCE: o->force = true; break;
-		case O_NO_PROGRESS: o->no_progress = true; break;
-		case O_WAIT:
-			if (!base_parse_duration_ms(optarg, &o->wait_ms)) {
-				fprintf(stderr, "symbolctl upload: --wait %s: bad duration\n", optarg);
-				return CTL_EXIT_USAGE;
-			}
-			break;
-		case 'h': usage(stdout); exit(CTL_EXIT_OK);
-		default: usage(stderr); return CTL_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc || !o->token_file) {
+	const base_flag_group g = {"Flags", upload_flags,
+				   sizeof(upload_flags) / sizeof(upload_flags[0]), o};
+	int rc = ctl_flags_parse("upload", &g, 1, 0, argc, argv, files, n_files, usage);
+	if (rc >= 0)
+		return rc;
+	if (*n_files == 0 || !o->token_file) {
 		fprintf(stderr, "symbolctl upload: %s\n",
-			optind >= argc ? "no FILE given" : "--token-file is required");
+			*n_files == 0 ? "no FILE given" : "--token-file is required");
 		usage(stderr);
+		free(*files);
+		*files = NULL;
 		return CTL_EXIT_USAGE;
 	}
-	return CTL_EXIT_OK;
+	return -1;
 }
 
 static bool read_token(struct opts *o)
@@ -323,12 +320,16 @@ static int send_all(const struct opts *o, struct item *items, size_t n, const bo
 int cmd_upload(int argc, char **argv)
 {
 	struct opts o = {.server = "http://127.0.0.1:8080", .wait_ms = 60000};
-	int rc = parse(argc, argv, &o);
-	if (rc != CTL_EXIT_OK)
+	char **files;
+	int n_files;
+	int rc = parse(argc, argv, &o, &files, &n_files);
+	if (rc >= 0)
 		return rc;
-	if (!read_token(&o))
+	if (!read_token(&o)) {
+		free(files);
 		return CTL_EXIT_IO;
-	size_t n = (size_t)(argc - optind);
+	}
+	size_t n = (size_t)n_files;
 	struct item *items = calloc(n, sizeof(*items));
 	bool *ok = calloc(n, sizeof(*ok)), *want = calloc(n, sizeof(*want));
 	if (!items || !ok || !want) {
@@ -336,7 +337,7 @@ int cmd_upload(int argc, char **argv)
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		items[i].path = argv[optind + (int)i];
+		items[i].path = files[i];
 		ok[i] = probe(&items[i]);
 	}
 	pick(items, n, ok, want);
@@ -352,5 +353,6 @@ out:
 	free(items);
 	free(ok);
 	free(want);
+	free(files);
 	return rc;
 }

@@ -5,11 +5,13 @@
  * /version (service/http) through the RPC room's client (svc_client_get).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base_flag.h"
 #include "base/base_version.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "service/rpc/svc_client.h"
 
@@ -51,35 +53,28 @@ static int print_server(const char *server, int64_t timeout_ms)
 	return CTL_EXIT_OK;
 }
 
+static const base_flag version_flags[] = {
+	{"--server", "URL", BASE_FLAG_CUSTOM, 0, 0, ctl_parse_server, "the daemon to ask"},
+	{"--timeout", "DUR", BASE_FLAG_CUSTOM, 0, 0, ctl_parse_timeout, "deadline of the call"},
+};
+
 int cmd_version(int argc, char **argv)
 {
-	const char *server = NULL;
-	int64_t timeout_ms = 10000;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *eq = strchr(a, '=');
-		size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
-		bool is_server = name_len == 8 && !strncmp(a, "--server", 8);
-		bool is_timeout = name_len == 9 && !strncmp(a, "--timeout", 9);
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return CTL_EXIT_OK;
-		}
-		const char *value = eq ? eq + 1 : NULL;
-		if (!eq && (is_server || is_timeout) && i + 1 < argc)
-			value = argv[++i];
-		if (is_server && value && *value) {
-			server = value;
-		} else if (is_timeout && value && base_parse_duration_ms(value, &timeout_ms) &&
-			   timeout_ms > 0) {
-			continue;
-		} else {
-			fprintf(stderr, "symbolctl version: bad argument '%s'\n", a);
-			usage(stderr);
-			return CTL_EXIT_USAGE;
-		}
+	struct ctl_remote o = {.timeout_ms = 10000};
+	const base_flag_group g = {"Flags", version_flags, 2, &o};
+	char **pos;
+	int n_pos;
+	int rc = ctl_flags_parse("version", &g, 1, 0, argc, argv, &pos, &n_pos, usage);
+	if (rc >= 0)
+		return rc;
+	if (n_pos) {
+		fprintf(stderr, "symbolctl version: bad argument '%s'\n", pos[0]);
+		usage(stderr);
+		free(pos);
+		return CTL_EXIT_USAGE;
 	}
+	free(pos);
 	printf("symbolctl %s (%s)\n", base_version(), base_revision());
 	fflush(stdout);
-	return server ? print_server(server, timeout_ms) : CTL_EXIT_OK;
+	return o.server ? print_server(o.server, o.timeout_ms) : CTL_EXIT_OK;
 }

@@ -5,6 +5,8 @@
  */
 #include "service/core/svc_config.h"
 
+#include "base/base_vec.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -89,11 +91,13 @@ bool svc_config_copy(svc_config *dst, const svc_config *src)
 
 static bool list_add(char ***list, size_t *n, const char *s, size_t len)
 {
-	char **l = realloc(*list, (*n + 1) * sizeof(*l));
-	if (!l)
+	/* The list is a (pointer, count) pair of svc_config: grown as a base_vec. */
+	base_vec v = base_vec_adopt(*list, *n, *n, sizeof(char *), SIZE_MAX / sizeof(char *));
+	char **slot = base_vec_push(&v);
+	*list = v.data;
+	if (!slot)
 		return false;
-	*list = l;
-	if (!(l[*n] = strndup(s, len)))
+	if (!(*slot = strndup(s, len)))
 		return false;
 	(*n)++;
 	return true;

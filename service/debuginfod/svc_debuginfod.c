@@ -19,6 +19,7 @@
 #include "base/base_expo.h"
 #include "service/core/svc_pool.h"
 #include "service/debuginfod/svc_debuginfod_impl.h"
+#include "source/src_package_format.h"
 #include "source/src_source.h"
 #include "storage/stor_catalog.h"
 #include "symbolizer/sym_elf.h"
@@ -329,18 +330,11 @@ static bool local_executable(dreq *r)
 	return false;
 }
 
-static bool is_package_path(const char *p)
-{
-	size_t n = strlen(p);
-	return (n > 4 && (!strcmp(p + n - 4, ".deb") || !strcmp(p + n - 4, ".rpm"))) ||
-	       (n > 5 && !strcmp(p + n - 5, ".ddeb"));
-}
-
 /* The package and member the stored file came from, when it came from one
  * the catalogue still lists with this build ID (on a worker). */
 static void find_archive(dreq *r)
 {
-	if (!is_package_path(r->meta.source))
+	if (!src_pkg_format_for_path(r->meta.source))
 		return;
 	stor_cat_entry *e = malloc(sizeof(*e));
 	stor_error err;

@@ -34,6 +34,7 @@
 #include "base/base_clock.h"
 #include "base/base_expo.h"
 #include "base/base_log.h"
+#include "base/base_vec.h"
 #include "service/http/svc_server_impl.h"
 
 #define PAUSE_MS 250          /* listener pause after a failed accept */
@@ -55,6 +56,8 @@ struct conn {
 	unsigned writing;   /* replies handed to evhttp, not yet written */
 };
 
+BASE_VEC_DEFINE(conn_vec, conn *)
+
 struct svc_conns {
 	struct event_base *base;
 	struct evhttp *http;
@@ -66,8 +69,7 @@ struct svc_conns {
 	void (*reply_ended)(void *arg);
 	void *reply_ended_arg;
 	conn *head, *tail;
-	conn **pending;  /* created, not yet attached to their evhttp connection */
-	size_t n_pending, cap_pending;
+	conn_vec pending;  /* created, not yet attached to their evhttp connection */
 	struct event *attach, *resume;
 	bool paused_full, paused_error;
 	int64_t last_log_ms[2];
@@ -374,14 +376,8 @@ static struct bufferevent *bev_cb(struct event_base *base, void *arg)
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev)
 		return NULL; /* evhttp makes its own, uncounted */
-	if (cs->n_pending == cs->cap_pending) {
-		size_t n = cs->cap_pending ? cs->cap_pending * 2 : 64;
-		conn **p = realloc(cs->pending, n * sizeof(*p));
-		if (!p)
-			return bev;
-		cs->pending = p;
-		cs->cap_pending = n;
-	}
+	if (base_vec_reserve(&cs->pending.v, 1))
+		return bev;
 	conn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return bev;
@@ -395,7 +391,7 @@ static struct bufferevent *bev_cb(struct event_base *base, void *arg)
 	/* evhttp sets its callbacks (and its connection as their argument) once
 	 * we return; attach_cb picks the connection up right after. */
 	bufferevent_incref(bev);
-	cs->pending[cs->n_pending++] = c;
+	conn_vec_append(&cs->pending, c); /* room reserved above */
 	event_active(cs->attach, EV_TIMEOUT, 0);
 	return bev;
 }
@@ -405,8 +401,8 @@ static void attach_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	svc_conns *cs = arg;
-	for (size_t i = 0; i < cs->n_pending; i++) {
-		conn *c = cs->pending[i];
+	for (size_t i = 0; i < conn_vec_len(&cs->pending); i++) {
+		conn *c = conn_vec_at(&cs->pending, i);
 		struct bufferevent *bev = c->bev;
 		bufferevent_event_cb ecb = NULL;
 		void *evcon = NULL;
@@ -419,7 +415,7 @@ static void attach_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		bufferevent_decref(bev);
 	}
-	cs->n_pending = 0;
+	cs->pending.v.len = 0;
 }
 
 /* ---- the server's side ---- */
@@ -504,6 +500,7 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 		return NULL;
 	cs->base = base;
 	cs->http = http;
+	conn_vec_init(&cs->pending, SIZE_MAX / sizeof(conn *));
 	uint64_t limit = raise_nofile();
 	/* Descriptors kept for the store, upstreams, files and the pool. */
 	uint64_t reserve = limit / 4 > 128 ? limit / 4 : 128;
@@ -545,7 +542,7 @@ void svc_conns_destroy(svc_conns *cs)
 		event_free(cs->attach);
 	if (cs->resume)
 		event_free(cs->resume);
-	free(cs->pending);
+	conn_vec_deinit(&cs->pending);
 	free(cs);
 }
 

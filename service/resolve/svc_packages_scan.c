@@ -21,6 +21,7 @@
 #include "base/base_log.h"
 #include "base/base_vec.h"
 #include "source/src_package.h"
+#include "source/src_package_format.h"
 #include "storage/stor_catalog.h"
 
 #define MAX_DEPTH 8
@@ -33,13 +34,6 @@ typedef struct pass {
 	base_vec sources;        /* stor_cat_source: of the package being scanned */
 	const char *path;        /* the package being scanned */
 } pass;
-
-static bool is_package(const char *name)
-{
-	size_t n = strlen(name);
-	return (n > 4 && !strcmp(name + n - 4, ".deb")) || (n > 5 && !strcmp(name + n - 5, ".ddeb")) ||
-	       (n > 4 && !strcmp(name + n - 4, ".rpm"));
-}
 
 /* A source member: kept (its path copied) for the catalogue. */
 static bool on_source(pass *ps, const src_pkg_member *m)
@@ -189,7 +183,7 @@ static void walk(pass *ps, const char *dir, int depth)
 			continue;
 		if (S_ISDIR(st.st_mode) && de->d_type != DT_LNK && depth < MAX_DEPTH)
 			walk(ps, path, depth + 1);
-		else if (S_ISREG(st.st_mode) && is_package(de->d_name))
+		else if (S_ISREG(st.st_mode) && src_pkg_format_for_path(de->d_name))
 			visit_file(ps, path);
 	}
 	closedir(d);

@@ -12,6 +12,8 @@
 #include <event2/util.h>
 #include <zlib.h>
 
+#include "base/base_buf.h"
+
 static void json_string(struct evbuffer *buf, const char *s)
 {
 	evbuffer_add(buf, "\"", 1);
@@ -85,12 +87,13 @@ svc_errc svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size
 	memset(&zs, 0, sizeof(zs));
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
 		return SVC_E_NOMEM;
-	size_t size = 0, alloc = in_size * 4 < 4096 ? 4096 : in_size * 4;
+	size_t alloc = in_size * 4 < 4096 ? 4096 : in_size * 4;
 	if (alloc > cap + 1)
 		alloc = cap + 1;
-	unsigned char *buf = malloc(alloc);
+	base_buf buf;  /* one byte past the cap tells a body over it */
+	base_buf_init(&buf, cap + 1);
 	svc_errc rc = SVC_E_NOMEM;
-	if (!buf)
+	if (!base_buf_reserve(&buf, alloc))
 		goto out;
 	rc = SVC_E_INVALID;
 	zs.next_in = (unsigned char *)in;
@@ -98,26 +101,23 @@ svc_errc svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size
 		size_t in_left = in_size - (size_t)((const unsigned char *)zs.next_in -
 						     (const unsigned char *)in);
 		zs.avail_in = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
-		if (size == alloc) {
-			if (size > cap) {
+		if (buf.len == buf.cap) {
+			if (buf.len > cap) {
 				rc = SVC_E_TOO_LARGE;
 				goto out;
 			}
-			size_t n = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
-			unsigned char *nb = realloc(buf, n);
-			if (!nb) {
+			if (!base_buf_reserve(&buf, 1)) {  /* doubles, up to cap + 1 */
 				rc = SVC_E_NOMEM;
 				goto out;
 			}
-			buf = nb;
-			alloc = n;
 		}
-		zs.next_out = buf + size;
-		zs.avail_out = (uInt)(alloc - size > (1u << 30) ? (1u << 30) : alloc - size);
+		size_t room = buf.cap - buf.len;
+		zs.next_out = buf.data + buf.len;
+		zs.avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
 		uInt before = zs.avail_out;
 		int z = inflate(&zs, Z_NO_FLUSH);
-		size += before - zs.avail_out;
-		if (size > cap) {
+		buf.len += before - zs.avail_out;
+		if (buf.len > cap) {
 			rc = SVC_E_TOO_LARGE;
 			goto out;
 		}
@@ -133,11 +133,9 @@ svc_errc svc_gunzip(const void *in, size_t in_size, size_t cap, void **out, size
 		if (z != Z_OK && z != Z_BUF_ERROR)
 			goto out;
 	}
-	*out = buf;
-	*out_size = size;
-	buf = NULL;
+	*out = base_buf_take(&buf, out_size);
 out:
 	inflateEnd(&zs);
-	free(buf);
+	base_buf_deinit(&buf);
 	return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "service/rpc/svc_rpc_json_impl.h"
 #include "service/rpc/svc_wire.h"
+#include "base/base_vec.h"
 
 /* protoc's ToJsonName. */
 static char *json_name(const char *name)
@@ -42,23 +43,29 @@ static bool packable(ProtobufCType t)
 	       t != PROTOBUF_C_TYPE_MESSAGE;
 }
 
-/* The index of d in j->msgs, added (fields not yet filled) when new; -1: no memory. */
-static long find_or_add(svc_rpc_json *j, const ProtobufCMessageDescriptor *d, size_t *alloc)
+BASE_VEC_DEFINE(msg_vec, json_msg)
+
+/* The index of d in msgs, added (fields not yet filled) when new; -1: no memory. */
+static long find_or_add(msg_vec *msgs, const ProtobufCMessageDescriptor *d)
 {
-	for (size_t i = 0; i < j->n_msgs; i++)
-		if (j->msgs[i].d == d)
+	for (size_t i = 0; i < msg_vec_len(msgs); i++)
+		if (msg_vec_data(msgs)[i].d == d)
 			return (long)i;
-	if (j->n_msgs == *alloc) {
-		size_t n = *alloc ? *alloc * 2 : 8;
-		json_msg *m = realloc(j->msgs, n * sizeof(*m));
-		if (!m)
-			return -1;
-		j->msgs = m;
-		*alloc = n;
-	}
-	memset(&j->msgs[j->n_msgs], 0, sizeof(j->msgs[0]));
-	j->msgs[j->n_msgs].d = d;
-	return (long)j->n_msgs++;
+	json_msg *m = msg_vec_push(msgs);
+	if (!m)
+		return -1;
+	memset(m, 0, sizeof(*m));
+	m->d = d;
+	return (long)(msg_vec_len(msgs) - 1);
+}
+
+/* The index of d in j->msgs (every reachable type is there once discovered). */
+static size_t find(const svc_rpc_json *j, const ProtobufCMessageDescriptor *d)
+{
+	size_t i = 0;
+	while (j->msgs[i].d != d)
+		i++;
+	return i;
 }
 
 /* The wire type a value of type t is written with. */
@@ -126,26 +133,30 @@ static bool fill(svc_rpc_json *j)
 svc_rpc_json *svc_rpc_json_create(const ProtobufCMessageDescriptor *d)
 {
 	svc_rpc_json *j = calloc(1, sizeof(*j));
-	size_t alloc = 0;
-	if (!j || find_or_add(j, d, &alloc) < 0)
-		goto fail;
+	msg_vec msgs;
+	msg_vec_init(&msgs, SIZE_MAX / sizeof(json_msg));
+	if (!j || find_or_add(&msgs, d) < 0)
+		goto fail_msgs;
 	/* Discover every reachable type first (the array may move while it grows). */
-	for (size_t i = 0; i < j->n_msgs; i++) {
-		const ProtobufCMessageDescriptor *m = j->msgs[i].d;
+	for (size_t i = 0; i < msg_vec_len(&msgs); i++) {
+		const ProtobufCMessageDescriptor *m = msg_vec_at(&msgs, i).d;
 		for (unsigned k = 0; k < m->n_fields; k++)
 			if (m->fields[k].type == PROTOBUF_C_TYPE_MESSAGE &&
-			    find_or_add(j, m->fields[k].descriptor, &alloc) < 0)
-				goto fail;
+			    find_or_add(&msgs, m->fields[k].descriptor) < 0)
+				goto fail_msgs;
 	}
+	j->msgs = msg_vec_take(&msgs, &j->n_msgs);
 	if (!fill(j))
 		goto fail;
 	for (size_t i = 0; i < j->n_msgs; i++)
 		for (unsigned k = 0; k < j->msgs[i].n_fields; k++) {
 			json_field *f = &j->msgs[i].fields[k];
 			if (f->fd->type == PROTOBUF_C_TYPE_MESSAGE)
-				f->msg = &j->msgs[find_or_add(j, f->fd->descriptor, &alloc)];
+				f->msg = &j->msgs[find(j, f->fd->descriptor)];
 		}
 	return j;
+fail_msgs:
+	msg_vec_deinit(&msgs);
 fail:
 	svc_rpc_json_destroy(j);
 	return NULL;

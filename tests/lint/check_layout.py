@@ -48,6 +48,33 @@ def read_rooms(path):
     return allowed
 
 
+# symbolizer/'s internal headers (symbolizer/README.md): only the room and its own
+# tests (tests/unit/symbolizer/, the fuzz targets) may include them.
+SYM_INTERNAL = re.compile(r'^symbolizer/[^/]*_impl\.h$')
+SYM_INTERNAL_USERS = ("symbolizer/", "tests/unit/symbolizer/", "tests/fuzz/")
+SCANNED = ("base", "symbolizer", "storage", "source", "service", "cmd", "bench", "tests")
+
+
+def check_symbolizer_internal(top):
+    """Lines that include a symbolizer/*_impl.h from outside the room and its tests."""
+    bad = []
+    for d in SCANNED:
+        for dirpath, _, files in os.walk(os.path.join(top, d)):
+            for name in files:
+                if not name.endswith((".c", ".h", ".cc", ".cpp")):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, top)
+                if rel.startswith(SYM_INTERNAL_USERS):
+                    continue
+                with open(path, errors="replace") as f:
+                    for n, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if m and SYM_INTERNAL.match(m.group(1)):
+                            bad.append(f"{rel}:{n}: {m.group(1)} is internal to symbolizer/")
+    return bad
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else "."
     allowed = read_rooms(os.path.join(top, "cmake", "rooms.txt"))
@@ -88,6 +115,10 @@ def main():
                         if why:
                             print(f"{rel}:{n}: {own} may not include {inc} ({why})")
                             bad += 1
+    internal = check_symbolizer_internal(top)
+    for line in internal:
+        print(line)
+    bad += len(internal)
     print(f"{checked} includes checked in {len(allowed)} rooms, {bad} against "
           f"cmake/rooms.txt")
     return 1 if bad else 0

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unit tests of the index format's structures (sym_index_format.h): each
+ * Unit tests of the index format's structures (sym_index_format_impl.h): each
  * packed table, the 16-bit starts and their buckets, the file table and the
  * string table, corrupted one at a time by hand, must make sym_index_load
  * refuse the blob with SYM_E_BAD_INDEX; and the writer's blob round-trips
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer/sym_bits.h"
+#include "symbolizer/sym_bits_impl.h"
 #include "symbolizer/sym_index.h"
-#include "symbolizer/sym_index_format.h"
+#include "symbolizer/sym_index_format_impl.h"
 #include "test.h"
 #include "util.h"
 

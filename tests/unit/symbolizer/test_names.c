@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "symbolizer/sym_index.h"
-#include "symbolizer/sym_prefer.h"
+#include "symbolizer/sym_prefer_impl.h"
 #include "test.h"
 #include "util.h"
 

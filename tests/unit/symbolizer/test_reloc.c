@@ -13,7 +13,7 @@
 
 #include "symbolizer/sym_index.h"
 #include "symbolizer/sym_layout.h"
-#include "symbolizer/sym_reloc.h"
+#include "symbolizer/sym_reloc_impl.h"
 #include "test.h"
 #include "util.h"
 

@@ -6,12 +6,12 @@
  * do; overlap is what hostile or discarded-code DWARF does, and it must still
  * give an answer rather than a crash or a loop.
  */
-#ifndef SYM_FLATTEN_H
-#define SYM_FLATTEN_H
+#ifndef SYM_FLATTEN_IMPL_H
+#define SYM_FLATTEN_IMPL_H
 
 #include <stdbool.h>
 
-#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_collect_impl.h"
 #include "symbolizer/sym_error.h"
 
 typedef struct sym_seg {

@@ -14,12 +14,13 @@
  * subprogram enclosing a local class its demangled linkage name, else its own
  * qualified name. One sym_qualify per Dwarf handle (so per thread).
  */
-#ifndef SYM_QUALIFY_H
-#define SYM_QUALIFY_H
+#ifndef SYM_QUALIFY_IMPL_H
+#define SYM_QUALIFY_IMPL_H
 
 #include <elfutils/libdw.h>
 #include <stddef.h>
 
+#include "base/base_buf.h"
 #include "base/base_hash_map.h"
 #include "base/base_vec.h"
 
@@ -30,8 +31,7 @@ typedef struct sym_qualify {
 	sym_qualify_map units;     /* unit DIE key -> its nodes' record index + 1 */
 	base_vec unit_vec;         /* struct sym_qualify_unit: first node, count */
 	base_vec node_vec;         /* struct sym_qualify_node, each unit's in DIE order */
-	char *buf;                 /* the last qualified name (sym_qualify_name's result) */
-	size_t cap;
+	base_buf buf;              /* the last qualified name (sym_qualify_name's result) */
 } sym_qualify;
 
 void sym_qualify_init(sym_qualify *q, Dwarf *dw);

@@ -6,13 +6,13 @@
  * String fields are offsets into the collector's own sym_strtab; scope and
  * function fields are indexes into its own vectors.
  */
-#ifndef SYM_COLLECT_H
-#define SYM_COLLECT_H
+#ifndef SYM_COLLECT_IMPL_H
+#define SYM_COLLECT_IMPL_H
 
 #include <stdint.h>
 
-#include "symbolizer/sym_index_format.h"
-#include "symbolizer/sym_strtab.h"
+#include "symbolizer/sym_index_format_impl.h"
+#include "symbolizer/sym_strtab_impl.h"
 #include "base/base_vec.h"
 
 /* An address span: a scope's code range, or one line-table row's range. */

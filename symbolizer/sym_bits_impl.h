@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_bits: the bit-field rows of the index's packed tables (layout in
- * sym_index_format.h): reading a field with one unaligned little-endian 8-byte
+ * sym_index_format_impl.h): reading a field with one unaligned little-endian 8-byte
  * load, writing one into a zeroed buffer, and the width a value needs.
  * Fields are at most 32 bits wide, so a field plus its bit offset inside the
  * first byte (at most 7) always fits in the 64 bits loaded.
  */
-#ifndef SYM_BITS_H
-#define SYM_BITS_H
+#ifndef SYM_BITS_IMPL_H
+#define SYM_BITS_IMPL_H
 
 #include <stdint.h>
 #include <string.h>

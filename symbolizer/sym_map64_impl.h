@@ -5,8 +5,8 @@
  * its file index): the project's typed hash map (base_hash_map.h) for these
  * types, with the builder's "absent" value UINT32_MAX.
  */
-#ifndef SYM_MAP64_H
-#define SYM_MAP64_H
+#ifndef SYM_MAP64_IMPL_H
+#define SYM_MAP64_IMPL_H
 
 #include <stdbool.h>
 #include <stdint.h>

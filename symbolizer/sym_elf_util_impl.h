@@ -2,8 +2,8 @@
 /*
  * sym_elf_util: libelf helpers shared inside symbolizer/ (not a public API).
  */
-#ifndef SYM_ELF_UTIL_H
-#define SYM_ELF_UTIL_H
+#ifndef SYM_ELF_UTIL_IMPL_H
+#define SYM_ELF_UTIL_IMPL_H
 
 #include <gelf.h>
 #include <libelf.h>

@@ -7,12 +7,12 @@
  * them (and with the lambda numbering DWARF lacks), as llvm-symbolizer prints
  * it. The index builder calls this after merging DWARF and symbols.
  */
-#ifndef SYM_PREFER_H
-#define SYM_PREFER_H
+#ifndef SYM_PREFER_IMPL_H
+#define SYM_PREFER_IMPL_H
 
 #include <stdbool.h>
 
-#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_collect_impl.h"
 #include "symbolizer/sym_error.h"
 
 /*

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sym_index_pack: the last step of a build: lays out the blob
- * (sym_index_format.h) from the disjoint ranges the sweep produced and the
+ * (sym_index_format_impl.h) from the disjoint ranges the sweep produced and the
  * collected scopes, functions and strings: the file table, each packed table's
  * field widths and rows, the 16-bit starts and their buckets.
  */
-#ifndef SYM_INDEX_PACK_H
-#define SYM_INDEX_PACK_H
+#ifndef SYM_INDEX_PACK_IMPL_H
+#define SYM_INDEX_PACK_IMPL_H
 
 #include <stddef.h>
 
-#include "symbolizer/sym_index_format.h"
-#include "symbolizer/sym_index_write.h"
+#include "symbolizer/sym_index_format_impl.h"
+#include "symbolizer/sym_index_write_impl.h"
 
 /* One range: from start up to the next range's start, rec covers the addresses. */
 typedef struct sym_ix_range {

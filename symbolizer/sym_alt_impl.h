@@ -5,8 +5,8 @@
  * it: asked of the caller's resolver by the build ID and path in
  * .gnu_debugaltlink, and accepted only when it is an ELF file with that build ID.
  */
-#ifndef SYM_ALT_H
-#define SYM_ALT_H
+#ifndef SYM_ALT_IMPL_H
+#define SYM_ALT_IMPL_H
 
 #include <stddef.h>
 

@@ -47,8 +47,8 @@
  * scope's parent). A range whose scope and file are both 0 is a gap. All
  * integers little-endian, every array 8-byte aligned.
  */
-#ifndef SYM_INDEX_FORMAT_H
-#define SYM_INDEX_FORMAT_H
+#ifndef SYM_INDEX_FORMAT_IMPL_H
+#define SYM_INDEX_FORMAT_IMPL_H
 
 #include <stdint.h>
 

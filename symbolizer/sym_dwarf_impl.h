@@ -7,12 +7,12 @@
  * n threads, each with its own Dwarf handle over the same image, split the work
  * (a Dwarf * stays on one thread).
  */
-#ifndef SYM_DWARF_H
-#define SYM_DWARF_H
+#ifndef SYM_DWARF_IMPL_H
+#define SYM_DWARF_IMPL_H
 
 #include <elfutils/libdw.h>
 
-#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_collect_impl.h"
 #include "symbolizer/sym_error.h"
 
 sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_collect *out,

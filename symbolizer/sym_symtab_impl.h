@@ -3,12 +3,12 @@
  * sym_symtab: function symbols from .symtab and .dynsym as scopes, for code that
  * DWARF does not describe and for files with no DWARF at all.
  */
-#ifndef SYM_SYMTAB_H
-#define SYM_SYMTAB_H
+#ifndef SYM_SYMTAB_IMPL_H
+#define SYM_SYMTAB_IMPL_H
 
 #include <libelf.h>
 
-#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_collect_impl.h"
 #include "symbolizer/sym_error.h"
 
 /* Adds one scope (and function) per chosen symbol, spans at depth 0. */

@@ -13,8 +13,8 @@
  * the tree cannot loop. Bump SYM_LAYOUT_VERSION on any change: stores
  * rebuild blobs of another version.
  */
-#ifndef SYM_LAYOUT_FORMAT_H
-#define SYM_LAYOUT_FORMAT_H
+#ifndef SYM_LAYOUT_FORMAT_IMPL_H
+#define SYM_LAYOUT_FORMAT_IMPL_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * string table of the index. Offset 0 is always "". The table has a hard cap
  * on its size (the index addresses it with 32-bit offsets).
  */
-#ifndef SYM_STRTAB_H
-#define SYM_STRTAB_H
+#ifndef SYM_STRTAB_IMPL_H
+#define SYM_STRTAB_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>

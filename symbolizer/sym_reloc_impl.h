@@ -21,8 +21,8 @@
  * Every offset, symbol index and section index is checked against the image
  * before it is used.
  */
-#ifndef SYM_RELOC_H
-#define SYM_RELOC_H
+#ifndef SYM_RELOC_IMPL_H
+#define SYM_RELOC_IMPL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,17 +3,17 @@
  * sym_index_write: lays out the index blob from merged collections: flattens
  * DWARF scopes, symbol scopes and line rows into disjoint ranges, and writes
  * header, starts, records, scopes, functions, buckets and strings (the last
- * step in sym_index_pack.h).
+ * step in sym_index_pack_impl.h).
  */
-#ifndef SYM_INDEX_WRITE_H
-#define SYM_INDEX_WRITE_H
+#ifndef SYM_INDEX_WRITE_IMPL_H
+#define SYM_INDEX_WRITE_IMPL_H
 
 #include <stdbool.h>
 
-#include "symbolizer/sym_collect.h"
+#include "symbolizer/sym_collect_impl.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_error.h"
-#include "symbolizer/sym_index_format.h"
+#include "symbolizer/sym_index_format_impl.h"
 
 typedef struct sym_index_input {
 	sym_collect *c;             /* strings, functions, scopes, DWARF scope spans, line spans */
