@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exit_codes.h: the exit status of every symbolctl command, one scheme for all
- * of them (documented in each command's --help, the README and man/symbolctl.1).
+ * of them (documented in each command's --help, docs/symbolctl.md and man/symbolctl.1).
  */
 #ifndef SYMBOLCTL_EXIT_CODES_H
 #define SYMBOLCTL_EXIT_CODES_H

@@ -6,8 +6,8 @@
  * outcome for the build ID, every upstream's circuit breaker (open since
  * when, and the failures that opened it), and the index (loaded, stored,
  * building, queued for build memory, or failed and why). From memory and one
- * store metadata read: it never starts a fetch or a build. The schema is the
- * README's ("symbolizerd status of a build ID").
+ * store metadata read: it never starts a fetch or a build. The schema is
+ * docs/api.md's (/buildid/ID/status).
  */
 #ifndef SVC_STATUS_H
 #define SVC_STATUS_H
