@@ -18,6 +18,7 @@
 
 #include "base/base_vec.h"
 #include "cmd/symbolctl/commands.h"
+#include "service/core/svc_build_id.h"
 #include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/fetch_server.h"
@@ -101,7 +102,7 @@ static int write_out(struct run *r, const sym_build_id *id, const char *hex)
 {
 	stor_blob b;
 	stor_error err = {0};
-	if (stor_get_file(r->store, id->bytes, id->len, &b, NULL, &err) != STOR_OK) {
+	if (stor_get_file(r->store, SVC_STORE_KEY(id), &b, NULL, &err) != STOR_OK) {
 		fprintf(stderr, "symbolctl fetch: %s: reading the store: %s\n", hex, err.msg);
 		return -1;
 	}

@@ -4,6 +4,7 @@
  * validation of the path, the fetch, the reply and its headers, the counters.
  */
 #include "service/debuginfod/svc_debuginfod.h"
+#include "service/core/svc_build_id.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -306,7 +307,7 @@ static void dreq_free(dreq *r)
 	svc_dbg_body_put(r->shared);
 	free(r->image);
 	free(r->exe);
-	stor_unpin(r->d->o.store, r->id.bytes, r->id.len);
+	stor_unpin(r->d->o.store, SVC_STORE_KEY(&r->id));
 	free(r);
 }
 
@@ -338,7 +339,7 @@ static void find_archive(dreq *r)
 		return;
 	stor_cat_entry *e = malloc(sizeof(*e));
 	stor_error err;
-	if (e && stor_cat_lookup(r->d->o.store, r->id.bytes, r->id.len, r->meta.kind, e, &err) ==
+	if (e && stor_cat_lookup(r->d->o.store, SVC_STORE_KEY(&r->id), r->meta.kind, e, &err) ==
 			 STOR_OK &&
 	    !strcmp(e->package, r->meta.source)) {
 		memcpy(r->archive, e->package, sizeof(r->archive));
@@ -357,7 +358,7 @@ static void load(void *job)
 	if (r->shared && !r->loader) {
 		/* the same file as the one in flight? (a fetch may have replaced it) */
 		stor_meta now;
-		r->stale = stor_get_meta(r->d->o.store, r->id.bytes, r->id.len, &now, &serr) !=
+		r->stale = stor_get_meta(r->d->o.store, SVC_STORE_KEY(&r->id), &now, &serr) !=
 				   STOR_OK ||
 			   now.fetch_time != r->shared->meta.fetch_time ||
 			   now.size != r->shared->meta.size || now.kind != r->shared->meta.kind;
@@ -366,7 +367,7 @@ static void load(void *job)
 		r->blob = r->shared->blob;
 		r->blob.handle_ = NULL;  /* a view: released with the body */
 		r->meta = r->shared->meta;
-	} else if (stor_get_file(r->d->o.store, r->id.bytes, r->id.len, &r->blob, &r->meta,
+	} else if (stor_get_file(r->d->o.store, SVC_STORE_KEY(&r->id), &r->blob, &r->meta,
 				 &serr) != STOR_OK) {
 		return;
 	}
@@ -471,7 +472,7 @@ static void fetched(const svc_fetch_result *res, void *arg)
 	switch (res->status) {
 	case SVC_FETCH_OK:
 		/* kept from eviction until the reply is handed to evhttp */
-		stor_pin(r->d->o.store, r->id.bytes, r->id.len);
+		stor_pin(r->d->o.store, SVC_STORE_KEY(&r->id));
 		r->shared = svc_dbg_body_find(&r->d->bodies, &r->id);
 		if (r->shared && r->shared->loading) {
 			r->next_waiter = r->shared->waiters;  /* hand_over starts it */

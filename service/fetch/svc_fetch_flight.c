@@ -7,6 +7,7 @@
  * A leaf: the timer's callback is the driver's, handed in.
  */
 #include "service/fetch/svc_fetch_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +76,7 @@ static svc_fetch_flight *flight_create(svc_fetcher *f, const sym_build_id *id,
 		return NULL;
 	}
 	svc_flight_join(&fl->base, &w->base);
-	stor_pin(f->store, id->bytes, id->len);
+	stor_pin(f->store, SVC_STORE_KEY(id));
 	svc_fetch_flight_resume_in(fl, SVC_STAGE_STORE, 0);
 	return fl;
 }
@@ -113,7 +114,7 @@ void svc_fetch_flight_finish(svc_fetch_flight *fl)
 		w->cb(&fl->res, w->arg);
 		free(w);
 	}
-	stor_unpin(f->store, fl->base.id.bytes, fl->base.id.len);
+	stor_unpin(f->store, SVC_STORE_KEY(&fl->base.id));
 	flight_free(fl);
 }
 
@@ -134,7 +135,7 @@ static void abort_table(svc_fetcher *f, svc_flight_table *t, const char *why)
 				w->cb(&res, w->arg);
 			free(w);
 		}
-		stor_unpin(f->store, fl->base.id.bytes, fl->base.id.len);
+		stor_unpin(f->store, SVC_STORE_KEY(&fl->base.id));
 		flight_free(fl);
 	}
 }

@@ -7,6 +7,7 @@
  * (svc_fetch_run.c), which asks svc_job_outcome for the next stage.
  */
 #include "service/fetch/svc_fetch_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -177,7 +178,7 @@ static void job_work(void *arg)
 		memcpy(m.alt_id, j->info.alt_build_id.bytes, m.alt_len);
 	}
 	stor_error serr = {0};
-	j->stored = stor_put_file(f->store, j->fl->base.id.bytes, j->fl->base.id.len, &m, j->data, j->size,
+	j->stored = stor_put_file(f->store, SVC_STORE_KEY(&j->fl->base.id), &m, j->data, j->size,
 				  &serr);
 	if (j->stored != STOR_OK)
 		snprintf(j->error, sizeof(j->error), "%s", serr.msg);
@@ -212,7 +213,7 @@ static svc_fetch_stage body_rejected(svc_fetch_flight *fl, svc_fetch_job *j)
 static void take_existing(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	stor_meta m;
-	if (stor_get_meta(fl->f->store, fl->base.id.bytes, fl->base.id.len, &m, NULL) == STOR_OK) {
+	if (stor_get_meta(fl->f->store, SVC_STORE_KEY(&fl->base.id), &m, NULL) == STOR_OK) {
 		j->kind = m.kind;
 		j->size = m.size;
 		snprintf(j->source, sizeof(j->source), "%s", m.source);

@@ -8,6 +8,7 @@
  * stage to the driver (svc_fetch_run.c).
  */
 #include "service/fetch/svc_fetch_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,7 +109,7 @@ svc_fetch_stage svc_walk_store_check(svc_fetch_flight *fl)
 {
 	stor_meta m;
 	svc_fetch_stage next = SVC_STAGE_SOURCES;
-	if (stor_get_meta(fl->f->store, fl->base.id.bytes, fl->base.id.len, &m, NULL) == STOR_OK)
+	if (stor_get_meta(fl->f->store, SVC_STORE_KEY(&fl->base.id), &m, NULL) == STOR_OK)
 		next = answer_from_store(fl, &m);
 	return next == SVC_STAGE_SOURCES ? svc_walk_begin(fl, STOR_KIND_DEBUGINFO) : next;
 }
@@ -258,7 +259,7 @@ static void record_negative(svc_fetch_flight *fl, svc_fetch_status st, const cha
 	stor_error serr = {0};
 	/* A small metadata write (no file): fine on the loop. When the store holds
 	 * the executable, this only records that the debuginfo search failed. */
-	if (stor_put_negative(f->store, fl->base.id.bytes, fl->base.id.len, state, "sources", why,
+	if (stor_put_negative(f->store, SVC_STORE_KEY(&fl->base.id), state, "sources", why,
 			      base_real_ms() + svc_walk_ttl(fl, st), &serr) != STOR_OK)
 		svc_fetch_log(f, "%s: recording negative result: %s", fl->hex, serr.msg);
 }
@@ -267,7 +268,7 @@ static void record_negative(svc_fetch_flight *fl, svc_fetch_status st, const cha
 static bool answer_with_exec(svc_fetch_flight *fl, const char *why)
 {
 	stor_meta m;
-	if (stor_get_meta(fl->f->store, fl->base.id.bytes, fl->base.id.len, &m, NULL) != STOR_OK ||
+	if (stor_get_meta(fl->f->store, SVC_STORE_KEY(&fl->base.id), &m, NULL) != STOR_OK ||
 	    m.state != STOR_STATE_PRESENT)
 		return false;
 	fl->res.status = SVC_FETCH_OK;

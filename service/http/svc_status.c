@@ -6,6 +6,7 @@
  * which of them decides the answer.
  */
 #include "service/http/svc_status.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -208,7 +209,7 @@ int svc_status_render(stor_db *store, const svc_fetcher *fetcher, const svc_reso
 	sym_build_id_to_hex(id, hex);
 	int64_t now = base_real_ms();
 	stor_meta m;
-	bool known = stor_get_meta(store, id->bytes, id->len, &m, NULL) == STOR_OK;
+	bool known = stor_get_meta(store, SVC_STORE_KEY(id), &m, NULL) == STOR_OK;
 	svc_resolver_info ri;
 	svc_resolver_describe(resolver, id, &ri);
 	bool fetching = false;

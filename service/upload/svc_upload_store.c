@@ -8,6 +8,7 @@
  * raced by another upload.
  */
 #include "service/upload/svc_upload_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static bool held_file(upload *p, const stor_meta *m, int *rank, bool *same)
 {
 	stor_blob b;
 	stor_error serr;
-	if (stor_get_file(p->u->o.store, p->id.bytes, p->id.len, &b, NULL, &serr) != STOR_OK) {
+	if (stor_get_file(p->u->o.store, SVC_STORE_KEY(&p->id), &b, NULL, &serr) != STOR_OK) {
 		answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
 		return false;
 	}
@@ -92,7 +93,7 @@ void svc_upload_store_work(void *job)
 		return;
 	stor_meta old;
 	stor_error serr = {0};
-	stor_errc rc = stor_get_meta(db, p->id.bytes, p->id.len, &old, &serr);
+	stor_errc rc = stor_get_meta(db, SVC_STORE_KEY(&p->id), &old, &serr);
 	if (rc != STOR_OK && rc != STOR_E_NOT_FOUND)
 		return answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
 	bool held = rc == STOR_OK && old.state == STOR_STATE_PRESENT;
@@ -122,9 +123,9 @@ void svc_upload_store_work(void *job)
 	 * downgrade deletes the entry first (not atomic: a reader between the
 	 * two writes finds nothing, as before a first upload). */
 	if (held && old.kind == STOR_KIND_DEBUGINFO && m.kind == STOR_KIND_EXECUTABLE &&
-	    stor_delete(db, p->id.bytes, p->id.len, &serr) != STOR_OK)
+	    stor_delete(db, SVC_STORE_KEY(&p->id), &serr) != STOR_OK)
 		return answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
-	rc = stor_put_file(db, p->id.bytes, p->id.len, &m, p->data, p->size, &serr);
+	rc = stor_put_file(db, SVC_STORE_KEY(&p->id), &m, p->data, p->size, &serr);
 	if (rc == STOR_E_TOO_LARGE)
 		return answer(p, UP_TOO_LARGE, 413, "%s%s", serr.msg, "");
 	if (rc == STOR_E_NOSPACE)
