@@ -131,6 +131,14 @@ svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id
 	return w;
 }
 
+svc_resolve_waiter *svc_resolver_resolve_kind(svc_resolver *r, const sym_build_id *id,
+					      svc_artifact_kind kind, svc_resolve_cb cb, void *arg,
+					      svc_resolution *now)
+{
+	(void)kind;
+	return svc_resolver_resolve(r, id, cb, arg, now);
+}
+
 void svc_resolver_cancel(svc_resolver *r, svc_resolve_waiter *w)
 {
 	(void)r;

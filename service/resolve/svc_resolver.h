@@ -57,6 +57,16 @@ typedef struct svc_resolution {
 
 typedef void (*svc_resolve_cb)(void *arg, svc_resolution *res);
 
+/*
+ * The derived artifacts of a resolution, by kind: each is built on a worker
+ * from the resolved file, once (single flight), kept in memory under a byte
+ * budget and in the store, and forgotten when an upload replaces the file.
+ */
+typedef enum svc_artifact_kind {
+	SVC_ARTIFACT_SYMBOLS = 0,  /* the symbol index: entry->index */
+	SVC_ARTIFACT_KINDS
+} svc_artifact_kind;
+
 typedef struct svc_resolver svc_resolver;
 typedef struct svc_resolve_waiter svc_resolve_waiter;
 
@@ -117,6 +127,11 @@ void svc_resolver_destroy(svc_resolver *r);
  */
 svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id,
 					 svc_resolve_cb cb, void *arg, svc_resolution *now);
+
+/* The same for a kind of derived artifact (svc_resolver_resolve: SYMBOLS). */
+svc_resolve_waiter *svc_resolver_resolve_kind(svc_resolver *r, const sym_build_id *id,
+					      svc_artifact_kind kind, svc_resolve_cb cb, void *arg,
+					      svc_resolution *now);
 
 /* The caller no longer waits: cb will not run. The work goes on. */
 void svc_resolver_cancel(svc_resolver *r, svc_resolve_waiter *w);
