@@ -215,7 +215,6 @@ static void upload_replaced(void *arg, const sym_build_id *id)
 {
 	svc_server *s = arg;
 	svc_resolver_forget(s->resolver, id);
-	svc_layout_forget(s->layout, id);
 }
 
 /* PUT /buildid/... and ShouldUpload. False: err is set. */
@@ -258,9 +257,9 @@ static bool start_rpc(svc_server *s)
 	if (!(s->symbolize = svc_symbolize_create(&yo)))
 		return false;
 	svc_layout_options lo = {
-		.base = s->base, .resolver = s->resolver, .store = s->store, .pool = s->pool,
+		.base = s->base, .resolver = s->resolver,
 		.default_wait_ms = s->o.default_wait_ms, .max_wait_ms = s->o.max_wait_ms,
-		.max_queries = 4096, .max_cached = 16,
+		.max_queries = 4096,
 	};
 	if (!(s->layout = svc_layout_create(&lo)))
 		return false;
@@ -462,7 +461,6 @@ void svc_server_destroy(svc_server *s)
 		svc_resolver_stop(s->resolver);
 	/* Order: the pool and the fetcher end the flights they hold (svc_resolver.h);
 	 * the pool's unfinished lookups answer through the RPC handler. */
-	svc_layout_stop(s->layout);
 	svc_pool_destroy(s->pool);
 	s->pool = NULL;
 	svc_fetcher_destroy(s->fetcher);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_resolve_load: a flight's LOAD step (svc_resolver_impl.h). On a worker,
- * the index stored for the build ID is read and loaded; a stored index of
- * another format version, or a damaged one, is deleted and rebuilt. Without
- * an index the flight goes on to FETCH.
+ * svc_resolve_load: the symbol index's LOAD stage (svc_resolver_impl.h). On a
+ * worker, the index stored for the build ID is read and loaded; a stored
+ * index of another format version, or a damaged one, is deleted and rebuilt.
+ * Without an index the flight goes on to FETCH. A leaf: the driver
+ * (svc_resolve_drive.c) runs the step and goes to the stage it names.
  */
 #include "service/resolve/svc_resolver_impl.h"
 
@@ -33,9 +34,8 @@ static void reject_stored(svc_resolve_flight *f, const sym_error *err)
 		  base_log_quote(q, sizeof(q), err->msg));
 }
 
-static void load_work(void *arg)
+void svc_resolve_load_work(svc_resolve_flight *f)
 {
-	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	const sym_build_id *id = &f->fl.id;
 	stor_blob b;
@@ -62,31 +62,19 @@ static void load_work(void *arg)
 			     m.state == STOR_STATE_PRESENT && m.kind == STOR_KIND_EXECUTABLE;
 }
 
-static void load_done(void *arg, bool cancelled)
+enum svc_resolve_stage svc_resolve_load_next(svc_resolve_flight *f, bool cancelled)
 {
-	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	if (f->stored_rejected)
 		r->st.stored_index_rejected++;
 	if (!cancelled && f->index) {
 		r->st.store_index_hits++;
-		svc_resolve_flight_finish(f);
-		return;
+		return SVC_RESOLVE_STAGE_DONE;
 	}
 	r->st.store_index_misses++;
-	if (cancelled || r->stopping) {
+	if (cancelled) {
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
-		svc_resolve_flight_finish(f);
-		return;
+		return SVC_RESOLVE_STAGE_DONE;
 	}
-	f->stage = SVC_RESOLVE_STAGE_FETCH;
-	if (!svc_resolve_fetch_start(f)) {
-		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "cannot start the fetch");
-		svc_resolve_flight_finish(f);
-	}
-}
-
-bool svc_resolve_load_start(svc_resolve_flight *f)
-{
-	return svc_pool_submit(f->r->o.pool, f, load_work, load_done);
+	return SVC_RESOLVE_STAGE_FETCH;
 }

@@ -36,6 +36,7 @@
 #include "storage/stor_db.h"
 #include "symbolizer/sym_build_id.h"
 #include "symbolizer/sym_error.h"
+#include "symbolizer/sym_layout.h"
 
 struct event_base;
 
@@ -64,8 +65,19 @@ typedef void (*svc_resolve_cb)(void *arg, svc_resolution *res);
  */
 typedef enum svc_artifact_kind {
 	SVC_ARTIFACT_SYMBOLS = 0,  /* the symbol index: entry->index */
+	SVC_ARTIFACT_LAYOUT,       /* the type-layout index: entry->artifact, a svc_layout_artifact */
 	SVC_ARTIFACT_KINDS
 } svc_artifact_kind;
+
+/*
+ * A type-layout index (SVC_ARTIFACT_LAYOUT), built from the file the symbol
+ * resolution brought into the store (and its dwz file): the layouts, or why
+ * the file has none (its answer is NO_SYMBOLS, kept like the layouts).
+ */
+typedef struct svc_layout_artifact {
+	sym_layout *layout;                 /* NULL: no type information */
+	char no_layout[SYM_ERROR_MSG_MAX];  /* ... why */
+} svc_layout_artifact;
 
 typedef struct svc_resolver svc_resolver;
 typedef struct svc_resolve_waiter svc_resolve_waiter;
@@ -75,7 +87,8 @@ typedef struct svc_resolver_options {
 	stor_db *store;
 	svc_fetcher *fetcher;
 	svc_pool *pool;             /* index loads and builds run here */
-	svc_index_cache *cache;
+	svc_index_cache *cache;     /* the symbol indexes (the other kinds: caches of their own) */
+	size_t layout_cache_bytes;  /* layout indexes kept in memory (0: SVC_RESOLVE_LAYOUT_CACHE_DEFAULT) */
 	unsigned build_threads;     /* DWARF walk threads per build (0: per CPU) */
 	uint64_t max_decompressed_bytes; /* cap for compressed debug sections (0: default) */
 	int64_t error_ttl_ms;       /* how long a failure is remembered */
@@ -87,6 +100,7 @@ typedef struct svc_resolver_options {
 } svc_resolver_options;
 
 #define SVC_RESOLVE_NEG_ENTRIES_DEFAULT 10000
+#define SVC_RESOLVE_LAYOUT_CACHE_DEFAULT (256u << 20)
 #define SVC_RESOLVE_BUILD_MEMORY_DEFAULT (2ull << 30)
 
 typedef struct svc_resolver_stats {
@@ -142,9 +156,9 @@ const char *svc_resolver_waiter_stage(const svc_resolve_waiter *w);
 void svc_resolver_release(svc_resolver *r, svc_index_entry *e);
 
 /*
- * The store got a new file for id (an upload): the loaded index and any
- * remembered failure are dropped, so the next call loads or builds the index
- * of the new file. Lookups holding the old index finish with it.
+ * The store got a new file for id (an upload): the loaded artifacts of every
+ * kind and any remembered failure are dropped, so the next call loads or
+ * builds them from the new file. Calls holding the old ones finish with them.
  */
 void svc_resolver_forget(svc_resolver *r, const sym_build_id *id);
 /* Whether resolving id now would start new work (nothing in memory, nothing
