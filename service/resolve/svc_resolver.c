@@ -14,14 +14,6 @@
 #include <string.h>
 
 
-static const char *const status_names[] = {"ok", "not_found", "error", "no_symbols",
-					   "too_large"};
-
-const char *svc_resolve_status_name(svc_resolve_status s)
-{
-	return (unsigned)s < 5 ? status_names[s] : "unknown";
-}
-
 svc_resolver *svc_resolver_create(const svc_resolver_options *opts)
 {
 	svc_resolver *r = calloc(1, sizeof(*r));
