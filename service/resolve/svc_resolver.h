@@ -20,6 +20,13 @@
  * installed), the index is rebuilt with it and replaces the old one in the
  * cache; calls go on being answered from the old one meanwhile.
  *
+ * Derived artifacts by kind (svc_artifact_kind): the symbol index is one; the
+ * type-layout index is another, built once the symbol resolution brought the
+ * file into the store. Each kind has its single flight, its memory cache
+ * under a byte budget, its blob in the store, and is forgotten with the file
+ * (svc_resolver_forget). A call that resolves several identities and waits
+ * within a budget uses svc_resolve_set.h.
+ *
  * Loop thread only; loads and builds run on the worker pool.
  */
 #ifndef SVC_RESOLVER_H

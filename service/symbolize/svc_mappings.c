@@ -121,3 +121,14 @@ void svc_mappings_stop(svc_mappings *m)
 {
 	svc_resolve_set_stop(m->set);
 }
+
+static void resume(void *arg)
+{
+	svc_rpc_flow_resume(arg);
+}
+
+svc_rpc_flow_wait svc_mappings_wait(svc_mappings *m, svc_rpc_flow *fl, int64_t wait_ms)
+{
+	return svc_mappings_start(m, wait_ms, resume, fl) ? SVC_RPC_FLOW_READY
+							 : SVC_RPC_FLOW_WAITING;
+}

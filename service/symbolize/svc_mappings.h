@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "service/resolve/svc_resolve_set.h"
+#include "service/rpc/svc_rpc_flow.h"
 #include "service/symbolize/svc_lookup.h"
 
 struct event_base;
@@ -49,5 +50,11 @@ bool svc_mappings_start(svc_mappings *m, int64_t wait_ms, void (*done)(void *arg
 
 /* The waiting mappings answer PENDING now, then done runs (shutdown). */
 void svc_mappings_stop(svc_mappings *m);
+
+/*
+ * The wait step of a symbolizing method (svc_rpc_flow_ops.wait): starts m
+ * and resumes fl when the mappings are answered (READY: answered now).
+ */
+svc_rpc_flow_wait svc_mappings_wait(svc_mappings *m, svc_rpc_flow *fl, int64_t wait_ms);
 
 #endif

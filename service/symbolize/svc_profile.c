@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_profile: the SymbolizeProfile method (svc_profile.h).
+ * svc_profile: the SymbolizeProfile method (svc_profile.h), as the steps of
+ * the method lifecycle (svc_rpc_flow), like Symbolize: decode the profile,
+ * wait for its mappings (svc_mappings on svc_resolve_set), fill and pack it.
  */
 #include "service/symbolize/svc_profile.h"
 
@@ -193,11 +195,6 @@ static void answered(svc_rpc_flow *fl)
 	sp->frames += c->st.frames;
 }
 
-static void resolved(void *arg)
-{
-	svc_rpc_flow_resume(arg);
-}
-
 static void stop(svc_rpc_flow *fl)
 {
 	svc_mappings_stop(((struct call *)fl)->resolve);  /* resumes: may free the call */
@@ -277,12 +274,10 @@ static svc_rpc_flow_wait wait_mappings(svc_rpc_flow *fl, int64_t budget_ms, uint
 		svc_error_set(&fl->err, SVC_E_NOMEM, "out of memory");
 		return SVC_RPC_FLOW_FAILED;
 	}
-	if (svc_mappings_start(c->resolve, budget_ms, resolved, c))
-		return SVC_RPC_FLOW_READY;
 	/* What the call holds while it waits: the decoded profile, mostly. */
 	size_t n = c->doc.p ? c->doc.p->n_mapping : 0;
 	*held = c->arena.used + c->doc.big_bytes + n * (sizeof(*c->maps) + SVC_MAPPINGS_WAIT_BYTES);
-	return SVC_RPC_FLOW_WAITING;
+	return svc_mappings_wait(c->resolve, fl, budget_ms);
 }
 
 static const svc_rpc_flow_ops profile_ops = {

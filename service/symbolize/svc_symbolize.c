@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_symbolize: the Symbolize method (svc_symbolize.h).
+ * svc_symbolize: the Symbolize method (svc_symbolize.h), as the steps of the
+ * method lifecycle (svc_rpc_flow: decode, limit, wait, work, encode).
  *
- * One call per request: it decodes the body into a per-call arena, validates
- * the batch, then resolves every mapping (svc_resolver: memory cache, store,
- * sources, index build). It waits for the unresolved ones until its wait
- * budget (Options.max_wait_ms or the default, within Connect-Timeout-Ms) runs
- * out; those answer PENDING with a retry hint while their work goes on. Then
- * it looks every location up and builds the response with a string table and
- * a function table (each distinct string and function once), packs and
- * compresses it (svc_rpc_call_encode) and answers. Big batches do the lookups
- * and the packing on a worker thread.
+ * decode: the body into a per-call arena, the batch checked against the
+ * caps (before decoding too, from its shape). wait: every mapping resolved
+ * through the resolver's resolve-and-wait service (svc_mappings on
+ * svc_resolve_set) within the wait budget (Options.max_wait_ms or the
+ * default, within Connect-Timeout-Ms); the unresolved ones answer PENDING
+ * with a retry hint while their work goes on. work: every location looked
+ * up and the response built with a string table and a function table (each
+ * distinct string and function once; svc_lookup), on a worker for big
+ * batches; the flow packs and compresses it and answers.
  */
 #include "service/symbolize/svc_symbolize.h"
 
@@ -111,11 +112,6 @@ static bool on_worker(svc_rpc_flow *fl)
 	return true;
 }
 
-static void resolved(void *arg)
-{
-	svc_rpc_flow_resume(arg);
-}
-
 static void stop(svc_rpc_flow *fl)
 {
 	svc_mappings_stop(((struct call *)fl)->resolve);  /* resumes: may free the call */
@@ -136,11 +132,9 @@ static svc_rpc_flow_wait wait_mappings(svc_rpc_flow *fl, int64_t budget_ms, uint
 	}
 	for (size_t i = 0; i < n; i++)
 		c->maps[i].pb = c->msg->mappings[i];
-	if (svc_mappings_start(c->resolve, budget_ms, resolved, c))
-		return SVC_RPC_FLOW_READY;
 	/* What the call holds while it waits: the decoded request, mostly. */
 	*held = c->arena.used + n * (sizeof(*c->maps) + SVC_MAPPINGS_WAIT_BYTES);
-	return SVC_RPC_FLOW_WAITING;
+	return svc_mappings_wait(c->resolve, fl, budget_ms);
 }
 
 static bool over_limits(struct call *c, size_t n_mappings, size_t n_locations)
