@@ -9,10 +9,7 @@
  */
 #include "service/resolve/svc_resolver_impl.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
 
 svc_resolver *svc_resolver_create(const svc_resolver_options *opts)
 {
