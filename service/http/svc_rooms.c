@@ -68,16 +68,11 @@ static void *layout_create(const svc_room_ctx *c, svc_error *err)
 {
 	(void)err;
 	svc_layout_options lo = {
-		.base = c->base, .resolver = c->resolver, .store = c->store, .pool = c->pool,
+		.base = c->base, .resolver = c->resolver,
 		.default_wait_ms = c->default_wait_ms, .max_wait_ms = c->max_wait_ms,
-		.max_queries = 4096, .max_cached = 16,
+		.max_queries = 4096,
 	};
 	return svc_layout_create(&lo);
-}
-
-static void layout_stop(void *obj)
-{
-	svc_layout_stop(obj);
 }
 
 static void layout_destroy(void *obj)
@@ -92,8 +87,7 @@ static const svc_room_method layout_methods[] = {
 const svc_room svc_room_layout = {
 	.name = "layout",
 	.create = layout_create,
-	.stop = layout_stop,
-	.destroy = layout_destroy,
+	.destroy = layout_destroy,  /* its waiting calls stop with the resolver's */
 	.methods = layout_methods,
 	.n_methods = SVC_ROOM_COUNT(layout_methods),
 };

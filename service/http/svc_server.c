@@ -187,10 +187,7 @@ static void room_reply(void *arg, struct evhttp_request *req, const char *handle
 static void room_replaced(void *arg, const sym_build_id *id)
 {
 	svc_server *s = arg;
-	svc_resolver_forget(s->resolver, id);
-	svc_layout *layout = svc_room_set_object(&s->rooms, &svc_room_layout);
-	if (layout)
-		svc_layout_forget(layout, id);
+	svc_resolver_forget(s->resolver, id);  /* every artifact kind, the layouts too */
 }
 
 static int status_page(void *arg, const sym_build_id *id, struct evbuffer *body)

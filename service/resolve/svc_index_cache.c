@@ -36,6 +36,8 @@ svc_index_cache *svc_index_cache_create(size_t max_bytes)
 static void entry_free(svc_index_entry *e)
 {
 	sym_index_destroy(e->index);
+	if (e->free_artifact_)
+		e->free_artifact_(e->artifact);
 	if (e->free_blob_)
 		e->free_blob_(e->blob_);
 	free(e);
@@ -130,6 +132,30 @@ static void evict(svc_index_cache *c)
 	}
 }
 
+/* Keeps e (referenced once) in the cache, in place of an entry of the same id. */
+static svc_index_entry *insert(svc_index_cache *c, svc_index_entry *e)
+{
+	e->refs_ = 1;
+	c->st.inserts++;
+	if (c->max_bytes && e->bytes > c->max_bytes)
+		return e; /* served to this caller, never kept */
+	svc_index_entry *old = find(c, &e->id);
+	if (old)
+		detach(c, old);
+	svc_index_entry **slot = entry_map_put(&c->map, &e->id, NULL);
+	if (!slot) {
+		entry_free(e);
+		return NULL;
+	}
+	*slot = e;
+	lru_append(c, e);
+	e->in_cache_ = true;
+	c->st.bytes += e->bytes;
+	c->st.entries++;
+	evict(c);
+	return e;
+}
+
 svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id, void *blob,
 				     size_t blob_size, void (*free_blob)(void *), sym_index *index)
 {
@@ -146,25 +172,29 @@ svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id,
 	e->blob_ = blob;
 	e->free_blob_ = free_blob;
 	e->bytes = blob_size + sizeof(*e);
-	e->refs_ = 1;
-	c->st.inserts++;
-	if (c->max_bytes && e->bytes > c->max_bytes)
-		return e; /* served to this caller, never kept */
-	svc_index_entry *old = find(c, id);
-	if (old)
-		detach(c, old);
-	svc_index_entry **slot = entry_map_put(&c->map, id, NULL);
-	if (!slot) {
-		entry_free(e);
+	return insert(c, e);
+}
+
+svc_index_entry *svc_index_cache_put_artifact(svc_index_cache *c, const sym_build_id *id,
+					      void *blob, size_t blob_size,
+					      void (*free_blob)(void *), void *artifact,
+					      void (*free_artifact)(void *))
+{
+	svc_index_entry *e = calloc(1, sizeof(*e));
+	if (!e) {
+		if (free_artifact)
+			free_artifact(artifact);
+		if (free_blob)
+			free_blob(blob);
 		return NULL;
 	}
-	*slot = e;
-	lru_append(c, e);
-	e->in_cache_ = true;
-	c->st.bytes += e->bytes;
-	c->st.entries++;
-	evict(c);
-	return e;
+	e->id = *id;
+	e->artifact = artifact;
+	e->free_artifact_ = free_artifact;
+	e->blob_ = blob;
+	e->free_blob_ = free_blob;
+	e->bytes = blob_size + sizeof(*e);
+	return insert(c, e);
 }
 
 void svc_index_entry_ref(svc_index_entry *e)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_index_cache: the loaded indexes, in memory, by build ID, least recently
- * used first out, bounded by bytes (--index-cache-bytes).
+ * used first out, bounded by bytes (--index-cache-bytes). The resolver keeps
+ * one for each kind of derived artifact (svc_artifact_kind): the symbol
+ * indexes in this one, the layout indexes in one of their own.
  *
  * An entry owns its blob and the sym_index over it. Calls take a reference
  * (svc_index_cache_get / _put) while they look addresses up, on the loop or
@@ -33,7 +35,12 @@ typedef struct svc_index_entry {
 	 * ms); 0 for an index with debug info. Loop thread only.
 	 */
 	int64_t recheck_ms;
+	/* Another kind of derived artifact than a symbol index (index NULL):
+	 * its object (svc_index_cache_put_artifact). */
+	void *artifact;
+	unsigned kind;            /* the owner's tag (svc_resolver: the svc_artifact_kind) */
 	/* private */
+	void (*free_artifact_)(void *artifact);
 	void *blob_;
 	void (*free_blob_)(void *blob);
 	unsigned refs_;
@@ -67,6 +74,15 @@ const svc_index_entry *svc_index_cache_peek(const svc_index_cache *c, const sym_
  */
 svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id, void *blob,
 				     size_t blob_size, void (*free_blob)(void *), sym_index *index);
+
+/*
+ * The same for an artifact of another kind than a symbol index (index NULL):
+ * artifact, freed with free_artifact, over blob.
+ */
+svc_index_entry *svc_index_cache_put_artifact(svc_index_cache *c, const sym_build_id *id,
+					      void *blob, size_t blob_size,
+					      void (*free_blob)(void *), void *artifact,
+					      void (*free_artifact)(void *));
 
 /* One more reference to an entry already held. */
 void svc_index_entry_ref(svc_index_entry *e);

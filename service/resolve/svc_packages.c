@@ -4,6 +4,7 @@
  * life and its metrics (svc_packages.h). The scanner is svc_packages_scan.c.
  */
 #include "service/resolve/svc_packages_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -86,7 +87,7 @@ static src_status try_kind(svc_packages *p, const sym_build_id *id, stor_kind ki
 {
 	stor_cat_entry *e = malloc(sizeof(*e));
 	stor_error se;
-	if (!e || stor_cat_lookup(p->o.store, id->bytes, id->len, kind, e, &se) != STOR_OK) {
+	if (!e || stor_cat_lookup(p->o.store, SVC_STORE_KEY(id), kind, e, &se) != STOR_OK) {
 		free(e);
 		return SRC_NOT_FOUND;
 	}
@@ -145,8 +146,8 @@ svc_errc svc_packages_find_source(svc_packages *p, const sym_build_id *id, const
 		return svc_error_set(err, SVC_E_NOMEM, "out of memory");
 	/* near the package of the build ID's debug file (or executable) */
 	const char *near = NULL;
-	if (stor_cat_lookup(p->o.store, id->bytes, id->len, STOR_KIND_DEBUGINFO, e, &se) == STOR_OK ||
-	    stor_cat_lookup(p->o.store, id->bytes, id->len, STOR_KIND_EXECUTABLE, e, &se) == STOR_OK)
+	if (stor_cat_lookup(p->o.store, SVC_STORE_KEY(id), STOR_KIND_DEBUGINFO, e, &se) == STOR_OK ||
+	    stor_cat_lookup(p->o.store, SVC_STORE_KEY(id), STOR_KIND_EXECUTABLE, e, &se) == STOR_OK)
 		near = strcpy(out->package, e->package);
 	while (*path == '/')
 		path++;

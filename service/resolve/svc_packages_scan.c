@@ -5,6 +5,7 @@
  * inotify and a periodic timer.
  */
 #include "service/resolve/svc_packages_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -64,8 +65,9 @@ static bool on_member(void *arg, const src_pkg_member *m)
 	if (!e)
 		return false;
 	memset(e, 0, sizeof(*e));
-	memcpy(e->id, m->id.bytes, m->id.len);
-	e->id_len = m->id.len;
+	svc_store_key key = svc_store_key_of(&m->id);  /* the catalogue's key of it */
+	memcpy(e->id, key.bytes, key.len);
+	e->id_len = (uint8_t)key.len;
 	e->kind = m->kind == SRC_KIND_DEBUGINFO ? STOR_KIND_DEBUGINFO : STOR_KIND_EXECUTABLE;
 	e->offset = m->offset;
 	e->size = m->size;

@@ -8,8 +8,9 @@
  * hold). A build that does not fit waits in a FIFO queue (it is not failed)
  * until running builds give their share back; one build always runs, however
  * large (the inflate cap, sized from the budget, bounds it). The worker asks
- * for room (under the mutex: in_use is shared with the workers); queueing and
- * dispatch run on the loop.
+ * for room (under the mutex: in_use is shared with the workers); queueing
+ * runs on the loop, and the driver (svc_resolve_drive.c) starts the queued
+ * builds that fit (svc_resolve_budget_next) after each build.
  */
 #include "service/resolve/svc_resolver_impl.h"
 
@@ -45,31 +46,26 @@ bool svc_resolve_budget_take(svc_resolve_flight *f)
 	return ok;
 }
 
-/* Starts the queued builds that fit now, oldest first (loop). */
-static void dispatch(svc_resolver *r)
+svc_resolve_flight *svc_resolve_budget_next(svc_resolver *r)
 {
-	while (r->bq_head && !r->stopping) {
-		svc_resolve_flight *f = r->bq_head;
-		pthread_mutex_lock(&budget_mu);
-		bool ok = take_locked(r, f->build_bytes, false);
-		if (ok) {
-			r->bq_head = f->qnext;
-			if (!r->bq_head)
-				r->bq_tail = NULL;
-			r->bq_len--;
-		}
-		pthread_mutex_unlock(&budget_mu);
-		if (!ok)
-			return;
-		f->qnext = NULL;
-		f->build_waiting = false;
-		f->build_reserved = true;
-		if (!svc_resolve_build_start(f)) {
-			svc_resolve_budget_give(f);
-			svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "cannot queue the index build");
-			svc_resolve_flight_finish(f);
-		}
+	svc_resolve_flight *f = r->bq_head;
+	if (!f || r->stopping)
+		return NULL;
+	pthread_mutex_lock(&budget_mu);
+	bool ok = take_locked(r, f->build_bytes, false);
+	if (ok) {
+		r->bq_head = f->qnext;
+		if (!r->bq_head)
+			r->bq_tail = NULL;
+		r->bq_len--;
 	}
+	pthread_mutex_unlock(&budget_mu);
+	if (!ok)
+		return NULL;
+	f->qnext = NULL;
+	f->build_waiting = false;
+	f->build_reserved = true;
+	return f;
 }
 
 void svc_resolve_budget_give(svc_resolve_flight *f)
@@ -95,7 +91,6 @@ void svc_resolve_budget_give(svc_resolve_flight *f)
 		pthread_mutex_unlock(&budget_mu);
 		f->build_reserved = false;
 	}
-	dispatch(r);
 }
 
 void svc_resolve_budget_drop_queue(svc_resolver *r)

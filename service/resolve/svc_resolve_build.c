@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_resolve_build: a flight's BUILD step (svc_resolver_impl.h). On a
- * worker, the index is built from the file in the store (a dwz supplementary
- * file is read from the store too), written back to the store and loaded;
- * back on the loop the build is counted and timed, and the flight ends. A
- * build first takes its expected memory from the budget (svc_resolve_budget.c);
- * when there is no room, the worker lets the file go and the flight waits in
- * the budget's queue, to be started again (the file read again) when there is.
+ * svc_resolve_build: the symbol index's BUILD stage (svc_resolver_impl.h). On
+ * a worker, the index is built from the file in the store (a dwz
+ * supplementary file is read from the store too), written back to the store
+ * and loaded; back on the loop the build is counted and timed, and the flight
+ * is done. A build first takes its expected memory from the budget
+ * (svc_resolve_budget.c); when there is no room, the worker lets the file go
+ * and the flight waits in the budget's queue, for the driver to start it
+ * again (the file read again) when there is. A leaf: the driver
+ * (svc_resolve_drive.c) runs the step and goes to the stage it names.
  */
 #include "service/resolve/svc_resolver_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,7 @@ static bool alt_resolve(void *ctx, const sym_build_id *id, const char *path, con
 		stor_blob_release(&f->alt_blob);
 	f->alt_held = false;
 	stor_error serr;
-	if (stor_get_file(f->r->o.store, id->bytes, id->len, &f->alt_blob, NULL, &serr) != STOR_OK)
+	if (stor_get_file(f->r->o.store, SVC_STORE_KEY(id), &f->alt_blob, NULL, &serr) != STOR_OK)
 		return false;
 	f->alt_held = true;
 	*data = f->alt_blob.data;
@@ -56,7 +59,7 @@ static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size)
 {
 	const sym_build_id *id = &f->fl.id;
 	stor_error serr;
-	if (stor_put_index(f->r->o.store, id->bytes, id->len, blob, blob_size, &serr) != STOR_OK) {
+	if (stor_put_index(f->r->o.store, SVC_STORE_KEY(id), blob, blob_size, &serr) != STOR_OK) {
 		char hex[SYM_BUILD_ID_HEX_MAX], q[320];
 		sym_build_id_to_hex(id, hex);
 		base_logf(BASE_LOG_WARN, "index not stored", "build_id=%s error=%s", hex,
@@ -86,14 +89,13 @@ static uint64_t estimate(const stor_blob *file)
 	return sum + inflated < sum ? UINT64_MAX : sum + inflated;
 }
 
-static void build_work(void *arg)
+void svc_resolve_build_work(svc_resolve_flight *f)
 {
-	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	int64_t t0 = base_mono_ns();
 	stor_blob file;
 	stor_error serr;
-	if (stor_get_file(r->o.store, f->fl.id.bytes, f->fl.id.len, &file, NULL, &serr) != STOR_OK) {
+	if (stor_get_file(r->o.store, SVC_STORE_KEY(&f->fl.id), &file, NULL, &serr) != STOR_OK) {
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "store: %.200s", serr.msg);
 		return;
 	}
@@ -125,20 +127,18 @@ static void build_work(void *arg)
 		keep_built(f, blob, blob_size);
 }
 
-static void build_done(void *arg, bool cancelled)
+enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancelled)
 {
-	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	if (cancelled) {
 		f->build_no_room = false;
 		svc_resolve_budget_give(f);
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
-		svc_resolve_flight_finish(f);
-		return;
+		return SVC_RESOLVE_STAGE_DONE;
 	}
 	if (f->build_no_room) {
-		svc_resolve_budget_give(f);  /* into the queue */
-		return;
+		svc_resolve_budget_give(f);  /* into the queue: build_waiting */
+		return SVC_RESOLVE_STAGE_BUILD;
 	}
 	svc_resolve_budget_give(f);
 	svc_resolve_failed_update(f);
@@ -156,10 +156,5 @@ static void build_done(void *arg, bool cancelled)
 			  "build_id=%s seconds=%.3f index_bytes=%zu ranges=%u functions=%u", hex,
 			  f->build_seconds, f->blob_size, info.n_ranges, info.n_functions);
 	}
-	svc_resolve_flight_finish(f);
-}
-
-bool svc_resolve_build_start(svc_resolve_flight *f)
-{
-	return svc_pool_submit(f->r->o.pool, f, build_work, build_done);
+	return SVC_RESOLVE_STAGE_DONE;
 }

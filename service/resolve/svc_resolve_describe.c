@@ -15,7 +15,7 @@
 bool svc_resolver_is_new(const svc_resolver *r, const sym_build_id *id)
 {
 	return !svc_index_cache_peek(r->o.cache, id) && !svc_resolve_neg_peek(r, id) &&
-	       !svc_flight_find(&r->flights, id);
+	       !svc_flight_find(&r->flights[SVC_ARTIFACT_SYMBOLS], id);
 }
 
 static const char *stage_name(const svc_resolve_flight *f)
@@ -37,7 +37,7 @@ void svc_resolver_describe(const svc_resolver *r, const sym_build_id *id, svc_re
 		out->index_bytes = e->bytes;
 		out->from_executable = e->recheck_ms != 0;
 	}
-	const svc_flight *fl = svc_flight_find(&r->flights, id);
+	const svc_flight *fl = svc_flight_find(&r->flights[SVC_ARTIFACT_SYMBOLS], id);
 	if (fl) {
 		const svc_resolve_flight *f = (const svc_resolve_flight *)fl;
 		out->stage = stage_name(f);

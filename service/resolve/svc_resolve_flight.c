@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_resolve_flight: a resolver flight's start and end (svc_resolver_impl.h).
- * At the end an index goes into the index cache, anything else is remembered
- * for a while (svc_resolve_negative.c), and every waiter gets the result, in
- * the order they came.
+ * svc_resolve_flight: a resolver flight's record, result and end
+ * (svc_resolver_impl.h). At the end an artifact goes into its kind's cache,
+ * a failure is remembered for a while (svc_resolve_negative.c) when its kind
+ * remembers them, and every waiter gets the result, in the order they came.
+ * Called by the driver (svc_resolve_drive.c) and the API; calls no stage.
  */
 #include "service/resolve/svc_resolver_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,26 +15,37 @@
 #include "base/base_clock.h"
 #include "base/base_log.h"
 
+static const char *const status_names[] = {"ok", "not_found", "error", "no_symbols",
+					   "too_large"};
+
+const char *svc_resolve_status_name(svc_resolve_status s)
+{
+	return (unsigned)s < 5 ? status_names[s] : "unknown";
+}
+
 svc_resolve_flight *svc_resolve_flight_new(svc_resolver *r, const sym_build_id *id,
-					   enum svc_resolve_stage stage)
+					   svc_artifact_kind kind, enum svc_resolve_stage stage)
 {
 	svc_resolve_flight *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	if (!svc_flight_add(&r->flights, &f->fl, id)) {
+	if (!svc_flight_add(&r->flights[kind], &f->fl, id)) {
 		free(f);
 		return NULL;
 	}
 	f->r = r;
+	f->kind = kind;
 	f->stage = stage;
-	r->st.in_flight++;
+	if (kind == SVC_ARTIFACT_SYMBOLS)
+		r->st.in_flight++;
 	return f;
 }
 
 static void flight_unlink(svc_resolve_flight *f)
 {
-	svc_flight_remove(&f->r->flights, &f->fl);
-	f->r->st.in_flight--;
+	svc_flight_remove(&f->r->flights[f->kind], &f->fl);
+	if (f->kind == SVC_ARTIFACT_SYMBOLS)
+		f->r->st.in_flight--;
 }
 
 void svc_resolve_flight_drop(svc_resolve_flight *f)
@@ -48,23 +61,36 @@ void svc_resolve_flight_fail(svc_resolve_flight *f, svc_resolve_status status, c
 	snprintf(f->error, sizeof(f->error), fmt, what);
 }
 
-static void free_blob(void *blob)
+int64_t svc_resolve_recheck_interval_ms(const svc_resolver *r)
 {
-	free(blob);
+	int64_t ttl = r->o.negative_ttl_ms;
+	return ttl <= 0 ? 1000 : ttl > SVC_RESOLVE_NEG_TTL_CAP_MS ? SVC_RESOLVE_NEG_TTL_CAP_MS : ttl;
 }
 
-/* Puts the flight's index into the cache; the entry (referenced) or NULL. */
+const char *svc_resolve_flight_doing(const svc_resolve_flight *f)
+{
+	if (f->stage == SVC_RESOLVE_STAGE_BUILD && f->build_waiting)
+		return "waiting for room in the build memory budget";
+	if (f->stage >= SVC_RESOLVE_STAGE_DONE)
+		return "finishing";
+	return svc_resolve_kinds[f->kind].doing[f->stage];
+}
+
+/* Puts the flight's artifact into its kind's cache; the entry (referenced) or NULL. */
 static svc_index_entry *cache_result(svc_resolve_flight *f)
 {
 	svc_resolver *r = f->r;
-	svc_index_entry *entry = svc_index_cache_put(r->o.cache, &f->fl.id, f->blob, f->blob_size,
-						     free_blob, f->index);
+	svc_index_entry *entry = svc_resolve_kinds[f->kind].cache_put(r->caches[f->kind], f);
 	f->blob = NULL;
 	f->index = NULL;
+	f->artifact = NULL;
 	if (!entry) {
 		f->status = SVC_RESOLVE_ERROR;
 		snprintf(f->error, sizeof(f->error), "out of memory");
-	} else {
+		return NULL;
+	}
+	entry->kind = f->kind;
+	if (f->kind == SVC_ARTIFACT_SYMBOLS) {
 		entry->recheck_ms = f->from_executable
 					    ? base_mono_ms() + svc_resolve_recheck_interval_ms(r)
 					    : 0;
@@ -82,23 +108,37 @@ static void remember_failure(svc_resolve_flight *f)
 		  svc_resolve_status_name(f->status), base_log_quote(q, sizeof(q), f->error));
 }
 
+/* The artifact a flight holds that did not go into a cache. */
+static void free_result(svc_resolve_flight *f)
+{
+	if (f->artifact)
+		svc_resolve_kinds[f->kind].free_artifact(f->artifact);
+	sym_index_destroy(f->index);
+	free(f->blob);
+}
+
 void svc_resolve_flight_finish(svc_resolve_flight *f)
 {
 	svc_resolver *r = f->r;
 	flight_unlink(f);
+	if (f->dep) {  /* ended before the file's resolution (shutdown) */
+		svc_flight_leave(&f->dep->fw);
+		free(f->dep);
+		f->dep = NULL;
+	}
 	if (f->pinned)
-		stor_unpin(r->o.store, f->fl.id.bytes, f->fl.id.len);
+		stor_unpin(r->o.store, SVC_STORE_KEY(&f->fl.id));
 	if (f->alt_pinned)
-		stor_unpin(r->o.store, f->alt_id.bytes, f->alt_id.len);
+		stor_unpin(r->o.store, SVC_STORE_KEY(&f->alt_id));
 
 	svc_index_entry *entry = NULL;
 	if (f->status == SVC_RESOLVE_OK)
 		entry = cache_result(f);
-	else if (!(f->recheck && !svc_flight_has_waiters(&f->fl)))
+	else if (svc_resolve_kinds[f->kind].remembered &&
+		 !(f->recheck && !svc_flight_has_waiters(&f->fl)))
 		remember_failure(f);
 	/* else a background look for debug info found none: the old index stays. */
-	free(f->blob);
-	sym_index_destroy(f->index);
+	free_result(f);
 
 	svc_flight_waiter *fw;
 	while ((fw = svc_flight_pop(&f->fl))) {
@@ -112,6 +152,6 @@ void svc_resolve_flight_finish(svc_resolve_flight *f)
 		w->cb(w->arg, &res);
 		free(w);
 	}
-	svc_index_entry_release(r->o.cache, entry);
+	svc_index_entry_release(r->caches[f->kind], entry);
 	free(f);
 }

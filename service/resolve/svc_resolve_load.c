@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_resolve_load: a flight's LOAD step (svc_resolver_impl.h). On a worker,
- * the index stored for the build ID is read and loaded; a stored index of
- * another format version, or a damaged one, is deleted and rebuilt. Without
- * an index the flight goes on to FETCH.
+ * svc_resolve_load: the symbol index's LOAD stage (svc_resolver_impl.h). On a
+ * worker, the index stored for the build ID is read and loaded; a stored
+ * index of another format version, or a damaged one, is deleted and rebuilt.
+ * Without an index the flight goes on to FETCH. A leaf: the driver
+ * (svc_resolve_drive.c) runs the step and goes to the stage it names.
  */
 #include "service/resolve/svc_resolver_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,21 +28,20 @@ static void reject_stored(svc_resolve_flight *f, const sym_error *err)
 	stor_error serr;
 	f->index = NULL;
 	f->stored_rejected = true;
-	stor_delete_index(f->r->o.store, f->fl.id.bytes, f->fl.id.len, &serr);
+	stor_delete_index(f->r->o.store, SVC_STORE_KEY(&f->fl.id), &serr);
 	char hex[SYM_BUILD_ID_HEX_MAX], q[320];
 	sym_build_id_to_hex(&f->fl.id, hex);
 	base_logf(BASE_LOG_INFO, "stored index rejected, rebuilding", "build_id=%s error=%s", hex,
 		  base_log_quote(q, sizeof(q), err->msg));
 }
 
-static void load_work(void *arg)
+void svc_resolve_load_work(svc_resolve_flight *f)
 {
-	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	const sym_build_id *id = &f->fl.id;
 	stor_blob b;
 	stor_error serr;
-	if (stor_get_index(r->o.store, id->bytes, id->len, &b, &serr) != STOR_OK)
+	if (stor_get_index(r->o.store, SVC_STORE_KEY(id), &b, &serr) != STOR_OK)
 		return; /* not stored (or unreadable): build it */
 	void *copy = own_copy(&b);
 	size_t size = b.size;
@@ -58,35 +59,23 @@ static void load_work(void *arg)
 	f->blob_size = size;
 	f->status = SVC_RESOLVE_OK;
 	stor_meta m;
-	f->from_executable = stor_get_meta(r->o.store, id->bytes, id->len, &m, NULL) == STOR_OK &&
+	f->from_executable = stor_get_meta(r->o.store, SVC_STORE_KEY(id), &m, NULL) == STOR_OK &&
 			     m.state == STOR_STATE_PRESENT && m.kind == STOR_KIND_EXECUTABLE;
 }
 
-static void load_done(void *arg, bool cancelled)
+enum svc_resolve_stage svc_resolve_load_next(svc_resolve_flight *f, bool cancelled)
 {
-	svc_resolve_flight *f = arg;
 	svc_resolver *r = f->r;
 	if (f->stored_rejected)
 		r->st.stored_index_rejected++;
 	if (!cancelled && f->index) {
 		r->st.store_index_hits++;
-		svc_resolve_flight_finish(f);
-		return;
+		return SVC_RESOLVE_STAGE_DONE;
 	}
 	r->st.store_index_misses++;
-	if (cancelled || r->stopping) {
+	if (cancelled) {
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
-		svc_resolve_flight_finish(f);
-		return;
+		return SVC_RESOLVE_STAGE_DONE;
 	}
-	f->stage = SVC_RESOLVE_STAGE_FETCH;
-	if (!svc_resolve_fetch_start(f)) {
-		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "cannot start the fetch");
-		svc_resolve_flight_finish(f);
-	}
-}
-
-bool svc_resolve_load_start(svc_resolve_flight *f)
-{
-	return svc_pool_submit(f->r->o.pool, f, load_work, load_done);
+	return SVC_RESOLVE_STAGE_FETCH;
 }

@@ -117,10 +117,9 @@ void svc_resolve_neg_remember(svc_resolver *r, const sym_build_id *id, svc_resol
 	n->expiry_ms = base_mono_ms() + ttl;
 }
 
-void svc_resolver_forget(svc_resolver *r, const sym_build_id *id)
+void svc_resolve_neg_forget(svc_resolver *r, const sym_build_id *id)
 {
 	svc_resolve_negative **slot = svc_resolve_neg_map_get(&r->negs, &id);
 	if (slot)
 		neg_remove(r, *slot);
-	svc_index_cache_remove(r->o.cache, id);
 }

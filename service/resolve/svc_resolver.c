@@ -1,26 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_resolver: single-flight resolution of build IDs to loaded indexes
- * (svc_resolver.h). This file: the resolver's life and its API. A call is
- * answered now from the index cache or the remembered failures, else it
- * waits on the build ID's flight (svc_resolve_flight.c), started here when
- * there is none; svc_resolver_impl.h lists the files of the steps.
+ * svc_resolver: single-flight resolution of build IDs to loaded indexes and
+ * the other derived artifacts (svc_resolver.h). This file: the resolver's
+ * life and its API. A call is answered now from memory, else it waits on the
+ * flight of the build ID and kind, which the stage driver
+ * (svc_resolve_drive.c) starts when there is none; svc_resolver_impl.h lists
+ * the files of the stages.
  */
 #include "service/resolve/svc_resolver_impl.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include "base/base_clock.h"
-
-static const char *const status_names[] = {"ok", "not_found", "error", "no_symbols",
-					   "too_large"};
-
-const char *svc_resolve_status_name(svc_resolve_status s)
-{
-	return (unsigned)s < 5 ? status_names[s] : "unknown";
-}
 
 svc_resolver *svc_resolver_create(const svc_resolver_options *opts)
 {
@@ -28,7 +17,15 @@ svc_resolver *svc_resolver_create(const svc_resolver_options *opts)
 	if (!r)
 		return NULL;
 	r->o = *opts;
-	svc_flight_table_init(&r->flights);
+	for (int k = 0; k < SVC_ARTIFACT_KINDS; k++)
+		svc_flight_table_init(&r->flights[k]);
+	r->caches[SVC_ARTIFACT_SYMBOLS] = opts->cache;
+	r->caches[SVC_ARTIFACT_LAYOUT] = svc_index_cache_create(
+		opts->layout_cache_bytes ? opts->layout_cache_bytes : SVC_RESOLVE_LAYOUT_CACHE_DEFAULT);
+	if (!r->caches[SVC_ARTIFACT_LAYOUT]) {
+		free(r);
+		return NULL;
+	}
 	svc_resolve_neg_map_init(&r->negs);
 	svc_resolve_failed_map_init(&r->failed);
 	r->neg_max = opts->negative_entries ? opts->negative_entries : SVC_RESOLVE_NEG_ENTRIES_DEFAULT;
@@ -52,13 +49,20 @@ void svc_resolver_destroy(svc_resolver *r)
 		return;
 	r->stopping = true;
 	svc_resolve_budget_drop_queue(r);
-	svc_flight *f;
-	while ((f = svc_flight_any(&r->flights))) {
-		svc_resolve_flight_fail(svc_resolve_flight_of(f), SVC_RESOLVE_ERROR, "%s",
-					"shutting down");
-		svc_resolve_flight_finish(svc_resolve_flight_of(f));
+	/* The symbol flights first: the derived kinds' flights waiting on them end too. */
+	for (int k = 0; k < SVC_ARTIFACT_KINDS; k++) {
+		svc_flight *f;
+		while ((f = svc_flight_any(&r->flights[k]))) {
+			svc_resolve_flight_fail(svc_resolve_flight_of(f), SVC_RESOLVE_ERROR, "%s",
+						"shutting down");
+			svc_resolve_flight_finish(svc_resolve_flight_of(f));
+		}
 	}
-	svc_flight_table_deinit(&r->flights);
+	for (int k = 0; k < SVC_ARTIFACT_KINDS; k++)
+		svc_flight_table_deinit(&r->flights[k]);
+	for (int k = 0; k < SVC_ARTIFACT_KINDS; k++)
+		if (k != SVC_ARTIFACT_SYMBOLS)
+			svc_index_cache_destroy(r->caches[k]);
 	svc_resolve_neg_clear(r);
 	svc_resolve_neg_map_deinit(&r->negs);
 	svc_resolve_failed_clear(r);
@@ -66,69 +70,17 @@ void svc_resolver_destroy(svc_resolver *r)
 	free(r);
 }
 
-/* Fills *now with a failure that is known without waiting. */
-static void answer_now(svc_resolution *now, svc_resolve_status status, const char *error)
-{
-	now->status = status;
-	snprintf(now->error, sizeof(now->error), "%s", error);
-}
-
-/* Answers from memory (index cache, remembered failures); false: not known yet. */
-static bool resolve_from_memory(svc_resolver *r, const sym_build_id *id, svc_resolution *now)
-{
-	svc_index_entry *e = svc_index_cache_get(r->o.cache, id);
-	if (e) {
-		r->st.memory_hits++;
-		now->status = SVC_RESOLVE_OK;
-		now->entry = e;
-		if (e->recheck_ms && base_mono_ms() >= e->recheck_ms)
-			svc_resolve_recheck(r, e);
-		return true;
-	}
-	r->st.memory_misses++;
-	const svc_resolve_negative *n = svc_resolve_neg_find(r, id);
-	if (n) {
-		r->st.negative_hits++;
-		answer_now(now, n->status, n->error);
-		return true;
-	}
-	return false;
-}
-
 svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id,
 					 svc_resolve_cb cb, void *arg, svc_resolution *now)
 {
-	memset(now, 0, sizeof(*now));
-	if (resolve_from_memory(r, id, now))
-		return NULL;
-	svc_resolve_waiter *w = calloc(1, sizeof(*w));
-	if (!w) {
-		answer_now(now, SVC_RESOLVE_ERROR, "out of memory");
-		return NULL;
-	}
-	svc_flight *f = svc_flight_find(&r->flights, id);
-	if (f) {
-		r->st.joined++;
-	} else {
-		svc_resolve_flight *rf = NULL;
-		if (r->stopping || !(rf = svc_resolve_flight_new(r, id, SVC_RESOLVE_STAGE_LOAD))) {
-			free(w);
-			answer_now(now, SVC_RESOLVE_ERROR,
-				   r->stopping ? "shutting down" : "out of memory");
-			return NULL;
-		}
-		if (!svc_resolve_load_start(rf)) {
-			svc_resolve_flight_drop(rf);
-			free(w);
-			answer_now(now, SVC_RESOLVE_ERROR, "cannot queue the index load");
-			return NULL;
-		}
-		f = &rf->fl;
-	}
-	w->cb = cb;
-	w->arg = arg;
-	svc_flight_join(f, &w->fw);
-	return w;
+	return svc_resolve_join(r, id, SVC_ARTIFACT_SYMBOLS, cb, arg, now);
+}
+
+svc_resolve_waiter *svc_resolver_resolve_kind(svc_resolver *r, const sym_build_id *id,
+					      svc_artifact_kind kind, svc_resolve_cb cb, void *arg,
+					      svc_resolution *now)
+{
+	return svc_resolve_join(r, id, kind, cb, arg, now);
 }
 
 void svc_resolver_cancel(svc_resolver *r, svc_resolve_waiter *w)
@@ -142,21 +94,20 @@ void svc_resolver_cancel(svc_resolver *r, svc_resolve_waiter *w)
 
 const char *svc_resolver_waiter_stage(const svc_resolve_waiter *w)
 {
-	switch (svc_resolve_flight_of(w->fw.flight)->stage) {
-	case SVC_RESOLVE_STAGE_LOAD:
-		return "loading the index";
-	case SVC_RESOLVE_STAGE_FETCH:
-		return "fetching debug info";
-	default:
-		return svc_resolve_flight_of(w->fw.flight)->build_waiting
-			       ? "waiting for room in the build memory budget"
-			       : "building the index";
-	}
+	return svc_resolve_flight_doing(svc_resolve_flight_of(w->fw.flight));
 }
 
 void svc_resolver_release(svc_resolver *r, svc_index_entry *e)
 {
-	svc_index_entry_release(r->o.cache, e);
+	if (e)
+		svc_index_entry_release(r->caches[e->kind], e);
+}
+
+void svc_resolver_forget(svc_resolver *r, const sym_build_id *id)
+{
+	svc_resolve_neg_forget(r, id);
+	for (int k = 0; k < SVC_ARTIFACT_KINDS; k++)
+		svc_index_cache_remove(r->caches[k], id);
 }
 
 const svc_resolver_stats *svc_resolver_get_stats(const svc_resolver *r)

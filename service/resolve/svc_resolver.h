@@ -20,6 +20,13 @@
  * installed), the index is rebuilt with it and replaces the old one in the
  * cache; calls go on being answered from the old one meanwhile.
  *
+ * Derived artifacts by kind (svc_artifact_kind): the symbol index is one; the
+ * type-layout index is another, built once the symbol resolution brought the
+ * file into the store. Each kind has its single flight, its memory cache
+ * under a byte budget, its blob in the store, and is forgotten with the file
+ * (svc_resolver_forget). A call that resolves several identities and waits
+ * within a budget uses svc_resolve_set.h.
+ *
  * Loop thread only; loads and builds run on the worker pool.
  */
 #ifndef SVC_RESOLVER_H
@@ -36,6 +43,7 @@
 #include "storage/stor_db.h"
 #include "symbolizer/sym_build_id.h"
 #include "symbolizer/sym_error.h"
+#include "symbolizer/sym_layout.h"
 
 struct event_base;
 
@@ -57,6 +65,27 @@ typedef struct svc_resolution {
 
 typedef void (*svc_resolve_cb)(void *arg, svc_resolution *res);
 
+/*
+ * The derived artifacts of a resolution, by kind: each is built on a worker
+ * from the resolved file, once (single flight), kept in memory under a byte
+ * budget and in the store, and forgotten when an upload replaces the file.
+ */
+typedef enum svc_artifact_kind {
+	SVC_ARTIFACT_SYMBOLS = 0,  /* the symbol index: entry->index */
+	SVC_ARTIFACT_LAYOUT,       /* the type-layout index: entry->artifact, a svc_layout_artifact */
+	SVC_ARTIFACT_KINDS
+} svc_artifact_kind;
+
+/*
+ * A type-layout index (SVC_ARTIFACT_LAYOUT), built from the file the symbol
+ * resolution brought into the store (and its dwz file): the layouts, or why
+ * the file has none (its answer is NO_SYMBOLS, kept like the layouts).
+ */
+typedef struct svc_layout_artifact {
+	sym_layout *layout;                 /* NULL: no type information */
+	char no_layout[SYM_ERROR_MSG_MAX];  /* ... why */
+} svc_layout_artifact;
+
 typedef struct svc_resolver svc_resolver;
 typedef struct svc_resolve_waiter svc_resolve_waiter;
 
@@ -65,7 +94,8 @@ typedef struct svc_resolver_options {
 	stor_db *store;
 	svc_fetcher *fetcher;
 	svc_pool *pool;             /* index loads and builds run here */
-	svc_index_cache *cache;
+	svc_index_cache *cache;     /* the symbol indexes (the other kinds: caches of their own) */
+	size_t layout_cache_bytes;  /* layout indexes kept in memory (0: SVC_RESOLVE_LAYOUT_CACHE_DEFAULT) */
 	unsigned build_threads;     /* DWARF walk threads per build (0: per CPU) */
 	uint64_t max_decompressed_bytes; /* cap for compressed debug sections (0: default) */
 	int64_t error_ttl_ms;       /* how long a failure is remembered */
@@ -77,6 +107,7 @@ typedef struct svc_resolver_options {
 } svc_resolver_options;
 
 #define SVC_RESOLVE_NEG_ENTRIES_DEFAULT 10000
+#define SVC_RESOLVE_LAYOUT_CACHE_DEFAULT (256u << 20)
 #define SVC_RESOLVE_BUILD_MEMORY_DEFAULT (2ull << 30)
 
 typedef struct svc_resolver_stats {
@@ -118,6 +149,11 @@ void svc_resolver_destroy(svc_resolver *r);
 svc_resolve_waiter *svc_resolver_resolve(svc_resolver *r, const sym_build_id *id,
 					 svc_resolve_cb cb, void *arg, svc_resolution *now);
 
+/* The same for a kind of derived artifact (svc_resolver_resolve: SYMBOLS). */
+svc_resolve_waiter *svc_resolver_resolve_kind(svc_resolver *r, const sym_build_id *id,
+					      svc_artifact_kind kind, svc_resolve_cb cb, void *arg,
+					      svc_resolution *now);
+
 /* The caller no longer waits: cb will not run. The work goes on. */
 void svc_resolver_cancel(svc_resolver *r, svc_resolve_waiter *w);
 
@@ -127,9 +163,9 @@ const char *svc_resolver_waiter_stage(const svc_resolve_waiter *w);
 void svc_resolver_release(svc_resolver *r, svc_index_entry *e);
 
 /*
- * The store got a new file for id (an upload): the loaded index and any
- * remembered failure are dropped, so the next call loads or builds the index
- * of the new file. Lookups holding the old index finish with it.
+ * The store got a new file for id (an upload): the loaded artifacts of every
+ * kind and any remembered failure are dropped, so the next call loads or
+ * builds them from the new file. Calls holding the old ones finish with them.
  */
 void svc_resolver_forget(svc_resolver *r, const sym_build_id *id);
 /* Whether resolving id now would start new work (nothing in memory, nothing

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_profile: the SymbolizeProfile method (svc_profile.h).
+ * svc_profile: the SymbolizeProfile method (svc_profile.h), as the steps of
+ * the method lifecycle (svc_rpc_flow), like Symbolize: decode the profile,
+ * wait for its mappings (svc_mappings on svc_resolve_set), fill and pack it.
  */
 #include "service/symbolize/svc_profile.h"
 
@@ -19,18 +21,19 @@
 #include "service/symbolize/svc_mappings.h"
 #include "service/symbolize/svc_profile_decode.h"
 #include "service/symbolize/svc_profile_fill.h"
+#include "service/rpc/svc_rpc_flow.h"
 
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
 
 struct svc_profile {
 	svc_profile_options o;
+	svc_rpc_flow_conf flow;
 	/* Metrics (loop thread): what answered calls did. */
 	uint64_t locations_symbolized, locations_unsymbolized, frames;
 };
 
 struct call {
-	svc_profile *sp;
-	svc_rpc_call *rpc;
+	svc_rpc_flow fl;               /* first: the call's lifecycle (svc_rpc_flow) */
 	base_arena arena;
 	bool no_inline, no_demangle;
 	svc_profile_doc doc;
@@ -38,14 +41,15 @@ struct call {
 	Symbolizer__V1__Mapping *pbs;  /* what svc_mappings checks and normalizes with */
 	svc_mappings *resolve;
 	svc_profile_fill_stats st;
-	svc_error err;
 };
 
 svc_profile *svc_profile_create(const svc_profile_options *o)
 {
 	svc_profile *sp = calloc(1, sizeof(*sp));
-	if (sp)
-		sp->o = *o;
+	if (!sp)
+		return NULL;
+	sp->o = *o;
+	sp->flow = (svc_rpc_flow_conf){o->pool, o->default_wait_ms, o->max_wait_ms};
 	return sp;
 }
 
@@ -54,20 +58,19 @@ void svc_profile_destroy(svc_profile *sp)
 	free(sp);
 }
 
-static void call_free(struct call *c)
+static svc_profile *sp_of(const struct call *c)
 {
+	return c->fl.method;
+}
+
+static void release(svc_rpc_flow *fl)
+{
+	struct call *c = (struct call *)fl;
 	svc_mappings_destroy(c->resolve);
 	free(c->maps);
 	free(c->pbs);
 	svc_profile_doc_release(&c->doc);
 	base_arena_deinit(&c->arena);
-	free(c);
-}
-
-static void finish_error(struct call *c, const svc_error *err)
-{
-	svc_rpc_call_fail(c->rpc, err);
-	call_free(c);
 }
 
 /* ---- the answer ---- */
@@ -151,7 +154,7 @@ static bool pack(struct call *c)
 	resp.locations_unsymbolized = c->st.unsymbolized;
 	bool ok = resp.mappings != NULL;
 	size_t size = ok ? symbolizer__v1__symbolize_profile_response__get_packed_size(&resp) : 0;
-	struct evbuffer *body = svc_rpc_call_response(c->rpc);
+	struct evbuffer *body = svc_rpc_call_response(c->fl.rpc);
 	struct evbuffer_iovec v;
 	if (ok && size) {
 		ok = evbuffer_reserve_space(body, (ev_ssize_t)size, &v, 1) == 1;
@@ -168,48 +171,33 @@ static bool pack(struct call *c)
 
 /* ---- lookups (on a worker for anything but a tiny profile) ---- */
 
-static void fill_work(void *arg)
+static void work(svc_rpc_flow *fl)
 {
-	struct call *c = arg;
+	struct call *c = (struct call *)fl;
 	if (!svc_profile_fill(&c->doc, c->maps, c->no_inline, c->no_demangle, &c->arena, &c->st,
-			      &c->err))
+			      &fl->err))
 		return;
-	if (!pack(c) || !svc_rpc_call_encode(c->rpc))
-		svc_error_set(&c->err, SVC_E_NOMEM, "out of memory packing the profile");
+	if (!pack(c))
+		svc_error_set(&fl->err, SVC_E_NOMEM, "out of memory packing the profile");
 }
 
-static void fill_done(void *arg, bool cancelled)
+static bool on_worker(svc_rpc_flow *fl)
 {
-	struct call *c = arg;
-	if (cancelled)
-		svc_error_set(&c->err, SVC_E_SHUTTING_DOWN, "server shutting down");
-	if (c->err.code != SVC_OK) {
-		finish_error(c, &c->err);
-		return;
-	}
-	if (svc_rpc_call_ok(c->rpc)) {
-		c->sp->locations_symbolized += c->st.symbolized;
-		c->sp->locations_unsymbolized += c->st.unsymbolized;
-		c->sp->frames += c->st.frames;
-	}
-	call_free(c);
+	return ((struct call *)fl)->doc.p->n_location >= 256;
 }
 
-static void resolved(void *arg)
+static void answered(svc_rpc_flow *fl)
 {
-	struct call *c = arg;
-	svc_pool *pool = c->sp->o.pool;
-	if (pool && c->doc.p->n_location >= 256 && svc_pool_submit(pool, c, fill_work, fill_done))
-		return;
-	fill_work(c);
-	fill_done(c, false);
+	struct call *c = (struct call *)fl;
+	svc_profile *sp = sp_of(c);
+	sp->locations_symbolized += c->st.symbolized;
+	sp->locations_unsymbolized += c->st.unsymbolized;
+	sp->frames += c->st.frames;
 }
 
-static void stop_hook(void *arg)
+static void stop(svc_rpc_flow *fl)
 {
-	struct call *c = arg;
-	if (c->resolve && svc_mappings_waiting(c->resolve))
-		svc_mappings_stop(c->resolve);  /* may free c */
+	svc_mappings_stop(((struct call *)fl)->resolve);  /* resumes: may free the call */
 }
 
 /* ---- request ---- */
@@ -249,77 +237,64 @@ static bool prepare_mappings(struct call *c)
 			c->maps[mi - 1].error[0] = '\0';
 		}
 	}
-	c->resolve = svc_mappings_create(c->sp->o.base, c->sp->o.resolver, c->maps, p->n_mapping);
-	if (c->resolve)
-		svc_mappings_bound_new_lookups(c->resolve, c->sp->o.max_new_lookups);
+	svc_profile *sp = sp_of(c);
+	c->resolve = svc_mappings_create(sp->o.base, sp->o.resolver, c->maps, p->n_mapping,
+					 sp->o.max_new_lookups);
 	return c->resolve != NULL;
 }
 
-/* The request and its profile; false when the call was answered (an error). */
-static bool decode(struct call *c, uint32_t *max_wait_ms)
+/* The request and its profile; false: c->fl.err says why. */
+static bool decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
 {
-	const svc_profile_options *o = &c->sp->o;
-	size_t len;
-	const uint8_t *body = svc_rpc_call_body(c->rpc, &len);
+	struct call *c = (struct call *)fl;
+	const svc_profile_options *o = &sp_of(c)->o;
 	Symbolizer__V1__SymbolizeProfileRequest *r =
 		symbolizer__v1__symbolize_profile_request__unpack(NULL, len, body);
-	svc_rpc_call_drop_body(c->rpc);
 	if (!r) {
-		svc_error_set(&c->err, SVC_E_INVALID,
+		svc_error_set(&fl->err, SVC_E_INVALID,
 			      "request body is not a valid symbolizer.v1.SymbolizeProfileRequest");
-		finish_error(c, &c->err);
 		return false;
 	}
 	if (r->options) {
 		c->no_inline = r->options->no_inline;
 		c->no_demangle = r->options->no_demangle;
-		*max_wait_ms = r->options->max_wait_ms;
+		fl->asked_wait_ms = r->options->max_wait_ms;
 	}
 	svc_profile_limits lim = {o->max_profile_bytes, o->max_mappings, o->max_locations};
 	bool ok = svc_profile_decode(r->profile.data, r->profile.len, &lim, &c->arena, &c->doc,
-				     &c->err);
+				     &fl->err);
 	symbolizer__v1__symbolize_profile_request__free_unpacked(r, NULL);
-	if (!ok) {
-		finish_error(c, &c->err);
-		return false;
-	}
-	return true;
+	return ok;
 }
+
+static svc_rpc_flow_wait wait_mappings(svc_rpc_flow *fl, int64_t budget_ms, uint64_t *held)
+{
+	struct call *c = (struct call *)fl;
+	if (!prepare_mappings(c)) {
+		svc_error_set(&fl->err, SVC_E_NOMEM, "out of memory");
+		return SVC_RPC_FLOW_FAILED;
+	}
+	/* What the call holds while it waits: the decoded profile, mostly. */
+	size_t n = c->doc.p ? c->doc.p->n_mapping : 0;
+	*held = c->arena.used + c->doc.big_bytes + n * (sizeof(*c->maps) + SVC_MAPPINGS_WAIT_BYTES);
+	return svc_mappings_wait(c->resolve, fl, budget_ms);
+}
+
+static const svc_rpc_flow_ops profile_ops = {
+	.call_size = sizeof(struct call),
+	.decode = decode,
+	.wait = wait_mappings,
+	.stop = stop,
+	.on_worker = on_worker,
+	.work = work,
+	.answered = answered,
+	.release = release,
+};
 
 void svc_profile_handle(void *ctx, svc_rpc_call *rpc)
 {
 	svc_profile *sp = ctx;
-	struct call *c = calloc(1, sizeof(*c));
-	if (!c) {
-		svc_rpc_call_failf(rpc, SVC_E_NOMEM, "out of memory");
-		return;
-	}
-	c->sp = sp;
-	c->rpc = rpc;
-	svc_rpc_call_on_stop(rpc, stop_hook, c);
-	uint32_t max_wait_ms = 0;
-	if (!decode(c, &max_wait_ms))
-		return;
-	if (!prepare_mappings(c)) {
-		svc_error_set(&c->err, SVC_E_NOMEM, "out of memory");
-		finish_error(c, &c->err);
-		return;
-	}
-	int64_t wait = svc_rpc_call_wait_budget_ms(rpc, max_wait_ms, sp->o.default_wait_ms,
-						   sp->o.max_wait_ms);
-	if (svc_mappings_start(c->resolve, wait, resolved, c)) {
-		resolved(c);
-		return;
-	}
-	/* What the call holds while it waits: the decoded profile, mostly. */
-	size_t n = c->doc.p ? c->doc.p->n_mapping : 0;
-	uint64_t held = c->arena.used + c->doc.big_bytes +
-			n * (sizeof(*c->maps) + SVC_MAPPINGS_WAIT_BYTES);
-	if (!svc_rpc_call_wait(rpc, held)) {
-		/* The work goes on without it: a retry finds it done. */
-		svc_rpc_call_fail_waiting(rpc, held);
-		call_free(c);  /* the mappings stop waiting, without calling back */
-	}
+	svc_rpc_flow_run(rpc, &profile_ops, &sp->flow, sp);
 }
 
 void svc_profile_render_metrics(const svc_profile *sp, base_buf *b)

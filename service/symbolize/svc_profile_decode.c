@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "base/base_hash_map.h"
+#include "base/base_vec.h"
 
 BASE_HASH_MAP(id_map, uint64_t, uint32_t, base_hash_u64, base_eq_u64)
 
@@ -88,30 +89,28 @@ static bool inflate_all(const uint8_t *buf, size_t len, size_t max, uint8_t **ou
 		svc_error_set(err, SVC_E_NOMEM, "out of memory inflating the profile");
 		return false;
 	}
-	size_t cap = len * 4 < max ? len * 4 + 64 : max + 1, n = 0;
-	uint8_t *o = malloc(cap);
-	int rc = o ? Z_OK : Z_MEM_ERROR;
+	/* Grows by doubling, to max + 1 bytes at most (one past: too large). */
+	base_vec o;
+	base_vec_init(&o, 1, max + 1);
+	int rc = base_vec_reserve(&o, len * 4 < max ? len * 4 + 64 : max + 1) == 0 ? Z_OK
+										   : Z_MEM_ERROR;
 	z.next_in = (uint8_t *)buf;
 	z.avail_in = (uInt)len;
 	while (rc == Z_OK) {
-		if (n == cap) {
-			if (cap > max) {
+		if (o.len == o.cap) {
+			if (o.cap > max) {
 				rc = Z_BUF_ERROR;
 				break;
 			}
-			size_t ncap = cap * 2 < max + 1 ? cap * 2 : max + 1;
-			uint8_t *no = realloc(o, ncap);
-			if (!no) {
+			if (base_vec_reserve(&o, 1) != 0) {
 				rc = Z_MEM_ERROR;
 				break;
 			}
-			o = no;
-			cap = ncap;
 		}
-		z.next_out = o + n;
-		z.avail_out = (uInt)(cap - n);
+		z.next_out = (uint8_t *)o.data + o.len;
+		z.avail_out = (uInt)(o.cap - o.len);
 		rc = inflate(&z, Z_NO_FLUSH);
-		n = cap - z.avail_out;
+		o.len = o.cap - z.avail_out;
 		/* Several members in a row are one stream, as Go's gzip reader (and
 		 * so pprof) reads them; anything else after a member is an error. */
 		if (rc == Z_STREAM_END && z.avail_in > 0)
@@ -125,12 +124,13 @@ static bool inflate_all(const uint8_t *buf, size_t len, size_t max, uint8_t **ou
 			rc = Z_OK;
 	}
 	inflateEnd(&z);
+	size_t n = o.len;
 	if (rc == Z_STREAM_END && n <= max) {
-		*out = o;
+		*out = o.data;
 		*out_len = n;
 		return true;
 	}
-	free(o);
+	base_vec_deinit(&o);
 	if (rc == Z_MEM_ERROR)
 		svc_error_set(err, SVC_E_NOMEM, "out of memory inflating the profile");
 	else if (n > max || rc == Z_BUF_ERROR)

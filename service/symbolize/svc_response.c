@@ -10,6 +10,7 @@
 
 #include "service/rpc/svc_wire.h"
 #include "base/base_hash.h"
+#include "base/base_vec.h"
 
 /* Tables that grew past this in a call are freed, not kept for the next. */
 #define RETAIN_BYTES ((size_t)4 << 20)
@@ -32,11 +33,8 @@ struct rstring {
 	size_t len;
 };
 
-/* Encoded bytes of one repeated field of the response, in order. */
-struct section {
-	uint8_t *p;
-	size_t n, cap;
-};
+/* Encoded bytes of one repeated field of the response, in order: a base_vec
+ * of bytes (section_init). */
 
 /* A Line is at most 2 + 3 x 6 bytes; a location has at most this many. */
 #define LOC_BODY_MAX (SVC_RESPONSE_MAX_LINES * 20 + 11)
@@ -44,10 +42,9 @@ struct section {
 struct svc_response_tables {
 	uint32_t gen;
 	struct table entries, funcs, by_ptr, by_content;
-	struct rstring *strings;    /* the string table, for matching by content */
-	size_t n_strings, cap_strings;
+	base_vec strings;           /* struct rstring: the string table, for matching by content */
 	size_t n_funcs;
-	struct section string_table, functions, locations;
+	base_vec string_table, functions, locations;  /* sections: bytes */
 	uint8_t loc_body[LOC_BODY_MAX]; /* the LocationResult being built */
 	size_t loc_len;
 	unsigned loc_lines;
@@ -135,34 +132,49 @@ static void table_claim(svc_response *r, struct table *tb, struct slot *s, uint6
 	tb->n++;
 }
 
-/* Grows *arr (capacity *cap) to hold need elements of size elem. */
-static bool reserve_slow(svc_response *r, void **arr, size_t *cap, size_t elem, size_t need)
+/* Grows v to hold need elements: refused when even the growth it needs is
+ * over the call's budget, else charged with the growth made. */
+static bool reserve_slow(svc_response *r, base_vec *v, size_t need)
 {
-	size_t ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	if (!charge(r, (ncap - *cap) * elem))
-		return false;
-	void *p = realloc(*arr, ncap * elem);
-	if (!p) {
+	size_t old = v->cap;
+	if (r->t->bytes + (need - old) * v->elem > r->budget) {
 		r->oom = true;
 		return false;
 	}
-	*arr = p;
-	*cap = ncap;
-	return true;
+	if (base_vec_reserve(v, need - v->len) != 0) {
+		r->oom = true;
+		return false;
+	}
+	return charge(r, (v->cap - old) * v->elem);
 }
 
-/* Makes room for need elements of size elem in *arr (capacity *cap). */
-static inline bool reserve(svc_response *r, void **arr, size_t *cap, size_t elem, size_t need)
+/* Makes room for need elements in v. */
+static inline bool reserve(svc_response *r, base_vec *v, size_t need)
 {
-	return need <= *cap || reserve_slow(r, arr, cap, elem, need);
+	return need <= v->cap || reserve_slow(r, v, need);
 }
 
 /* Room for more bytes at the end of a section. */
-static inline bool section_reserve(svc_response *r, struct section *sec, size_t more)
+static inline bool section_reserve(svc_response *r, base_vec *sec, size_t more)
 {
-	return reserve(r, (void **)&sec->p, &sec->cap, 1, sec->n + more);
+	return reserve(r, sec, sec->len + more);
+}
+
+/* The end of a section's bytes, where the next field goes. */
+static inline uint8_t *section_end(const base_vec *sec)
+{
+	return (uint8_t *)sec->data + sec->len;
+}
+
+/* The section's bytes now end at w. */
+static inline void section_set_end(base_vec *sec, const uint8_t *w)
+{
+	sec->len = (size_t)(w - (const uint8_t *)sec->data);
+}
+
+static inline struct rstring *string_at(const svc_response_tables *t, size_t i)
+{
+	return &BASE_VEC_AT(&t->strings, struct rstring, i);
 }
 
 #define TAG(field, type) ((uint8_t)SVC_WIRE_TAG(field, type))
@@ -175,10 +187,10 @@ static void tables_free(svc_response_tables *t)
 	free(t->funcs.slots);
 	free(t->by_ptr.slots);
 	free(t->by_content.slots);
-	free(t->strings);
-	free(t->string_table.p);
-	free(t->functions.p);
-	free(t->locations.p);
+	base_vec_deinit(&t->strings);
+	base_vec_deinit(&t->string_table);
+	base_vec_deinit(&t->functions);
+	base_vec_deinit(&t->locations);
 	free(t);
 }
 
@@ -244,8 +256,8 @@ static void next_generation(svc_response_tables *t)
 		t->gen = 1;
 	}
 	t->entries.n = t->funcs.n = t->by_ptr.n = t->by_content.n = 0;
-	t->n_strings = t->n_funcs = 0;
-	t->string_table.n = t->functions.n = t->locations.n = 0;
+	t->strings.len = t->n_funcs = 0;
+	t->string_table.len = t->functions.len = t->locations.len = 0;
 	t->loc_len = 0;
 	t->loc_lines = 0;
 }
@@ -269,17 +281,22 @@ bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locat
 		r->t = calloc(1, sizeof(*r->t));
 		if (!r->t)
 			return false;
+		base_vec_init(&r->t->strings, sizeof(struct rstring), SIZE_MAX / sizeof(struct rstring));
+		base_vec_init(&r->t->string_table, 1, SIZE_MAX);
+		base_vec_init(&r->t->functions, 1, SIZE_MAX);
+		base_vec_init(&r->t->locations, 1, SIZE_MAX);
 	}
 	svc_response_tables *t = r->t;
 	t->next = NULL;
 	next_generation(t);
 	/* string_table[0] is "". */
-	if (!reserve(r, (void **)&t->strings, &t->cap_strings, sizeof(*t->strings), 1) ||
-	    !section_reserve(r, &t->string_table, 2))
+	if (!reserve(r, &t->strings, 1) || !section_reserve(r, &t->string_table, 2))
 		return false;
-	t->strings[t->n_strings++] = (struct rstring){"", 0};
-	t->string_table.p[t->string_table.n++] = TAG(1, SVC_WIRE_LEN);
-	t->string_table.p[t->string_table.n++] = 0;
+	*string_at(t, t->strings.len++) = (struct rstring){"", 0};
+	uint8_t *w = section_end(&t->string_table);
+	w[0] = TAG(1, SVC_WIRE_LEN);
+	w[1] = 0;
+	section_set_end(&t->string_table, w + 2);
 	return true;
 }
 
@@ -336,23 +353,22 @@ static uint32_t string_index(svc_response *r, const char *s)
 				return 0;
 			if (c->gen != t->gen)
 				break;
-			const struct rstring *o = &t->strings[c->val];
+			const struct rstring *o = string_at(t, c->val);
 			if (o->len == len && memcmp(o->s, s, len) == 0) {
 				table_claim(r, &t->by_ptr, p, (uintptr_t)s, 0, c->val);
 				return c->val;
 			}
 		}
 	}
-	if (!reserve(r, (void **)&t->strings, &t->cap_strings, sizeof(*t->strings),
-		     t->n_strings + 1) ||
+	if (!reserve(r, &t->strings, t->strings.len + 1) ||
 	    !section_reserve(r, &t->string_table, 11 + len))
 		return 0;
-	uint32_t idx = (uint32_t)t->n_strings;
-	t->strings[t->n_strings++] = (struct rstring){s, len};
-	struct section *st = &t->string_table;
-	uint8_t *w = put_len_header(st->p + st->n, TAG(1, SVC_WIRE_LEN), len);
+	uint32_t idx = (uint32_t)t->strings.len;
+	*string_at(t, t->strings.len++) = (struct rstring){s, len};
+	base_vec *st = &t->string_table;
+	uint8_t *w = put_len_header(section_end(st), TAG(1, SVC_WIRE_LEN), len);
 	memcpy(w, s, len);
-	st->n = (size_t)(w + len - st->p);
+	section_set_end(st, w + len);
 	table_claim(r, &t->by_ptr, p, (uintptr_t)s, 0, idx);
 	if (c)
 		table_claim(r, &t->by_content, c, h, k, idx);
@@ -420,10 +436,10 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame 
 	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), system_i);
 	w = put_varint_field(w, TAG(3, SVC_WIRE_VARINT), file_i);
 	w = put_varint_field(w, TAG(4, SVC_WIRE_VARINT), fn->decl_line);
-	struct section *fs = &t->functions;
-	uint8_t *o = put_len_header(fs->p + fs->n, TAG(2, SVC_WIRE_LEN), (size_t)(w - body));
+	base_vec *fs = &t->functions;
+	uint8_t *o = put_len_header(section_end(fs), TAG(2, SVC_WIRE_LEN), (size_t)(w - body));
 	memcpy(o, body, (size_t)(w - body));
-	fs->n = (size_t)(o + (w - body) - fs->p);
+	section_set_end(fs, o + (w - body));
 	uint32_t idx = (uint32_t)t->n_funcs++;
 	table_claim(r, &t->funcs, s, k1, k2, idx);
 	return idx;
@@ -454,11 +470,11 @@ void svc_response_location(svc_response *r, uint64_t address)
 		return;
 	uint8_t *w = put_varint_field(t->loc_body + t->loc_len, TAG(2, SVC_WIRE_VARINT), address);
 	size_t body = (size_t)(w - t->loc_body);
-	struct section *ls = &t->locations;
+	base_vec *ls = &t->locations;
 	if (section_reserve(r, ls, 1 + 10 + body)) {
-		uint8_t *o = put_len_header(ls->p + ls->n, TAG(3, SVC_WIRE_LEN), body);
+		uint8_t *o = put_len_header(section_end(ls), TAG(3, SVC_WIRE_LEN), body);
 		memcpy(o, t->loc_body, body);
-		ls->n = (size_t)(o + body - ls->p);
+		section_set_end(ls, o + body);
 	}
 	r->next_location++;
 	t->loc_len = 0;
@@ -488,7 +504,7 @@ size_t svc_response_size(svc_response *r, const svc_response_mapping *maps, size
 	svc_response_tables *t = r->t;
 	while (r->next_location < r->n_locations && !r->oom)
 		svc_response_location(r, 0);
-	size_t total = t->string_table.n + t->functions.n + t->locations.n;
+	size_t total = t->string_table.len + t->functions.len + t->locations.len;
 	for (size_t i = 0; i < n_maps; i++)
 		total += len_field_size(mapping_size(&maps[i]));
 	return total;
@@ -498,11 +514,11 @@ void svc_response_write(const svc_response *r, const svc_response_mapping *maps,
 			uint8_t *p)
 {
 	const svc_response_tables *t = r->t;
-	const struct section *secs[] = {&t->string_table, &t->functions, &t->locations};
+	const base_vec *secs[] = {&t->string_table, &t->functions, &t->locations};
 	for (size_t i = 0; i < 3; i++) {
-		if (secs[i]->n)
-			memcpy(p, secs[i]->p, secs[i]->n);
-		p += secs[i]->n;
+		if (secs[i]->len)
+			memcpy(p, secs[i]->data, secs[i]->len);
+		p += secs[i]->len;
 	}
 	for (size_t i = 0; i < n_maps; i++) {
 		const svc_response_mapping *m = &maps[i];

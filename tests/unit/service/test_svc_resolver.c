@@ -5,7 +5,10 @@
  * network): single flight through load, fetch and build, answers from the
  * index cache, remembered failures, a waiter that gives up, shutdown with a
  * flight in progress; and the metric families the resolver and the index
- * cache render. The ELF file is this test program itself.
+ * cache render. Then the resolve-and-wait service (svc_resolve_set: answers
+ * now, after a wait, PENDING past the budget, on stop, and past the bound on
+ * new lookups) and the layout index as a derived kind (single flight,
+ * memory, forgotten on upload). The ELF file is this test program itself.
  */
 #include <event2/event.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/base_buf.h"
+#include "service/resolve/svc_resolve_set.h"
 #include "service/resolve/svc_resolver.h"
 #include "symbolizer/sym_elf.h"
 #include "test.h"
@@ -314,6 +318,182 @@ TEST(shutdown_ends_flights)
 	CHECK_EQ_U(a.calls, 1);
 	CHECK_EQ_U(a.res.status, SVC_RESOLVE_ERROR);
 	CHECK_STREQ(a.res.error, "shutting down");
+}
+
+/* ---- svc_resolve_set ---- */
+
+struct set_answers {
+	int answered[4];
+	svc_resolve_answer a[4];
+	svc_resolve_status status[4];
+	svc_index_entry *entry[4];
+	char why[4][SYM_ERROR_MSG_MAX];
+	int done;
+};
+
+static void set_answer(void *arg, size_t i, const svc_resolve_answer *a)
+{
+	struct set_answers *s = arg;
+	s->answered[i]++;
+	s->a[i] = *a;
+	if (!a->pending) {
+		s->status[i] = a->res->status;
+		s->entry[i] = a->res->entry;
+	} else {
+		snprintf(s->why[i], sizeof(s->why[i]), "%s", a->why);
+	}
+}
+
+static void set_done(void *arg)
+{
+	((struct set_answers *)arg)->done++;
+}
+
+static void set_release(struct env *e, struct set_answers *s)
+{
+	for (int i = 0; i < 4; i++)
+		svc_resolver_release(e->r, s->entry[i]);
+}
+
+TEST(resolve_set_waits_then_answers_each_once)
+{
+	struct env e;
+	REQUIRE(env_init(&e));
+	sym_build_id missing;
+	REQUIRE(sym_build_id_from_hex("abcdef0123", 10, &missing));
+	struct set_answers s = {0};
+	svc_resolve_set *set = svc_resolve_set_create(e.base, e.r, 2, set_answer, &s);
+	REQUIRE(set);
+	svc_resolve_set_add(set, 0, &self_id, SVC_ARTIFACT_SYMBOLS);
+	svc_resolve_set_add(set, 1, &missing, SVC_ARTIFACT_SYMBOLS);
+	CHECK(!svc_resolve_set_wait(set, 60000, set_done, &s));
+	CHECK(svc_resolve_set_waiting(set));
+	run_until(&e, &s.done, 1);
+	CHECK_EQ_U(s.done, 1);
+	CHECK_EQ_U(s.answered[0], 1);
+	CHECK_EQ_U(s.answered[1], 1);
+	CHECK(!s.a[0].pending && !s.a[1].pending);
+	CHECK_EQ_U(s.status[0], SVC_RESOLVE_OK);
+	CHECK(s.entry[0] != NULL);
+	CHECK_EQ_U(s.status[1], SVC_RESOLVE_NOT_FOUND);
+	svc_resolve_set_destroy(set);
+	set_release(&e, &s);
+
+	/* Known now: answered during add, done never runs. */
+	struct set_answers t = {0};
+	set = svc_resolve_set_create(e.base, e.r, 1, set_answer, &t);
+	REQUIRE(set);
+	svc_resolve_set_add(set, 0, &self_id, SVC_ARTIFACT_SYMBOLS);
+	CHECK_EQ_U(t.answered[0], 1);
+	CHECK(svc_resolve_set_wait(set, 60000, set_done, &t));
+	CHECK_EQ_U(t.done, 0);
+	svc_resolve_set_destroy(set);
+	set_release(&e, &t);
+	env_deinit(&e);
+}
+
+TEST(resolve_set_pending_past_the_budget_and_on_stop)
+{
+	struct env e;
+	REQUIRE(env_init(&e));
+	struct set_answers s = {0};
+	svc_resolve_set *set = svc_resolve_set_create(e.base, e.r, 1, set_answer, &s);
+	REQUIRE(set);
+	svc_resolve_set_add(set, 0, &self_id, SVC_ARTIFACT_SYMBOLS);
+	CHECK(!svc_resolve_set_wait(set, 0, set_done, &s));
+	run_until(&e, &s.done, 1);
+	CHECK_EQ_U(s.answered[0], 1);
+	CHECK(s.a[0].pending);
+	/* What its flight does when the timer fires: loading, or already fetching. */
+	bool fetching = strcmp(s.why[0], "fetching debug info") == 0;
+	CHECK(fetching || strcmp(s.why[0], "loading the index") == 0 ||
+	      strcmp(s.why[0], "building the index") == 0);
+	CHECK_EQ_U(s.a[0].retry_after_ms, fetching ? 1000 : 500);
+	svc_resolve_set_destroy(set);
+
+	/* Stopped: PENDING now, then done; the work goes on. */
+	sym_build_id other;
+	REQUIRE(sym_build_id_from_hex("0123456789", 10, &other));
+	struct set_answers t = {0};
+	set = svc_resolve_set_create(e.base, e.r, 1, set_answer, &t);
+	REQUIRE(set);
+	svc_resolve_set_add(set, 0, &other, SVC_ARTIFACT_SYMBOLS);
+	CHECK(!svc_resolve_set_wait(set, 60000, set_done, &t));
+	svc_resolve_set_stop(set);
+	CHECK_EQ_U(t.done, 1);
+	CHECK(t.a[0].pending);
+	CHECK(!svc_resolve_set_waiting(set));
+	svc_resolve_set_destroy(set);
+	env_deinit(&e);
+}
+
+TEST(resolve_set_bounds_new_lookups)
+{
+	struct env e;
+	REQUIRE(env_init(&e));
+	sym_build_id a, b;
+	REQUIRE(sym_build_id_from_hex("0123456789", 10, &a));
+	REQUIRE(sym_build_id_from_hex("9876543210", 10, &b));
+	struct set_answers s = {0};
+	svc_resolve_set *set = svc_resolve_set_create(e.base, e.r, 2, set_answer, &s);
+	REQUIRE(set);
+	svc_resolve_set_bound_new(set, 1);
+	svc_resolve_set_add(set, 0, &a, SVC_ARTIFACT_SYMBOLS);
+	svc_resolve_set_add(set, 1, &b, SVC_ARTIFACT_SYMBOLS);
+	CHECK_EQ_U(s.answered[1], 1);
+	CHECK(s.a[1].pending);
+	CHECK_EQ_U(s.a[1].retry_after_ms, 1000);
+	CHECK(strstr(s.why[1], "not looked up yet: this call started 1 new lookups") != NULL);
+	CHECK(!svc_resolve_set_wait(set, 60000, set_done, &s));
+	run_until(&e, &s.done, 1);
+	CHECK_EQ_U(s.answered[0], 1);
+	CHECK_EQ_U(s.status[0], SVC_RESOLVE_NOT_FOUND);
+	svc_resolve_set_destroy(set);
+	env_deinit(&e);
+}
+
+/* ---- the layout index, a derived kind ---- */
+
+TEST(layout_kind_single_flight_memory_and_forget)
+{
+	struct env e;
+	REQUIRE(env_init(&e));
+	struct answer a[2] = {{0}};
+	svc_resolution now;
+	svc_resolve_waiter *w =
+		svc_resolver_resolve_kind(e.r, &self_id, SVC_ARTIFACT_LAYOUT, on_resolved, &a[0], &now);
+	REQUIRE(w != NULL);
+	/* The file's resolution first (it fetches the file). */
+	CHECK_STREQ(svc_resolver_waiter_stage(w), "fetching debug info");
+	REQUIRE(svc_resolver_resolve_kind(e.r, &self_id, SVC_ARTIFACT_LAYOUT, on_resolved, &a[1],
+					  &now) != NULL);
+	while (a[0].calls + a[1].calls < 2)
+		REQUIRE(event_base_loop(e.base, EVLOOP_ONCE) >= 0);
+	CHECK_EQ_U(a[0].res.status, SVC_RESOLVE_OK);
+	REQUIRE(a[0].res.entry != NULL);
+	CHECK(a[0].res.entry == a[1].res.entry);
+	CHECK(a[0].res.entry->index == NULL && a[0].res.entry->artifact != NULL);
+	svc_resolver_release(e.r, a[0].res.entry);
+	svc_resolver_release(e.r, a[1].res.entry);
+	/* The symbol index was built on the way, once. */
+	CHECK_EQ_U(svc_resolver_get_stats(e.r)->builds_ok, 1);
+
+	/* From memory now. */
+	CHECK(svc_resolver_resolve_kind(e.r, &self_id, SVC_ARTIFACT_LAYOUT, on_resolved, &a[0],
+					&now) == NULL);
+	CHECK_EQ_U(now.status, SVC_RESOLVE_OK);
+	svc_resolver_release(e.r, now.entry);
+
+	/* An upload forgets both kinds: the layout is loaded from the store again. */
+	svc_resolver_forget(e.r, &self_id);
+	struct answer b = {0};
+	w = svc_resolver_resolve_kind(e.r, &self_id, SVC_ARTIFACT_LAYOUT, on_resolved, &b, &now);
+	REQUIRE(w != NULL);
+	run_until(&e, &b.calls, 1);
+	CHECK_EQ_U(b.res.status, SVC_RESOLVE_OK);
+	svc_resolver_release(e.r, b.res.entry);
+	CHECK_EQ_U(svc_resolver_get_stats(e.r)->store_index_hits, 1);
+	env_deinit(&e);
 }
 
 TEST_MAIN()
