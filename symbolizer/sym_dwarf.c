@@ -11,6 +11,7 @@
  */
 #include "symbolizer/sym_dwarf.h"
 #include "symbolizer/sym_demangle.h"
+#include "symbolizer/sym_goname.h"
 #include "symbolizer/sym_map64.h"
 #include "symbolizer/sym_qualify.h"
 
@@ -34,6 +35,7 @@ struct walk {
 	const char *comp_dir;
 	bool is_c;
 	bool is_asm;               /* assembler: a subprogram's name is its first label */
+	bool is_go;                /* Go: names print as the Go runtime prints them (sym_goname) */
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
@@ -343,6 +345,11 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 		 */
 		f.linkage = f.name;
 		f.display = f.name;
+	} else if (w->is_go && !linkage && name) {
+		/* Go's DW_AT_name is the full name; generic arguments print as [...]. */
+		f.display = sym_goname_print(name, w->path, sizeof(w->path))
+				    ? sym_strtab_add_cstr(&w->out->strs, w->path)
+				    : f.name;
 	} else if (!linkage && name && name_die && !w->is_c) {
 		/* No linkage name: the namespaces and classes around the name's DIE. */
 		const char *qual = sym_qualify_name(&w->qualify, name_die, name);
@@ -501,6 +508,8 @@ static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
 	Dwarf_Word lang;
 	w->is_asm = dwarf_formudata(dwarf_attr(cudie, DW_AT_language, &attr), &lang) == 0 &&
 		    lang == DW_LANG_Mips_Assembler;
+	w->is_go = dwarf_formudata(dwarf_attr(cudie, DW_AT_language, &attr), &lang) == 0 &&
+		   lang == DW_LANG_Go;
 	w->files = NULL;
 	w->nfiles = 0;
 	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) != 0) {
