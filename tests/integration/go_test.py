@@ -41,7 +41,14 @@ VARIANTS = [
     ("pie_stripped", "prog", ["-buildmode=pie", "-ldflags=-s -w"], set()),
     ("cgo_external", "cgoprog", ["-ldflags=-linkmode=external"], {"goa2l", "cgo_dwarf"}),
     ("cgo_external_stripped", "cgoprog", ["-ldflags=-linkmode=external -s -w"], set()),
+    # no section headers at all: the table found by scanning the loaded segments
+    ("noshdr", "prog", ["-ldflags=-s -w"], {"noshdr"}),
+    # .symtab but no DWARF, the section renamed: found by runtime.pclntab
+    ("renamed", "prog", ["-ldflags=-w"], {"rename"}),
 ]
+# Which source each variant's index must come from (the header's flags).
+FROM_DWARF, FROM_PCLNTAB = 1 << 4, 1 << 5
+SOURCE = {"default": FROM_DWARF, "pie": FROM_DWARF, "cgo_external": FROM_DWARF}
 
 failures = []
 
@@ -57,6 +64,30 @@ def go_env(work):
                 "GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local",
                 "GO111MODULE": "on", "CGO_ENABLED": "1"})
     return env
+
+
+def post_process(path, opts):
+    """noshdr: e_shoff, e_shnum, e_shstrndx zeroed; rename: .gopclntab renamed by objcopy."""
+    if "noshdr" in opts:
+        with open(path, "r+b") as f:
+            f.seek(0x28)
+            f.write(struct.pack("<Q", 0))
+            f.seek(0x3a)
+            f.write(struct.pack("<HHH", 0, 0, 0))
+    if "rename" in opts:
+        subprocess.run(["objcopy", "--rename-section", ".gopclntab=.rodata.pcln", path],
+                       check=True, timeout=120)
+
+
+def index_flags(symbolctl, binary, work):
+    blob = os.path.join(work, os.path.basename(binary) + ".idx")
+    r = subprocess.run([symbolctl, "addr2line", "-e", binary, "--no-debug-lookup",
+                        "--index-out", blob, "0x0"], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise SystemExit("go_test: --index-out on %s: %s" % (binary, r.stderr[:2000]))
+    with open(blob, "rb") as f:
+        head = f.read(36)
+    return struct.unpack_from("<I", head, 32)[0]
 
 
 def build(go, src, work, name, prog, flags):
@@ -234,6 +265,12 @@ def main():
             print("go_test: no gcc: %s skipped" % name)
             continue
         binary = build(args.go, args.src, args.workdir, name, prog, flags)
+        post_process(binary, opts)
+        flags_got = index_flags(args.symbolctl, binary, args.workdir)
+        want = SOURCE.get(name, FROM_PCLNTAB)
+        if flags_got & (FROM_DWARF | FROM_PCLNTAB) != want:
+            fail("%s: index flags %#x, want source %s" % (
+                name, flags_got, "DWARF" if want == FROM_DWARF else "pclntab"))
         check_variant(args, name, binary, opts)
     if failures:
         print("go_test: %d failures" % len(failures))
