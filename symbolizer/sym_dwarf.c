@@ -66,13 +66,18 @@ static sym_errc fail_nomem(struct walk *w)
 /*
  * Interns a path as llvm-symbolizer prints it: a relative path gets the unit's
  * comp_dir in front, and separators doubled at a join ("dir/" + "/" + "f")
- * collapse into one.
+ * collapse into one. A Go unit's paths are printed as the Go runtime prints
+ * them instead: without comp_dir (".") or a leading "./".
  */
 static uint32_t intern_path(struct walk *w, const char *name)
 {
 	if (!name || !*name)
 		return 0;
-	const char *dir = name[0] != '/' && w->comp_dir && *w->comp_dir ? w->comp_dir : NULL;
+	/* Go: the runtime's own spelling (comp_dir is "."; libdw joins "./" to relative names). */
+	while (w->is_go && name[0] == '.' && name[1] == '/' && name[2])
+		name += 2;
+	const char *dir = name[0] != '/' && !w->is_go && w->comp_dir && *w->comp_dir ? w->comp_dir
+										       : NULL;
 	size_t n = 0;
 	for (int part = dir ? 0 : 1; part < 2; part++) {
 		const char *p = part == 0 ? dir : name;
