@@ -13,7 +13,9 @@
 #include "gopclntab_synth.h"
 #include "symbolizer/sym_goname.h"
 #include "symbolizer/sym_gopclntab_collect.h"
+#include "symbolizer/sym_index.h"
 #include "test.h"
+#include "util.h"
 
 #define TAB_VADDR 0x500000u
 
@@ -264,6 +266,35 @@ TEST(go_names)
 	CHECK(!sym_goname_print("main.f.func1", buf, sizeof(buf)));
 	CHECK(!sym_goname_print("odd]name[", buf, sizeof(buf)));
 	CHECK(!sym_goname_print("main.Map[x]", buf, 6));   /* too small: left as it is */
+}
+
+/* sym_index_get_info names the source: DWARF, or symbols for a file without. */
+static void check_source(const char *fixture, sym_index_source want)
+{
+	size_t n, bs;
+	uint8_t *img = test_read_fixture(fixture, &n);
+	REQUIRE(img);
+	int rc;
+	void *blob = build_blob(img, n, 0, &bs, &rc, NULL, 0);
+	REQUIRE(rc == SYM_OK);
+	sym_index *idx;
+	REQUIRE(sym_index_load(blob, bs, &idx, NULL) == SYM_OK);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	CHECK_EQ_U(info.source, want);
+	CHECK(!(info.flags & SYM_INDEX_FROM_PCLNTAB));
+	sym_index_destroy(idx);
+	free(blob);
+	free(img);
+}
+
+TEST(index_source)
+{
+	check_source("c_O2_dw5", SYM_INDEX_SOURCE_DWARF);
+	check_source("symtab_only", SYM_INDEX_SOURCE_SYMTAB);
+	CHECK(!strcmp(sym_index_source_name(SYM_INDEX_SOURCE_PCLNTAB), "pclntab"));
+	CHECK(!strcmp(sym_index_source_name(SYM_INDEX_SOURCE_DWARF), "dwarf"));
+	CHECK(!strcmp(sym_index_source_name((sym_index_source)99), "none"));
 }
 
 TEST_MAIN()
