@@ -6,8 +6,9 @@
  * Internal linking names the table's section .gopclntab (a PIE's
  * .data.rel.ro.gopclntab); external linking keeps the runtime.pclntab and
  * runtime.epclntab symbols until the file is stripped; without either, the
- * loaded segments are scanned for a header that opens and whose first
- * function lies in executable code. The module data (runtime.firstmoduledata,
+ * loaded segments of a Go program (its build-info blob or Go build-ID note
+ * present) are scanned for a header that opens and whose first function lies
+ * in executable code. The module data (runtime.firstmoduledata,
  * runtime/symtab.go's moduledata) starts with a pointer to the header and one
  * to the function-name table: its text (word 22) is the text start of a
  * 1.18+ table whose header holds none, and its gofunc (word 38, 40 since Go
@@ -120,9 +121,26 @@ static bool by_symbol(Elf *elf, sym_gopcln_image *im, size_t nsegs, uint64_t tex
 	return true;
 }
 
+/*
+ * Whether the image is a Go program: its loaded bytes hold the build-info blob
+ * (runtime/debug's "\xff Go buildinf:", Go 1.13+) or the Go build-ID note
+ * (type 4, name "Go"). Only then are its segments scanned for a table.
+ */
+static bool is_go(const sym_gopcln_image *im, size_t nsegs)
+{
+	static const char info[] = "\xff Go buildinf:", note[] = "\x04\0\0\0Go\0\0";
+	for (size_t i = 0; i < nsegs; i++)
+		if (memmem(im->segs[i].data, im->segs[i].size, info, sizeof(info) - 1) ||
+		    memmem(im->segs[i].data, im->segs[i].size, note, sizeof(note) - 1))
+			return true;
+	return false;
+}
+
 static bool by_scan(sym_gopcln_image *im, size_t nsegs, uint64_t text, const sym_elf_info *info,
 		    sym_error *err)
 {
+	if (!is_go(im, nsegs))
+		return false;
 	for (size_t i = 0; i < nsegs; i++) {
 		const sym_gopcln_seg *s = &im->segs[i];
 		for (size_t off = (size_t)(-s->vaddr & 3); off + 16 <= s->size; off += 4) {
@@ -183,13 +201,15 @@ sym_errc sym_gopcln_find(Elf *elf, const void *data, size_t size, const sym_elf_
 	memset(out, 0, sizeof(*out));
 	size_t nsegs = load_segments(info, data, size, out->segs);
 	uint64_t text = text_address(elf);
-	sym_error e = {0};
+	sym_error e = {0}, ignored;
 	bool found = by_section(elf, out, data, size, text, info, &e) ||
-		     by_symbol(elf, out, nsegs, text, info, &e) || by_scan(out, nsegs, text, info, &e);
+		     by_symbol(elf, out, nsegs, text, info, &ignored) ||
+		     by_scan(out, nsegs, text, info, &ignored);
 	if (!found) {
-		if (e.code && e.code != SYM_E_NO_SYMBOLS && out->tab.nfunc) {
+		if (e.code) {   /* a .gopclntab section that does not read */
 			if (err)
 				*err = e;
+			sym_error_prefix(err, "section .gopclntab");
 			return e.code;
 		}
 		return sym_error_set(err, SYM_E_NO_SYMBOLS, "no Go pclntab");

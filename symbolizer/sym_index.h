@@ -2,8 +2,9 @@
 /*
  * sym_index: the compact, versioned lookup index of one ELF file.
  *
- * Built once per build ID from an ELF image in memory (DWARF via libdw, then
- * .symtab/.dynsym for what DWARF does not cover), it is one contiguous blob:
+ * Built once per build ID from an ELF image in memory (DWARF via libdw, or a
+ * Go binary's pclntab when it has no DWARF, then .symtab/.dynsym for what they
+ * do not cover), it is one contiguous blob:
  * header, sorted range starts, parallel fixed-width (bit-packed) records,
  * tables, strings (layout in sym_index_format.h). sym_index_load() checks
  * every count and offset against the blob's size, so a blob from disk or a

@@ -311,6 +311,46 @@ def cross_check(args, label, dwarf_bin, pcln_bin, n=20000):
         fail("%s: DWARF and pclntab agree on only %d of %d" % (label, same, compared))
 
 
+def section_at(path, name):
+    out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if " %s " % name in line:
+            f = line.split("]")[1].split()
+            return int(f[3], 16), int(f[4], 16)
+    raise SystemExit("go_test: no %s in %s" % (name, path))
+
+
+def hostile(args, binary, rounds=40):
+    """Corrupted pclntabs in a real binary: an index or an error, never a crash or a hang."""
+    import random
+    off, size = section_at(binary, ".gopclntab")
+    data = open(binary, "rb").read()
+    rnd = random.Random(28)
+    path = os.path.join(args.workdir, "hostile")
+    errors = 0
+    for k in range(rounds):
+        img = bytearray(data)
+        if k < 8:      # header words: counts and table offsets
+            at = off + 8 + 8 * k
+            img[at:at + 8] = struct.pack("<Q", [0, 1 << 62, size, size + 1, 0xffffffff,
+                                                7, 1 << 31, 3][k])
+        elif k < 10:   # truncated: the table cut short
+            cut = off + (size >> (k - 7))
+            img[cut:off + size] = bytes(off + size - cut)
+        else:          # random bytes
+            for _ in range(1 + rnd.randrange(64)):
+                img[off + rnd.randrange(size)] = rnd.randrange(256)
+        with open(path, "wb") as f:
+            f.write(img)
+        r = subprocess.run([args.symbolctl, "addr2line", "-e", path, "--no-debug-lookup",
+                            "0x401000", "0x491c3d"], capture_output=True, text=True, timeout=120)
+        if r.returncode < 0 or (r.returncode not in (0, 1, 4) and not r.stderr.strip()):
+            fail("hostile round %d: symbolctl exited %d: %s" % (k, r.returncode, r.stderr[:300]))
+        errors += r.returncode != 0
+    print("go_test: hostile pclntabs: %d rounds, %d refused with an error, no crash" %
+          (rounds, errors))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symbolctl", required=True)
@@ -332,6 +372,7 @@ def main():
             fail("%s: index flags %#x, want source %s" % (
                 name, flags_got, "DWARF" if want == FROM_DWARF else "pclntab"))
         check_variant(args, name, binary, opts)
+    hostile(args, os.path.join(args.workdir, "stripped"))
     for label, env, flags, dwarf_name, pcln_name in CROSS:
         if env:
             dwarf_bin = build(args.go, args.src, args.workdir, dwarf_name, "prog", flags, env)
