@@ -132,6 +132,7 @@ sym_errc sym_gopcln_open(sym_gopcln *t, const void *data, size_t size, uint64_t 
 		if ((rc = header_word(t, 2, &ts, err)) == SYM_OK)
 			rc = split_tables(t, 3, err);
 		t->text_start = ts ? ts : text_start;
+		t->text_from_header = ts != 0;
 	}
 	if (rc)
 		return rc;

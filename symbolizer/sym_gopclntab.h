@@ -53,6 +53,7 @@ typedef struct sym_gopcln {
 	uint8_t quantum, ptrsize;
 	uint64_t nfunc;
 	uint64_t text_start;     /* 1.18+: base of entry offsets */
+	bool text_from_header;   /* ... as the header gives it (else the caller's guess) */
 	/* tables as [off, end) within data */
 	uint64_t name_off, name_end, cu_off, cu_end, file_off, file_end, pc_off, pc_end;
 	uint64_t func_off, func_end;  /* _func records (the pclntable) */

@@ -187,8 +187,8 @@ static void find_moduledata(sym_gopcln_image *im, size_t nsegs)
 			im->moduledata = s->vaddr + off;
 			if (t->version >= SYM_GOPCLN_118) {
 				t->gofunc = w[words - 1];
-				if (!t->text_start)
-					t->text_start = w[MD_TEXT];
+				if (!t->text_from_header && w[MD_TEXT])
+					t->text_start = w[MD_TEXT];   /* over .text's address */
 			}
 			return;
 		}

@@ -42,6 +42,9 @@ VARIANTS = [
     ("pie_stripped", "prog", ["-buildmode=pie", "-ldflags=-s -w"], set()),
     ("cgo_external", "cgoprog", ["-ldflags=-linkmode=external"], {"goa2l", "cgo_dwarf"}),
     ("cgo_external_stripped", "cgoprog", ["-ldflags=-linkmode=external -s -w"], set()),
+    # external linking, PIE: the table in .data.rel.ro, no section of its own
+    ("cgo_pie_external_stripped", "cgoprog",
+     ["-buildmode=pie", "-ldflags=-linkmode=external -s -w"], set()),
     # no section headers at all: the table found by scanning the loaded segments
     ("noshdr", "prog", ["-ldflags=-s -w"], {"noshdr"}),
     # .symtab but no DWARF, the section renamed: found by runtime.pclntab
@@ -110,6 +113,10 @@ def build(go, src, work, name, prog, flags, extra_env=None):
     if os.path.isdir(pdir):
         shutil.rmtree(pdir)
     shutil.copytree(os.path.join(src, prog), pdir)
+    # The module file is written here (no go.mod in the tree: the program's
+    # directory name is its module; no dependencies, so nothing to download).
+    with open(os.path.join(pdir, "go.mod"), "w") as f:
+        f.write("module %s\n\ngo 1.19\n" % ("go" + prog))
     env = go_env(work)
     env.update(extra_env or {})
     r = subprocess.run([go, "build", "-o", out] + flags + ["."], cwd=pdir, env=env,
