@@ -15,11 +15,17 @@ chain (innermost first) must equal the frames that follow, names and
 file:line, 100%: a runtime.Callers list holds one PC per inlined frame
 (parentPc), so the chain of frame i is frames i, i+1, ... Frames of one
 physical function (a chain of one) are also checked with `go tool addr2line`.
+Also: the same program's DWARF and pclntab indexes answer alike (amd64, and
+arm64 cross-compiled, which is not run here); corrupted pclntabs in a real
+binary end in an index or an error; with --symbolizerd, the daemon answers the
+stripped cgo binary (found by its GNU build ID) as symbolctl does and its
+/buildid/ID/status says the index came from the pclntab.
 Python 3 stdlib only.
 """
 
 import argparse
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -68,6 +74,7 @@ CROSS = [
 ]
 
 failures = []
+RESULTS = {}   # variant -> (maps, groups, chains) for the daemon check
 
 
 def fail(msg):
@@ -267,6 +274,7 @@ def check_variant(args, name, binary, opts):
         if got != (fr["func"], fr["file"], fr["line"]):
             fail("%s: go tool addr2line %#x says %s %s:%d, runtime %s %s:%d" %
                  (name, fr["vaddr"], got[0], got[1], got[2], fr["func"], fr["file"], fr["line"]))
+    RESULTS[name] = (maps, groups, chains)
     tags = {t for t, _ in groups}
     print("go_test: %s: %d frames agree (%d with inline chains), %d checked with go tool "
           "addr2line; tags %s" % (name, checked, inlined, len(plain), " ".join(sorted(tags))))
@@ -358,12 +366,61 @@ def hostile(args, binary, rounds=40):
           (rounds, errors))
 
 
+def daemon_check(args, binary, name):
+    """The daemon answers the stripped cgo binary (it has a GNU build ID) as symbolctl
+    does, and /buildid/ID/status says its index came from the pclntab."""
+    import http.client
+    import json
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pb
+    from daemon_lib import Daemon
+    out = subprocess.run(["readelf", "-n", binary], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]{40})", out)
+    if not m:
+        fail("%s: no GNU build ID for the daemon check" % name)
+        return
+    bid = m.group(1)
+    dbg = os.path.join(args.workdir, "daemon-dbg")
+    shutil.rmtree(dbg, ignore_errors=True)
+    os.makedirs(os.path.join(dbg, ".build-id", bid[:2]))
+    shutil.copy(binary, os.path.join(dbg, ".build-id", bid[:2], bid[2:]))
+    maps, groups, chains = RESULTS[name]
+    text = [mp for mp in maps if mp[0] <= groups[0][1][0]["pc"] < mp[1]][0]
+    frames = [fr for _, frs in groups for fr in frs if fr["func"] is not None]
+    data = os.path.join(args.workdir, "daemon-data")
+    shutil.rmtree(data, ignore_errors=True)
+    d = Daemon(args.symbolizerd, data, os.path.join(args.workdir, "daemon.log"),
+               debug_dirs=[dbg])
+    try:
+        resp = d.symbolize([pb.mapping(bid.encode(), text[0], text[1], text[2])],
+                           [pb.location(0, fr["pc"]) for fr in frames], max_wait_ms=60000)
+        st = pb.STATUS[resp["mappings"][0]["status"]]
+        if st != "OK" or not resp["mappings"][0]["has_inline_frames"]:
+            fail("daemon: mapping %s %r" % (st, resp["mappings"][0]))
+            return
+        for i, fr in enumerate(frames):
+            got = [(n, f, l) for n, f, l, _ in pb.frames(resp, i)]
+            if got != chains[fr["vaddr"]]:
+                fail("daemon: %#x: %r, symbolctl %r" % (fr["pc"], got, chains[fr["vaddr"]]))
+        c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+        c.request("GET", "/buildid/%s/status" % bid)
+        doc = json.loads(c.getresponse().read())
+        c.close()
+        if doc["index"].get("source") != "pclntab":
+            fail("daemon: status index %r" % doc["index"])
+        print("go_test: daemon: %d locations of %s as symbolctl answers them; status index "
+              "source %s" % (len(frames), name, doc["index"].get("source")))
+    finally:
+        d.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symbolctl", required=True)
     ap.add_argument("--go", required=True)
     ap.add_argument("--src", required=True, help="tests/fixtures/go")
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--symbolizerd", help="also check the daemon on the stripped cgo binary")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     have_cc = shutil.which("gcc") is not None
@@ -379,6 +436,9 @@ def main():
             fail("%s: index flags %#x, want source %s" % (
                 name, flags_got, "DWARF" if want == FROM_DWARF else "pclntab"))
         check_variant(args, name, binary, opts)
+    if args.symbolizerd and "cgo_external_stripped" in RESULTS:
+        daemon_check(args, os.path.join(args.workdir, "cgo_external_stripped"),
+                     "cgo_external_stripped")
     hostile(args, os.path.join(args.workdir, "stripped"))
     for label, env, flags, dwarf_name, pcln_name in CROSS:
         if env:
