@@ -25,9 +25,11 @@ Usage: go_traceback.py --symbolctl BIN [--min-inline N] PROGRAM [ARG...]
 import argparse
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -84,9 +86,19 @@ def main():
 
 def attempt_once(args):
     """One run, signal and comparison; 0 when every frame agrees."""
-    env = dict(os.environ, GOTRACEBACK="system", HOME=os.environ.get("TMPDIR", "/tmp"))
+    # In a scratch dir that is also its HOME: whatever it writes (terraform's state
+    # lock, docker's config) goes there.
+    work = tempfile.mkdtemp(prefix="go_traceback-")
+    try:
+        return run_in(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_in(args, work):
+    env = dict(os.environ, GOTRACEBACK="system", HOME=work)
     proc = subprocess.Popen(args.program, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=env)
+                            stderr=subprocess.PIPE, env=env, cwd=work)
     time.sleep(args.wait)
     if proc.poll() is not None:
         print("go_traceback: FAIL: %s exited %d before the signal" % (args.program[0],
