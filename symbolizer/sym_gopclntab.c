@@ -309,6 +309,7 @@ int sym_gopcln_pcv_next(sym_gopcln_pcv *it, uint64_t *lo, uint64_t *hi, int32_t 
 		if (!varint(it, &uv) || !varint(it, &pcd))
 			return it->done = true, -1;
 		it->first = false;
+		it->steps++;
 		it->val = (int32_t)((uint32_t)it->val + (-(uv & 1) ^ (uv >> 1)));
 		uint64_t start = it->pc;
 		it->pc += (uint64_t)pcd * it->t->quantum;
@@ -324,16 +325,21 @@ int sym_gopcln_pcv_next(sym_gopcln_pcv *it, uint64_t *lo, uint64_t *hi, int32_t 
 	return 0;
 }
 
-int32_t sym_gopcln_pcvalue(const sym_gopcln *t, uint32_t off, const sym_gopcln_func *f, uint64_t pc)
+int32_t sym_gopcln_pcvalue(const sym_gopcln *t, uint32_t off, const sym_gopcln_func *f, uint64_t pc,
+			   uint64_t *steps)
 {
 	sym_gopcln_pcv it;
 	sym_gopcln_pcv_init(&it, t, off, f);
 	uint64_t lo, hi;
-	int32_t v;
+	int32_t v, found = -1;
 	while (sym_gopcln_pcv_next(&it, &lo, &hi, &v) == 1)
-		if (pc >= lo && pc < hi)
-			return v;
-	return -1;
+		if (pc >= lo && pc < hi) {
+			found = v;
+			break;
+		}
+	if (steps)
+		*steps += it.steps;
+	return found;
 }
 
 /* The bytes at address addr of the image, with how many follow; NULL if none. */

@@ -107,6 +107,7 @@ typedef struct sym_gopcln_pcv {
 	uint64_t pc, fend;
 	int32_t val;
 	bool first, done;
+	uint64_t steps;          /* steps read so far: the caller's work budget */
 } sym_gopcln_pcv;
 
 void sym_gopcln_pcv_init(sym_gopcln_pcv *it, const sym_gopcln *t, uint32_t off,
@@ -114,8 +115,10 @@ void sym_gopcln_pcv_init(sym_gopcln_pcv *it, const sym_gopcln *t, uint32_t off,
 /* 1 and a run, 0 at the end, -1 when the table is corrupt. */
 int sym_gopcln_pcv_next(sym_gopcln_pcv *it, uint64_t *lo, uint64_t *hi, int32_t *val);
 
-/* The value of table off at pc, as the runtime's pcvalue: -1 when none. */
-int32_t sym_gopcln_pcvalue(const sym_gopcln *t, uint32_t off, const sym_gopcln_func *f, uint64_t pc);
+/* The value of table off at pc, as the runtime's pcvalue: -1 when none; adds the
+ * steps read to *steps (may be NULL). */
+int32_t sym_gopcln_pcvalue(const sym_gopcln *t, uint32_t off, const sym_gopcln_func *f, uint64_t pc,
+			   uint64_t *steps);
 
 /* One inlined call of f's inline tree. */
 typedef struct sym_gopcln_inl {

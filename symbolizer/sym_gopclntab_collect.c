@@ -21,6 +21,10 @@
 #define MAX_INLINE_DEPTH 256
 #define NAME_MAX_BYTES 4096
 #define IN_PROGRESS (UINT32_MAX - 1)
+/* Work cap: pc-value steps per byte of the pc tables, plus a floor (Go's own
+ * compiler reads 4.8 per byte, terraform 2.5). */
+#define WORK_PER_PC_BYTE 64
+#define WORK_MIN ((uint64_t)1 << 20)
 
 struct gc {
 	const sym_gopcln *t;
@@ -29,6 +33,7 @@ struct gc {
 	sym_map64 files;      /* cu_offset << 32 | fileno -> string offset */
 	sym_map64 nodes;      /* inline node (function i, ix) -> scope id */
 	base_vec depths;      /* uint32_t per scope id */
+	uint64_t spent, budget;  /* pc-value steps read, and the most allowed */
 	uint32_t order;
 	char buf[NAME_MAX_BYTES];
 };
@@ -104,7 +109,7 @@ static uint32_t node_scope(struct gc *g, uint64_t fi, const sym_gopcln_func *f, 
 	if (id != UINT32_MAX)
 		return id;
 	sym_gopcln_inl inl;
-	if (level >= MAX_INLINE_DEPTH || !sym_gopcln_inl_at(g->t, f, ix, &inl))
+	if (level >= MAX_INLINE_DEPTH || g->spent > g->budget || !sym_gopcln_inl_at(g->t, f, ix, &inl))
 		return root;
 	if (!sym_map64_set(&g->nodes, key, IN_PROGRESS))
 		return UINT32_MAX;
@@ -112,7 +117,7 @@ static uint32_t node_scope(struct gc *g, uint64_t fi, const sym_gopcln_func *f, 
 	uint64_t call_pc = f->entry + (uint64_t)(int64_t)inl.parent_pc;
 	bool in_func = inl.parent_pc >= 0 && call_pc < f->end;
 	if (in_func) {
-		int32_t pix = sym_gopcln_pcvalue(g->t, inl_off, f, call_pc);
+		int32_t pix = sym_gopcln_pcvalue(g->t, inl_off, f, call_pc, &g->spent);
 		if (pix >= 0 && pix < SYM_GOPCLN_MAX_INL_INDEX)
 			parent = node_scope(g, fi, f, root, inl_off, pix, level + 1);
 		if (parent == UINT32_MAX)
@@ -123,8 +128,8 @@ static uint32_t node_scope(struct gc *g, uint64_t fi, const sym_gopcln_func *f, 
 	if (sc.func == UINT32_MAX)
 		return UINT32_MAX;
 	if (in_func) {
-		sc.call_file = file_of(g, f, sym_gopcln_pcvalue(g->t, f->pcfile, f, call_pc));
-		int32_t line = sym_gopcln_pcvalue(g->t, f->pcln, f, call_pc);
+		sc.call_file = file_of(g, f, sym_gopcln_pcvalue(g->t, f->pcfile, f, call_pc, &g->spent));
+		int32_t line = sym_gopcln_pcvalue(g->t, f->pcln, f, call_pc, &g->spent);
 		sc.call_line = line > 0 ? (uint32_t)line : 0;
 		if (sc.call_file == SYM_STR_NONE)
 			return UINT32_MAX;
@@ -168,6 +173,7 @@ static bool collect_lines(struct gc *g, const sym_gopcln_func *f)
 		else
 			lr = sym_gopcln_pcv_next(&li, &llo, &lhi, &lv);
 	}
+	g->spent += fi.steps + li.steps;
 	return true;
 }
 
@@ -201,6 +207,7 @@ static bool collect_func(struct gc *g, uint64_t i, const sym_gopcln_func *f)
 					      BASE_VEC_AT(&g->depths, uint32_t, sc), g->order++))
 			return false;
 	}
+	g->spent += it.steps;
 	return true;
 }
 
@@ -219,12 +226,23 @@ sym_errc sym_gopcln_collect(const sym_gopcln *t, sym_collect *out, sym_error *er
 		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory reading the pclntab");
 	for (size_t k = 0; !rc && k < out->scopes.len; k++)
 		*(uint32_t *)base_vec_push(&g.depths) = 0;
+	/*
+	 * Functions may share pc-value tables and inline nodes look values up
+	 * again: what the walks may read in all is capped, so a hostile table
+	 * costs time in proportion to its size, not to its square.
+	 */
+	g.budget = WORK_PER_PC_BYTE * (t->pc_end - t->pc_off) + WORK_MIN;
 	for (uint64_t i = 0; !rc && i < t->nfunc; i++) {
 		sym_gopcln_func f;
 		if (sym_gopcln_func_at(t, i, &f, first.code ? NULL : &first))
 			continue;
 		if (!collect_func(&g, i, &f))
 			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory reading the pclntab");
+		else if (g.spent > g.budget)
+			rc = sym_error_set(err, SYM_E_TOO_LARGE, "pclntab: its pc-value tables read "
+					   "more than %llu steps (%llu bytes of them)",
+					   (unsigned long long)g.budget,
+					   (unsigned long long)(t->pc_end - t->pc_off));
 		good++;
 	}
 	if (!rc && !good) {

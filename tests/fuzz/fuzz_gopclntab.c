@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sym_gopcln_func_at(&t, i, &f, NULL) != SYM_OK)
 			continue;
 		const char *n = sym_gopcln_name(&t, f.nameoff);
-		const char *file = sym_gopcln_file(&t, &f, sym_gopcln_pcvalue(&t, f.pcfile, &f, f.entry));
+		const char *file = sym_gopcln_file(&t, &f, sym_gopcln_pcvalue(&t, f.pcfile, &f, f.entry, NULL));
 		if (n && file && strlen(n) + strlen(file) == SIZE_MAX)
 			abort();   /* unreachable: the strings are read whole */
 		sym_gopcln_inl inl;

@@ -12,7 +12,9 @@ goroutine's stack: for each physical frame its inlined frames first (no
 pc=), then the frame with pc= (a return address, except the PC the signal
 interrupted, which the header prints as PC=). Each group's address (pc - 1,
 or that PC) goes to `symbolctl addr2line`, whose chain must equal the group
-(function, file, line) for every group. A failed attempt is printed and tried
+(function, file, line) for every group, both for the program as built (its
+DWARF when it has some) and for a copy without DWARF or symbols (strip
+--strip-all: the pclntab alone). A failed attempt is printed and tried
 once more (a goroutine preempted where the dump's PC rule does not hold, or a
 program that exits early under load); the addresses being the binary's own,
 a wrong answer from the index fails both. Python 3 stdlib only.
@@ -110,7 +112,20 @@ def run_in(args, work):
     if len(groups) < 5:
         print("go_traceback: FAIL: only %d frames in the dump: %r" % (len(groups), err[:500]))
         return 1
-    r = subprocess.run([args.symbolctl, "addr2line", "-e", args.program[0],
+    # The program as it is (its DWARF, if any), and a copy strip --strip-all
+    # left only the pclntab (allocated sections untouched: the same addresses).
+    stripped = os.path.join(work, "stripped")
+    subprocess.run(["strip", "--strip-all", "-o", stripped, args.program[0]], check=True,
+                   timeout=300)
+    for binary, what in ((args.program[0], "as built"), (stripped, "stripped")):
+        rc = compare(args, binary, what, groups)
+        if rc:
+            return rc
+    return 0
+
+
+def compare(args, binary, what, groups):
+    r = subprocess.run([args.symbolctl, "addr2line", "-e", binary,
                         "--no-debug-lookup"], input="".join("0x%x\n" % a for a, _ in groups),
                        capture_output=True, text=True, timeout=600)
     answers = r.stdout.split("\n\n")
@@ -126,8 +141,8 @@ def run_in(args, work):
             print("go_traceback: FAIL: %#x: runtime %r, symbolctl %r" % (addr, want, chain))
         elif len(want) > 1:
             inline += 1
-    print("go_traceback: %s: %d of %d frames agree, %d with inlined frames" % (
-        os.path.basename(args.program[0]), len(groups) - bad, len(groups), inline))
+    print("go_traceback: %s (%s): %d of %d frames agree, %d with inlined frames" % (
+        os.path.basename(args.program[0]), what, len(groups) - bad, len(groups), inline))
     if bad or inline < args.min_inline:
         return 1
     return 0

@@ -92,7 +92,7 @@ static void check_version(int version)
 	REQUIRE(sym_gopcln_func_at(&o.t, 0, &f, NULL) == SYM_OK);
 	CHECK(f.entry == SYNTH_TEXT && f.end == SYNTH_TEXT + 0x40);
 	CHECK(!strcmp(sym_gopcln_name(&o.t, f.nameoff), "main.outer"));
-	CHECK(sym_gopcln_pcvalue(&o.t, f.pcln, &f, SYNTH_TEXT + 0x18) == 20);
+	CHECK(sym_gopcln_pcvalue(&o.t, f.pcln, &f, SYNTH_TEXT + 0x18, NULL) == 20);
 	CHECK(!strcmp(sym_gopcln_file(&o.t, &f, 0), "a.go"));
 	CHECK(sym_gopcln_has_inltree(&o.t, &f));
 	sym_collect c;
