@@ -13,6 +13,7 @@
 #include "symbolizer/sym_demangle_impl.h"
 #include "symbolizer/sym_map64_impl.h"
 #include "symbolizer/sym_qualify_impl.h"
+#include "symbolizer/sym_goname_impl.h"
 
 #include <dwarf.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@ struct walk {
 	const char *comp_dir;
 	bool is_c;
 	bool is_asm;               /* assembler: a subprogram's name is its first label */
+	bool is_go;                /* Go: names print as the Go runtime prints them (sym_goname) */
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
@@ -64,13 +66,18 @@ static sym_errc fail_nomem(struct walk *w)
 /*
  * Interns a path as llvm-symbolizer prints it: a relative path gets the unit's
  * comp_dir in front, and separators doubled at a join ("dir/" + "/" + "f")
- * collapse into one.
+ * collapse into one. A Go unit's paths are printed as the Go runtime prints
+ * them instead: without comp_dir (".") or a leading "./".
  */
 static uint32_t intern_path(struct walk *w, const char *name)
 {
 	if (!name || !*name)
 		return 0;
-	const char *dir = name[0] != '/' && w->comp_dir && *w->comp_dir ? w->comp_dir : NULL;
+	/* Go: the runtime's own spelling (comp_dir is "."; libdw joins "./" to relative names). */
+	while (w->is_go && name[0] == '.' && name[1] == '/' && name[2])
+		name += 2;
+	const char *dir = name[0] != '/' && !w->is_go && w->comp_dir && *w->comp_dir ? w->comp_dir
+										       : NULL;
 	size_t n = 0;
 	for (int part = dir ? 0 : 1; part < 2; part++) {
 		const char *p = part == 0 ? dir : name;
@@ -343,6 +350,11 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 		 */
 		f.linkage = f.name;
 		f.display = f.name;
+	} else if (w->is_go && !linkage && name) {
+		/* Go's DW_AT_name is the full name; generic arguments print as [...]. */
+		f.display = sym_goname_print(name, w->path, sizeof(w->path))
+				    ? sym_strtab_add_cstr(&w->out->strs, w->path)
+				    : f.name;
 	} else if (!linkage && name && name_die && !w->is_c) {
 		/* No linkage name: the namespaces and classes around the name's DIE. */
 		const char *qual = sym_qualify_name(&w->qualify, name_die, name);
@@ -501,6 +513,8 @@ static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
 	Dwarf_Word lang;
 	w->is_asm = dwarf_formudata(dwarf_attr(cudie, DW_AT_language, &attr), &lang) == 0 &&
 		    lang == DW_LANG_Mips_Assembler;
+	w->is_go = dwarf_formudata(dwarf_attr(cudie, DW_AT_language, &attr), &lang) == 0 &&
+		   lang == DW_LANG_Go;
 	w->files = NULL;
 	w->nfiles = 0;
 	if (dwarf_getsrcfiles(cudie, &w->files, &w->nfiles) != 0) {

@@ -208,6 +208,16 @@ void sym_index_get_info(const sym_index *idx, sym_index_info *out)
 	out->n_sections = h->n_sections;
 	out->kernel_stext = h->kernel_stext;
 	out->kernel_text = h->kernel_text;
+	out->source = h->flags & SYM_INDEX_FROM_DWARF    ? SYM_INDEX_SOURCE_DWARF
+		      : h->flags & SYM_INDEX_FROM_PCLNTAB ? SYM_INDEX_SOURCE_PCLNTAB
+		      : h->flags & SYM_INDEX_HAS_FUNCTIONS ? SYM_INDEX_SOURCE_SYMTAB
+							   : SYM_INDEX_SOURCE_NONE;
+}
+
+const char *sym_index_source_name(sym_index_source s)
+{
+	static const char *const names[] = {"none", "dwarf", "pclntab", "symtab"};
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "none";
 }
 
 bool sym_index_section(const sym_index *idx, const char *name, uint64_t *addr, uint64_t *size)

@@ -2,8 +2,9 @@
 /*
  * sym_index: the compact, versioned lookup index of one ELF file.
  *
- * Built once per build ID from an ELF image in memory (DWARF via libdw, then
- * .symtab/.dynsym for what DWARF does not cover), it is one contiguous blob:
+ * Built once per build ID from an ELF image in memory (DWARF via libdw, or a
+ * Go binary's pclntab when it has no DWARF, then .symtab/.dynsym for what they
+ * do not cover), it is one contiguous blob:
  * header, sorted range starts, parallel fixed-width (bit-packed) records,
  * tables, strings (layout in sym_index_format_impl.h). sym_index_load() checks
  * every count and offset against the blob's size, so a blob from disk or a
@@ -58,7 +59,19 @@ enum {
 	SYM_INDEX_HAS_LINE_NUMBERS = 1u << 2,
 	SYM_INDEX_HAS_INLINE_FRAMES = 1u << 3,
 	SYM_INDEX_FROM_DWARF = 1u << 4,   /* built from DWARF (not only symbols) */
+	SYM_INDEX_FROM_PCLNTAB = 1u << 5, /* built from a Go pclntab (no DWARF) */
 };
+
+/* Where an index's functions and lines came from: DWARF, then a Go pclntab, then symbols. */
+typedef enum sym_index_source {
+	SYM_INDEX_SOURCE_NONE = 0,
+	SYM_INDEX_SOURCE_DWARF,
+	SYM_INDEX_SOURCE_PCLNTAB,
+	SYM_INDEX_SOURCE_SYMTAB,
+} sym_index_source;
+
+/* "dwarf", "pclntab", "symtab" or "none". */
+const char *sym_index_source_name(sym_index_source s);
 
 typedef struct sym_index_info {
 	sym_build_id build_id;
@@ -71,6 +84,7 @@ typedef struct sym_index_info {
 	uint32_t n_sections;     /* allocated sections known by name */
 	uint64_t kernel_stext;   /* value of _stext in .symtab, 0 when none (a kernel image) */
 	uint64_t kernel_text;    /* value of _text, 0 when none */
+	sym_index_source source; /* what it was built from (from flags) */
 } sym_index_info;
 
 void sym_index_get_info(const sym_index *idx, sym_index_info *out);

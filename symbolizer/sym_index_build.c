@@ -5,7 +5,8 @@
  * probe -> inflate compressed sections, lay out and relocate an ET_REL file
  * (sym_reloc) -> open with libelf/libdw (and the dwz
  * file from the caller's resolver) -> walk DWARF units on worker threads, each
- * with its own Dwarf handle -> add symbol-table scopes -> merge -> write.
+ * with its own Dwarf handle; without DWARF, a Go binary's pclntab
+ * (sym_gopclntab_collect.h) -> add symbol-table scopes -> merge -> write.
  */
 #include "symbolizer/sym_alt_impl.h"
 #include "symbolizer/sym_index.h"
@@ -15,6 +16,7 @@
 #include "symbolizer/sym_prefer_impl.h"
 #include "symbolizer/sym_index_write_impl.h"
 #include "symbolizer/sym_symtab_impl.h"
+#include "symbolizer/sym_gopclntab_collect_impl.h"
 
 #include <elfutils/libdw.h>
 #include <pthread.h>
@@ -243,10 +245,36 @@ static sym_errc collect_sections(Elf *elf, sym_strtab *strs, base_vec *out, sym_
 	return SYM_OK;
 }
 
+/*
+ * A Go binary's pclntab into all, for a file whose DWARF gave nothing. A
+ * missing pclntab is no error; a malformed one is while no symbols remain.
+ */
+static sym_errc collect_gopclntab(Elf *elf, const struct image *im, const sym_elf_info *info,
+				  sym_collect *all, bool *from_pclntab, sym_error *err)
+{
+	sym_gopcln_image *go = malloc(sizeof(*go));
+	if (!go)
+		return sym_error_set(err, SYM_E_NOMEM, "out of memory");
+	sym_error e = {0};
+	sym_errc rc = sym_gopcln_find(elf, im->data, im->size, info, go, &e);
+	if (!rc)
+		rc = sym_gopcln_collect(&go->tab, all, &e);
+	free(go);
+	if (!rc) {
+		*from_pclntab = true;
+		return SYM_OK;
+	}
+	if (rc == SYM_E_NO_SYMBOLS || (rc != SYM_E_NOMEM && (info->has_symtab || info->has_dynsym)))
+		return SYM_OK;
+	if (err)
+		*err = e;
+	return rc;
+}
+
 /* Adds the symbol tables' functions and writes the blob. */
 static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *all,
-			     sym_collect *syms, bool from_dwarf, void **blob, size_t *blob_size,
-			     sym_error *err)
+			     sym_collect *syms, bool from_dwarf, bool from_pclntab, void **blob,
+			     size_t *blob_size, sym_error *err)
 {
 	sym_errc rc = sym_symtab_collect(elf, syms, err);
 	if (rc)
@@ -270,7 +298,8 @@ static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *al
 				   "no DWARF code ranges, line rows or function symbols");
 	} else {
 		sym_index_input in = {.c = all, .symbol_spans = &symbol_spans, .elf = info,
-				      .from_dwarf = from_dwarf, .sections = sections.data,
+				      .from_dwarf = from_dwarf, .from_pclntab = from_pclntab,
+				      .sections = sections.data,
 				      .n_sections = (uint32_t)sections.len, .elf_type = info->type,
 				      .kernel_stext = kernel[0], .kernel_text = kernel[1]};
 		rc = sym_index_write(&in, blob, blob_size, err);
@@ -314,7 +343,11 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 		if (rc)
 			goto out;
 	}
-	rc = finish_index(elf, &info, &all, &syms, from_dwarf, blob, blob_size, err);
+	bool from_pclntab = false;
+	if (!from_dwarf &&
+	    (rc = collect_gopclntab(elf, &main_im, &info, &all, &from_pclntab, err)))
+		goto out;
+	rc = finish_index(elf, &info, &all, &syms, from_dwarf, from_pclntab, blob, blob_size, err);
 out:
 	if (all_ok)
 		sym_collect_deinit(&all);

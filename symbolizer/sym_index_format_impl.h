@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sym_index_format: the on-disk layout of an index blob (version 5).
+ * sym_index_format: the on-disk layout of an index blob (version 6).
  *
+ * Version 6 has version 5's layout; a Go binary without DWARF is now indexed
+ * from its pclntab (functions, lines, inline frames) and the header's flags
+ * say which source an index came from, so a version 5 blob is rebuilt.
  * Version 5 has version 4's layout; its file table also names every file of
  * the line tables (headers without code), the sources a debuginfod server may
  * hand out for the build ID, so a version 4 blob is rebuilt.
@@ -53,7 +56,7 @@
 #include <stdint.h>
 
 #define SYM_IX_MAGIC "SYMIDX\x1a\n"
-#define SYM_IX_VERSION 5
+#define SYM_IX_VERSION 6
 #define SYM_IX_NONE UINT32_MAX
 #define SYM_IX_MAX_LOADS 16
 #define SYM_IX_MAX_FIELDS 5

@@ -185,6 +185,8 @@ static uint32_t compute_flags(const struct pack *pk)
 {
 	const sym_index_input *in = pk->in;
 	uint32_t flags = in->from_dwarf ? SYM_INDEX_FROM_DWARF : 0;
+	if (in->from_pclntab)
+		flags |= SYM_INDEX_FROM_PCLNTAB;
 	for (size_t i = 0; i + 1 < pk->n; i++) {
 		const struct sym_ix_rec *r = &pk->ranges[i].rec;
 		if (r->scope != SYM_IX_NONE)

@@ -20,6 +20,7 @@ typedef struct sym_index_input {
 	base_vec *symbol_spans;      /* spans of symbol-table scopes (ids into c->scopes) */
 	const sym_elf_info *elf;    /* build ID and PT_LOAD segments */
 	bool from_dwarf;
+	bool from_pclntab;          /* a Go pclntab, the file having no DWARF */
 	const struct sym_ix_section *sections;  /* names are offsets into c->strs */
 	uint32_t n_sections;
 	uint16_t elf_type;

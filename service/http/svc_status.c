@@ -150,6 +150,7 @@ static json_object *index_json(const stor_meta *m, bool known, const svc_resolve
 	add_i64(o, "stored_bytes", known ? (int64_t)m->index_size : 0);
 	add_bool(o, "from_executable", ri->loaded ? ri->from_executable
 						  : known && m->kind == STOR_KIND_EXECUTABLE);
+	add_str(o, "source", ri->loaded ? sym_index_source_name(ri->source) : NULL);
 	json_object *fail = NULL;
 	if (ri->build_failed) {
 		fail = json_object_new_object();

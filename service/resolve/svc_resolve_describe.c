@@ -36,6 +36,7 @@ void svc_resolver_describe(const svc_resolver *r, const sym_build_id *id, svc_re
 		out->loaded = true;
 		out->index_bytes = e->bytes;
 		out->from_executable = e->recheck_ms != 0;
+		out->source = e->info.source;
 	}
 	const svc_flight *fl = svc_flight_find(&r->flights[SVC_ARTIFACT_SYMBOLS], id);
 	if (fl) {

@@ -177,6 +177,7 @@ typedef struct svc_resolver_info {
 	bool loaded;                 /* the index is in the index cache */
 	size_t index_bytes;          /* ... its size */
 	bool from_executable;        /* ... built from the executable alone */
+	sym_index_source source;     /* ... what it was built from: DWARF, Go pclntab, symbols */
 	const char *stage;           /* a flight in progress: "loading the index", ...; NULL */
 	bool build_queued;           /* ... waiting for the build memory budget */
 	bool negative;               /* a remembered failure answers calls */
