@@ -23,15 +23,16 @@ static const char *origin(svc_packages *p, const char *path)
 {
 	pthread_mutex_lock(&p->mu);
 	const char *o = NULL;
-	for (size_t i = 0; i < p->n_origins && !o; i++)
-		if (!strcmp(p->origins[i], path))
-			o = p->origins[i];
-	char **grown;
-	if (!o && (grown = realloc(p->origins, (p->n_origins + 1) * sizeof(char *))) != NULL) {
-		p->origins = grown;
-		if ((grown[p->n_origins] = strdup(path)))
-			o = grown[p->n_origins++];
-	}
+	char **held = p->origins.data;
+	for (size_t i = 0; i < p->origins.len && !o; i++)
+		if (!strcmp(held[i], path))
+			o = held[i];
+	char *dup = o ? NULL : strdup(path);
+	char **slot = dup ? base_vec_push(&p->origins) : NULL;
+	if (slot)
+		o = *slot = dup;
+	else
+		free(dup);
 	pthread_mutex_unlock(&p->mu);
 	return o ? o : "package";
 }
@@ -193,6 +194,7 @@ svc_packages *svc_packages_create(const svc_packages_options *o, svc_error *err)
 		return NULL;
 	}
 	p->o = *o;
+	base_vec_init(&p->origins, sizeof(char *), SIZE_MAX / sizeof(char *));
 	p->wake[0] = p->wake[1] = p->inotify = -1;
 	pthread_mutex_init(&p->mu, NULL);
 	for (size_t i = 0; i < o->n_dirs; i++) {
@@ -272,9 +274,9 @@ void svc_packages_destroy(svc_packages *p)
 	for (size_t i = 0; i < p->o.n_dirs && p->dirs; i++)
 		free(p->dirs[i]);
 	free(p->dirs);
-	for (size_t i = 0; i < p->n_origins; i++)
-		free(p->origins[i]);
-	free(p->origins);
+	for (size_t i = 0; i < p->origins.len; i++)
+		free(((char **)p->origins.data)[i]);
+	base_vec_deinit(&p->origins);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }

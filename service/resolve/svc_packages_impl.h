@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/base_vec.h"
 #include "service/resolve/svc_packages.h"
 
 typedef struct svc_packages_src {
@@ -27,8 +28,7 @@ struct svc_packages {
 	atomic_bool stopping;     /* set by destroy, read by the scanner */
 	pthread_mutex_t mu;      /* stats, origins */
 	svc_packages_stats st;
-	char **origins;          /* package paths handed out as src_file.origin */
-	size_t n_origins;
+	base_vec origins;        /* char *: package paths handed out as src_file.origin */
 };
 
 /* svc_packages_scan.c: the thread's body. */
