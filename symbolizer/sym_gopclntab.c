@@ -128,7 +128,7 @@ sym_errc sym_gopcln_open(sym_gopcln *t, const void *data, size_t size, uint64_t 
 	} else if (t->version == SYM_GOPCLN_116) {
 		rc = split_tables(t, 2, err);
 	} else {
-		uint64_t ts;
+		uint64_t ts = 0;
 		if ((rc = header_word(t, 2, &ts, err)) == SYM_OK)
 			rc = split_tables(t, 3, err);
 		t->text_start = ts ? ts : text_start;
@@ -162,10 +162,10 @@ sym_errc sym_gopcln_func_at(const sym_gopcln *t, uint64_t i, sym_gopcln_func *f,
 		return sym_error_set(err, SYM_E_BAD_ELF, "pclntab: function %llu of %llu",
 				     (unsigned long long)i, (unsigned long long)t->nfunc);
 	uint64_t fsz = ftab_field(t), at = t->ftab_off + i * 2 * fsz;
-	uint64_t e0, off, e1;
+	uint64_t e0 = 0, off = 0, e1 = 0;
 	bool ok;
 	if (fsz == 4) {
-		uint32_t a, b, c;
+		uint32_t a = 0, b = 0, c = 0;
 		ok = rd32(t, at, t->func_end, &a) && rd32(t, at + 4, t->func_end, &b) &&
 		     rd32(t, at + 8, t->func_end, &c);
 		e0 = a, off = b, e1 = c;
