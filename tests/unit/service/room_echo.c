@@ -28,7 +28,7 @@
 #include "service/core/svc_room.h"
 #include "service/rpc/svc_rpc.h"
 
-unsigned room_echo_stops, room_echo_destroys;
+_Atomic unsigned room_echo_stops, room_echo_destroys;  /* read by the test thread */
 
 typedef struct echo {
 	const svc_room_ctx *ctx;

@@ -26,7 +26,7 @@
 #include "test.h"
 
 extern const svc_room room_echo;                       /* room_echo.c */
-extern unsigned room_echo_stops, room_echo_destroys;
+extern _Atomic unsigned room_echo_stops, room_echo_destroys;
 
 static const char *const PROTO[] = {"Content-Type: application/proto", NULL};
 static const char *const JSON[] = {"Content-Type: application/json", NULL};
