@@ -33,6 +33,8 @@ PKGS=(
   libstdc++6-12-dbg binutils-x86-64-linux-gnu-dbg
   # Rust-mangled fixture (tests/fixtures) and peak memory in bench/ (/usr/bin/time -v)
   rustc time
+  # bench/bench_rpc_cost.sh: instructions per request, counted under callgrind
+  valgrind
   # daemon tests: promtool (checks /metrics), protoc (the Node Connect client's code)
   prometheus protobuf-compiler
   # kernel modules (issue 12, tests/integration/kmod_test.py): a module built at
