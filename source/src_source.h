@@ -41,6 +41,9 @@ typedef enum src_status {
 	SRC_FOUND = 0,           /* *out holds a checked file */
 	SRC_NOT_FOUND,           /* no good file (err, when set, says why a candidate failed) */
 	SRC_TOO_LARGE,           /* nothing found, and a candidate was over max_size */
+	SRC_PENDING,             /* not found yet: the source's listing is incomplete (a
+				  * package scan under way, a package changed since its
+				  * scan); ask again soon, remember no negative answer */
 } src_status;
 
 /* Longest path a source reports (the dwz file's location). */

@@ -122,8 +122,9 @@ static void start_next(struct run *r);
 
 static int fetch_exit_code(svc_fetch_status st)
 {
-	return st == SVC_FETCH_OK ? CTL_EXIT_OK : st == SVC_FETCH_ERROR ? CTL_EXIT_SERVER
-								 : CTL_EXIT_NOT_FOUND;
+	return st == SVC_FETCH_OK ? CTL_EXIT_OK
+	       : st == SVC_FETCH_ERROR || st == SVC_FETCH_PENDING ? CTL_EXIT_SERVER
+								   : CTL_EXIT_NOT_FOUND;
 }
 
 static void on_done(const svc_fetch_result *res, void *arg)

@@ -485,6 +485,10 @@ static void fetched(const svc_fetch_result *res, void *arg)
 	case SVC_FETCH_ERROR:
 		svc_dbg_reply_error(r->d, r->req, r->kind, 503, "upstream trouble; try again");
 		break;
+	case SVC_FETCH_PENDING:
+		svc_dbg_reply_error(r->d, r->req, r->kind, 503,
+				    "a package scan under way may hold it; try again");
+		break;
 	default:
 		svc_dbg_reply_error(r->d, r->req, r->kind, 404, "not found");
 		break;

@@ -216,7 +216,8 @@ static void resolved(void *arg, svc_resolution *res)
 		char why[SYM_ERROR_MSG_MAX + 32];
 		snprintf(why, sizeof(why), "build ID %s: %s", svc_resolve_status_name(res->status),
 			 res->error);
-		return fail(r, res->status == SVC_RESOLVE_ERROR ? 503 : 404, why);
+		bool again = res->status == SVC_RESOLVE_ERROR || res->status == SVC_RESOLVE_PENDING;
+		return fail(r, again ? 503 : 404, why);
 	}
 	r->entry = res->entry;
 	if (!svc_pool_submit(r->d->o.pool, r, find, found))

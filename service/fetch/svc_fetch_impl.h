@@ -195,6 +195,7 @@ struct svc_fetch_flight {
 	bool exec_probe;         /* asks this upstream for an executable it may not serve */
 	/* Outcome of the walk in progress, and of the debuginfo walk once done. */
 	bool any_error, too_large;
+	bool any_pending;        /* a source's listing is incomplete: PENDING, not NOT_FOUND */
 	char walk_error[SYM_ERROR_MSG_MAX];
 	svc_fetch_status dbg_status;
 	char dbg_error[SYM_ERROR_MSG_MAX];
@@ -358,6 +359,7 @@ struct svc_fetch_job {
 	stor_meta meta_in;       /* neg_expiry/last_error for an executable */
 	/* out */
 	src_status found;        /* JOB_LOCAL */
+	bool pending;            /* JOB_LOCAL: a source answered SRC_PENDING */
 	size_t asked;            /* JOB_LOCAL: sources asked */
 	svc_trace_row *per_source; /* JOB_LOCAL: the outcome of each (n_sources) */
 	sym_errc check;          /* src_check_file */

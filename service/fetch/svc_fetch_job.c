@@ -115,12 +115,15 @@ static void find_in_sources(svc_fetch_job *j)
 		if (j->per_source) {
 			j->per_source[i].outcome = st == SRC_FOUND       ? SVC_SOURCE_FOUND
 						   : st == SRC_TOO_LARGE ? SVC_SOURCE_TOO_LARGE
+						   : st == SRC_PENDING   ? SVC_SOURCE_PENDING
 									 : SVC_SOURCE_NOT_FOUND;
 			snprintf(j->per_source[i].error, sizeof(j->per_source[i].error), "%.150s",
 				 err.code != SYM_OK ? err.msg : "");
 		}
 		if (st == SRC_TOO_LARGE)
 			j->found = SRC_TOO_LARGE;
+		if (st == SRC_PENDING)
+			j->pending = true;
 		if (st != SRC_FOUND)
 			continue;
 		take_found(j, &file);
@@ -189,6 +192,8 @@ static svc_fetch_stage local_missed(svc_fetch_flight *fl, svc_fetch_job *j)
 {
 	if (j->found == SRC_TOO_LARGE)
 		fl->too_large = true;
+	if (j->pending)
+		fl->any_pending = true;
 	if (j->error[0])
 		svc_walk_note(fl, "%s", j->error);
 	fl->server = 0;

@@ -27,6 +27,7 @@ static void render_fetches(const svc_fetcher *f, base_buf *b)
 		{"outcome=\"store\"", fs.cache_hits},   {"outcome=\"local\"", fs.local_hits},
 		{"outcome=\"upstream\"", fs.upstream_hits}, {"outcome=\"not_found\"", fs.not_found},
 		{"outcome=\"error\"", fs.errors},       {"outcome=\"too_large\"", fs.too_large},
+		{"outcome=\"pending\"", fs.pending},
 	};
 	for (size_t k = 0; k < sizeof(outcomes) / sizeof(outcomes[0]); k++)
 		base_expo_u64(b, "symbolizer_fetches_total", outcomes[k].labels, outcomes[k].v);

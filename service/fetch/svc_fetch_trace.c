@@ -18,7 +18,7 @@
 #include "base/base_clock.h"
 
 static const char *const outcome_names[] = {"none", "found", "not_found", "too_large",
-					    "error", "rejected", "skipped"};
+					    "error", "rejected", "skipped", "pending"};
 
 const char *svc_source_outcome_name(svc_source_outcome_kind k)
 {

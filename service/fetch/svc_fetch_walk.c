@@ -235,11 +235,14 @@ void svc_walk_queue_full(svc_fetch_flight *fl, const char *why)
 /* The status of a walk that found nothing; after the executable walk, of both. */
 static svc_fetch_status walk_status(const svc_fetch_flight *fl)
 {
-	svc_fetch_status st = fl->any_error   ? SVC_FETCH_ERROR
-			      : fl->too_large ? SVC_FETCH_TOO_LARGE
-					      : SVC_FETCH_NOT_FOUND;
+	svc_fetch_status st = fl->any_error     ? SVC_FETCH_ERROR
+			      : fl->too_large   ? SVC_FETCH_TOO_LARGE
+			      : fl->any_pending ? SVC_FETCH_PENDING
+						: SVC_FETCH_NOT_FOUND;
 	if (fl->want == STOR_KIND_DEBUGINFO)
 		return st;
+	if (fl->dbg_status == SVC_FETCH_PENDING || st == SVC_FETCH_PENDING)
+		return SVC_FETCH_PENDING;  /* a scan may still bring it: nothing is final */
 	/* Neither walk found anything: a failure in either one means "try
 	 * again soon"; the debuginfo walk's text says the most. */
 	if (fl->dbg_status == SVC_FETCH_ERROR || st == SVC_FETCH_ERROR)
@@ -307,7 +310,8 @@ svc_fetch_stage svc_walk_exhausted(svc_fetch_flight *fl)
 	const char *why = fl->want == STOR_KIND_EXECUTABLE && fl->dbg_status != st ? fl->walk_error
 			  : fl->dbg_error[0] ? fl->dbg_error
 					     : fl->walk_error;
-	record_negative(fl, st, why);
+	if (st != SVC_FETCH_PENDING)
+		record_negative(fl, st, why);
 	if (fl->holding_exec && answer_with_exec(fl, why))
 		return SVC_STAGE_DONE;
 	fl->res.status = st;
@@ -315,6 +319,7 @@ svc_fetch_stage svc_walk_exhausted(svc_fetch_flight *fl)
 	switch (st) {
 	case SVC_FETCH_NOT_FOUND: f->st.not_found++; break;
 	case SVC_FETCH_TOO_LARGE: f->st.too_large++; break;
+	case SVC_FETCH_PENDING: f->st.pending++; break;
 	default: f->st.errors++; break;
 	}
 	return SVC_STAGE_DONE;

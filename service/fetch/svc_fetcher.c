@@ -31,6 +31,7 @@ const char *svc_fetch_status_name(svc_fetch_status s)
 	case SVC_FETCH_NOT_FOUND: return "not_found";
 	case SVC_FETCH_ERROR: return "error";
 	case SVC_FETCH_TOO_LARGE: return "too_large";
+	case SVC_FETCH_PENDING: return "pending";
 	}
 	return "unknown";
 }

@@ -81,6 +81,8 @@ typedef enum svc_fetch_status {
 	SVC_FETCH_NOT_FOUND,    /* no source has it */
 	SVC_FETCH_ERROR,        /* sources failed; try again later */
 	SVC_FETCH_TOO_LARGE,    /* larger than max_debuginfo_size (or the store) */
+	SVC_FETCH_PENDING,      /* none yet, but a source could still have it (a package
+				 * scan under way): ask again soon; nothing remembered */
 } svc_fetch_status;
 
 const char *svc_fetch_status_name(svc_fetch_status s); /* "ok", "not_found", ... */
@@ -227,6 +229,7 @@ typedef struct svc_fetcher_stats {
 	uint64_t local_hits;     /* found in a local debug dir */
 	uint64_t upstream_hits;  /* downloaded */
 	uint64_t not_found, errors, too_large;
+	uint64_t pending;        /* nothing yet, a package scan under way (nothing remembered) */
 	uint64_t deferred;       /* a busy server put off: the next ones asked first */
 	size_t in_flight;        /* build IDs being fetched now */
 	size_t downloads;        /* downloads in flight now */
@@ -247,6 +250,7 @@ typedef enum svc_source_outcome_kind {
 	SVC_SOURCE_ERROR,        /* 5xx, timeout, broken connection, queue full */
 	SVC_SOURCE_REJECTED,     /* a file that is not an ELF with that build ID */
 	SVC_SOURCE_SKIPPED,      /* not asked: circuit breaker open, or no executables there */
+	SVC_SOURCE_PENDING,      /* not there yet: its listing is incomplete (a package scan) */
 } svc_source_outcome_kind;
 
 const char *svc_source_outcome_name(svc_source_outcome_kind k); /* "found", ... */

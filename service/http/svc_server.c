@@ -148,6 +148,7 @@ static bool start_resolution(svc_server *s, svc_error *err)
 		.fetcher = s->fetcher,
 		.pool = s->pool,
 		.cache = s->cache,
+		.packages = s->packages,
 		.build_threads = (unsigned)workers,
 		.max_decompressed_bytes = 0, /* the build memory budget */
 		.error_ttl_ms = s->config.error_cache_ttl_ms,

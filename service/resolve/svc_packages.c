@@ -38,10 +38,12 @@ static const char *origin(svc_packages *p, const char *path)
 }
 
 /* Opens the entry's package, checks it is the one scanned, reads the member;
- * *mtime_ns (may be NULL): the package's. */
+ * *mtime_ns (may be NULL): the package's. *changed: the failure is that the
+ * package changed since its scan (a rescan follows: transient). */
 static sym_errc extract(svc_packages *p, const stor_cat_entry *e, void **data, int64_t *mtime_ns,
-			sym_error *err)
+			bool *changed, sym_error *err)
 {
+	*changed = false;
 	stor_cat_package pkg;
 	void *lb = NULL;
 	size_t ll = 0;
@@ -60,7 +62,9 @@ static sym_errc extract(svc_packages *p, const stor_cat_entry *e, void **data, i
 	if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size != pkg.size ||
 	    (uint64_t)st.st_ino != pkg.inode ||
 	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != pkg.mtime_ns) {
-		rc = sym_error_set(err, SYM_E_IO, "%.200s: changed or gone since its scan", e->package);
+		*changed = true;
+		rc = sym_error_set(err, SYM_E_IO, "%.200s: changed or gone since its scan; rescan pending",
+				   e->package);
 	} else {
 		rc = src_package_extract(fd, &l, e->member, e->offset, e->size, data, err);
 		if (rc)
@@ -101,7 +105,8 @@ static src_status try_kind(svc_packages *p, const sym_build_id *id, stor_kind ki
 	void *data = NULL;
 	src_kind got = SRC_KIND_EXECUTABLE;
 	sym_error cerr = {0};
-	sym_errc rc = extract(p, e, &data, NULL, &cerr);
+	bool changed;
+	sym_errc rc = extract(p, e, &data, NULL, &changed, &cerr);
 	if (!rc && (src_check_file(data, (size_t)e->size, id, &got, &out->info, &cerr) != SYM_OK ||
 		    (want == SRC_KIND_DEBUGINFO && got != SRC_KIND_DEBUGINFO))) {
 		if (cerr.code == SYM_OK)
@@ -109,6 +114,11 @@ static src_status try_kind(svc_packages *p, const sym_build_id *id, stor_kind ki
 		rc = cerr.code;
 	}
 	count_extract(p, rc == SYM_OK);
+	if (changed) {  /* its rescan decides */
+		sym_error_set(err, rc, "%.300s", cerr.msg);
+		free(e);
+		return SRC_PENDING;
+	}
 	if (rc) {
 		base_logf(BASE_LOG_WARN, "package member rejected", "package=%s member=%s error=\"%s\"",
 			  e->package, e->member, cerr.msg);
@@ -134,6 +144,10 @@ static src_status pkg_find(src_source *s, const sym_build_id *id, src_kind want,
 	src_status st = try_kind(p, id, first, want, max_size, out, err);
 	if (st == SRC_NOT_FOUND)
 		st = try_kind(p, id, second, want, max_size, out, err);
+	if (st == SRC_NOT_FOUND && !atomic_load(&p->settled)) {
+		sym_error_set(err, SYM_E_IO, "package catalogue scan in progress");
+		st = SRC_PENDING;
+	}
 	return st;
 }
 
@@ -160,7 +174,8 @@ svc_errc svc_packages_find_source(svc_packages *p, const sym_build_id *id, const
 				   e->package, e->member, (unsigned long long)e->size);
 	} else {
 		sym_error xerr = {0};
-		sym_errc xrc = extract(p, e, &out->data, &out->mtime_ns, &xerr);
+		bool changed;
+		sym_errc xrc = extract(p, e, &out->data, &out->mtime_ns, &changed, &xerr);
 		count_extract(p, xrc == SYM_OK);
 		out->size = (size_t)e->size;
 		rc = xrc ? svc_error_set(err, SVC_E_IO, "%.300s", xerr.msg) : SVC_OK;
@@ -216,6 +231,11 @@ svc_errc svc_packages_start(svc_packages *p, svc_error *err)
 		return svc_error_set(err, SVC_E_IO, "packages: cannot start the scanner");
 	p->running = true;
 	return SVC_OK;
+}
+
+uint64_t svc_packages_generation(const svc_packages *p)
+{
+	return p ? atomic_load(&p->generation) : 0;
 }
 
 src_source *svc_packages_source(svc_packages *p)

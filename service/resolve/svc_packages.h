@@ -17,7 +17,10 @@
  * The source's find() looks the build ID up in the catalogue, checks the
  * package is still the one scanned, extracts the member (xz blocks that
  * overlap it, or a stream) and checks it with src_check_file. It is the one
- * to put between the local debug dirs and the upstreams.
+ * to put between the local debug dirs and the upstreams. While the catalogue
+ * is not in step with the disk (the first pass, a package being scanned, a
+ * change not yet scanned) a miss is SRC_PENDING, not SRC_NOT_FOUND, so that no
+ * negative answer is remembered for a build ID a scan may still bring.
  */
 #ifndef SVC_PACKAGES_H
 #define SVC_PACKAGES_H
@@ -85,6 +88,14 @@ typedef struct svc_packages_stats {
 } svc_packages_stats;
 
 void svc_packages_get_stats(svc_packages *p, svc_packages_stats *out);
+
+/*
+ * Counts the catalogue's additions (a package scanned with members): a
+ * negative answer remembered at an older generation may be wrong now. The
+ * store's negative records of the added build IDs are expired by the scanner
+ * itself. NULL: 0. Any thread.
+ */
+uint64_t svc_packages_generation(const svc_packages *p);
 
 /*
  * symbolizer_packages{state}, symbolizer_package_members,

@@ -29,6 +29,11 @@ struct svc_packages {
 	pthread_mutex_t mu;      /* stats, origins */
 	svc_packages_stats st;
 	base_vec origins;        /* char *: package paths handed out as src_file.origin */
+	/* The catalogue is in step with the disk: false before the first pass
+	 * ends, while a package is scanned, and from a change inotify reports to
+	 * the end of the pass it starts. A miss meanwhile is SRC_PENDING. */
+	atomic_bool settled;
+	atomic_uint_fast64_t generation;  /* catalogue additions (svc_packages_generation) */
 };
 
 /* svc_packages_scan.c: the thread's body. */

@@ -79,10 +79,38 @@ static bool on_member(void *arg, const src_pkg_member *m)
 	return !ps->p->stopping;
 }
 
+/*
+ * The catalogue now holds the pass's entries: a negative answer the store
+ * remembers for one of them (a miss before this scan) is expired, so the
+ * next call looks again and finds it here. A PRESENT record is left as it
+ * is, but one holding only the executable looks for debug info again.
+ */
+static void expire_negatives(pass *ps)
+{
+	svc_packages *p = ps->p;
+	const stor_cat_entry *es = ps->entries.data;
+	for (size_t i = 0; i < ps->entries.len; i++) {
+		stor_meta m;
+		stor_error se;
+		if (stor_get_meta(p->o.store, es[i].id, es[i].id_len, &m, &se) != STOR_OK ||
+		    (m.state == STOR_STATE_PRESENT && m.kind == STOR_KIND_DEBUGINFO) ||
+		    m.neg_expiry <= base_real_ms())
+			continue;
+		stor_state st = m.state == STOR_STATE_PRESENT ? STOR_STATE_NOT_FOUND : m.state;
+		if (stor_put_negative(p->o.store, es[i].id, es[i].id_len, st, m.source,
+				      "a package scan added it since", 0, &se) != STOR_OK)
+			base_logf(BASE_LOG_WARN, "negative record not expired", "package=%s error=\"%s\"",
+				  ps->path, se.msg);
+	}
+	if (ps->entries.len)
+		atomic_fetch_add(&p->generation, 1);
+}
+
 /* Scans one new or changed package and writes its catalogue record. */
 static void scan_package(pass *ps, const char *path, int fd, const struct stat *st)
 {
 	svc_packages *p = ps->p;
+	atomic_store(&p->settled, false);  /* until the pass ends */
 	src_pkg_limits lim;
 	src_pkg_limits_init(&lim);
 	src_pkg_layout l;
@@ -120,6 +148,8 @@ static void scan_package(pass *ps, const char *path, int fd, const struct stat *
 				 ps->sources.data, ps->sources.len, &se) != STOR_OK)
 		base_logf(BASE_LOG_ERROR, "catalogue write failed", "package=%s error=\"%s\"", path,
 			  se.msg);
+	else
+		expire_negatives(ps);
 	free(lb);
 	src_pkg_layout_free(&l);
 	size_t n_sources = ps->sources.len;  /* for the log line: counted before they go */
@@ -251,6 +281,8 @@ void svc_packages_scan_now(svc_packages *p)
 	}
 	for (size_t i = 0; i < ps.seen.len; i++)
 		free(((char **)ps.seen.data)[i]);
+	if (!p->stopping)
+		atomic_store(&p->settled, true);
 	pthread_mutex_lock(&p->mu);
 	p->st.passes++;
 	p->st.removed += pr.gone.len;
@@ -274,6 +306,7 @@ static void wait_change(svc_packages *p)
 	if (poll(fds, (nfds_t)nfds, timeout) <= 0 || p->stopping || !(fds[1].revents & POLLIN))
 		return;
 	char buf[4096] __attribute__((aligned(8)));
+	atomic_store(&p->settled, false);  /* a change: the pass after the quiet time decides */
 	do {
 		while (read(p->inotify, buf, sizeof(buf)) > 0)
 			;

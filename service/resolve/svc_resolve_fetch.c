@@ -25,6 +25,9 @@ static void fetch_failed(svc_resolve_flight *f, const svc_fetch_result *res)
 	case SVC_FETCH_TOO_LARGE:
 		svc_resolve_flight_fail(f, SVC_RESOLVE_TOO_LARGE, "%s", e ? e : "too large");
 		break;
+	case SVC_FETCH_PENDING:
+		svc_resolve_flight_fail(f, SVC_RESOLVE_PENDING, "%s", e ? e : "package scan in progress");
+		break;
 	default:
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", e ? e : "fetch failed");
 		break;

@@ -15,12 +15,13 @@
 #include "base/base_clock.h"
 #include "base/base_log.h"
 
-static const char *const status_names[] = {"ok", "not_found", "error", "no_symbols",
-					   "too_large"};
+static const char *const status_names[] = {"ok",	     "not_found", "error",
+					   "no_symbols", "too_large", "pending"};
 
 const char *svc_resolve_status_name(svc_resolve_status s)
 {
-	return (unsigned)s < 5 ? status_names[s] : "unknown";
+	return (unsigned)s < sizeof(status_names) / sizeof(status_names[0]) ? status_names[s]
+										     : "unknown";
 }
 
 svc_resolve_flight *svc_resolve_flight_new(svc_resolver *r, const sym_build_id *id,

@@ -9,6 +9,7 @@
  * does not push out the entries in use.
  */
 #include "service/resolve/svc_resolver_impl.h"
+#include "service/resolve/svc_packages.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,17 @@ void svc_resolve_neg_clear(svc_resolver *r)
 	svc_resolve_neg_map_clear(&r->negs);
 }
 
+/* Not expired, and the package catalogue has not grown since. */
+static bool still_true(const svc_resolver *r, const svc_resolve_negative *n)
+{
+	return n->expiry_ms > base_mono_ms() &&
+	       n->catalogue == svc_packages_generation(r->o.packages);
+}
+
 const svc_resolve_negative *svc_resolve_neg_peek(const svc_resolver *r, const sym_build_id *id)
 {
 	svc_resolve_negative *const *slot = svc_resolve_neg_map_get(&r->negs, &id);
-	return slot && (*slot)->expiry_ms > base_mono_ms() ? *slot : NULL;
+	return slot && still_true(r, *slot) ? *slot : NULL;
 }
 
 const svc_resolve_negative *svc_resolve_neg_find(svc_resolver *r, const sym_build_id *id)
@@ -65,7 +73,7 @@ const svc_resolve_negative *svc_resolve_neg_find(svc_resolver *r, const sym_buil
 	svc_resolve_negative **slot = svc_resolve_neg_map_get(&r->negs, &id);
 	if (!slot)
 		return NULL;
-	if ((*slot)->expiry_ms <= base_mono_ms()) {
+	if (!still_true(r, *slot)) {
 		neg_remove(r, *slot);
 		return NULL;
 	}
@@ -104,7 +112,9 @@ static svc_resolve_negative *neg_get(svc_resolver *r, const sym_build_id *id)
 void svc_resolve_neg_remember(svc_resolver *r, const sym_build_id *id, svc_resolve_status status,
 			      const char *error)
 {
-	int64_t ttl = status == SVC_RESOLVE_ERROR ? r->o.error_ttl_ms : r->o.negative_ttl_ms;
+	int64_t ttl = status == SVC_RESOLVE_ERROR     ? r->o.error_ttl_ms
+		      : status == SVC_RESOLVE_PENDING ? SVC_RESOLVE_PENDING_TTL_MS
+						      : r->o.negative_ttl_ms;
 	if (status != SVC_RESOLVE_ERROR && ttl > SVC_RESOLVE_NEG_TTL_CAP_MS)
 		ttl = SVC_RESOLVE_NEG_TTL_CAP_MS;
 	if (ttl <= 0 || r->neg_max == 0)
@@ -115,6 +125,7 @@ void svc_resolve_neg_remember(svc_resolver *r, const sym_build_id *id, svc_resol
 	n->status = status;
 	snprintf(n->error, sizeof(n->error), "%s", error);
 	n->expiry_ms = base_mono_ms() + ttl;
+	n->catalogue = svc_packages_generation(r->o.packages);
 }
 
 void svc_resolve_neg_forget(svc_resolver *r, const sym_build_id *id)

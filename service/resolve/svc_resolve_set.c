@@ -76,9 +76,14 @@ void svc_resolve_set_bound_new(svc_resolve_set *s, uint32_t max)
 		 max);
 }
 
+/* A resolution that says "not yet" (a package scan under way) is answered
+ * PENDING like work still going on. */
 static void answer_resolved(svc_resolve_set *s, size_t i, svc_resolution *res)
 {
 	svc_resolve_answer a = {.res = res};
+	if (res->status == SVC_RESOLVE_PENDING)
+		a = (svc_resolve_answer){.pending = true, .why = res->error,
+					 .retry_after_ms = SVC_RESOLVE_PENDING_TTL_MS};
 	s->answer(s->answer_arg, i, &a);
 }
 

@@ -53,7 +53,12 @@ typedef enum svc_resolve_status {
 	SVC_RESOLVE_ERROR,         /* sources failed, or the file could not be indexed */
 	SVC_RESOLVE_NO_SYMBOLS,    /* the file has neither debug info nor symbols */
 	SVC_RESOLVE_TOO_LARGE,     /* over a size cap */
+	SVC_RESOLVE_PENDING,       /* nothing yet, but a package scan under way may bring it:
+				    * ask again (remembered SVC_RESOLVE_PENDING_TTL_MS) */
 } svc_resolve_status;
+
+/* How long a PENDING answer stands before the sources are asked again. */
+#define SVC_RESOLVE_PENDING_TTL_MS 1000
 
 const char *svc_resolve_status_name(svc_resolve_status s);
 
@@ -95,6 +100,9 @@ typedef struct svc_resolver_options {
 	svc_fetcher *fetcher;
 	svc_pool *pool;             /* index loads and builds run here */
 	svc_index_cache *cache;     /* the symbol indexes (the other kinds: caches of their own) */
+	/* The package archives (NULL: none): a failure remembered before the
+	 * catalogue's latest addition is not trusted (svc_packages_generation). */
+	const struct svc_packages *packages;
 	size_t layout_cache_bytes;  /* layout indexes kept in memory (0: SVC_RESOLVE_LAYOUT_CACHE_DEFAULT) */
 	unsigned build_threads;     /* DWARF walk threads per build (0: per CPU) */
 	uint64_t max_decompressed_bytes; /* cap for compressed debug sections (0: default) */

@@ -99,6 +99,7 @@ typedef struct svc_resolve_negative {
 	svc_resolve_status status;
 	char error[SYM_ERROR_MSG_MAX];
 	int64_t expiry_ms;
+	uint64_t catalogue;      /* svc_packages_generation when remembered */
 } svc_resolve_negative;
 
 /* Keyed by a pointer to the record's own id: 16 bytes a slot. */

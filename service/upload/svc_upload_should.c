@@ -73,7 +73,7 @@ static void answer(struct call *c)
 			x.build_id = c->msg->candidates[i]->build_id;
 			x.answer = c->cands[i].answer ? c->cands[i].answer : ANSWER(PENDING);
 			x.reason = c->cands[i].answer ? c->cands[i].reason : (char *)"searching";
-			x.retry_after_ms = c->cands[i].answer ? 0 : PENDING_RETRY_MS;
+			x.retry_after_ms = x.answer == ANSWER(PENDING) ? PENDING_RETRY_MS : 0;
 			d[i] = x;
 			dp[i] = &d[i];
 			if ((int)x.answer < SHOULD_ANSWERS)
@@ -110,6 +110,10 @@ static void decide(struct cand *k, const svc_fetch_result *res)
 			snprintf(k->reason, sizeof(k->reason), "only the executable is known (%s)",
 				 res->error[0] ? res->error : "no debug info found");
 		}
+		break;
+	case SVC_FETCH_PENDING:  /* a package scan under way may still bring it */
+		k->answer = ANSWER(PENDING);
+		snprintf(k->reason, sizeof(k->reason), "%s", res->error);
 		break;
 	case SVC_FETCH_TOO_LARGE:
 		k->answer = ANSWER(TOO_LARGE);

@@ -181,17 +181,27 @@ def case_kernel():
     pool = os.path.join(work, "pool")
     os.makedirs(pool)
     os.symlink(deb, os.path.join(pool, os.path.basename(deb)))
+    t0 = time.monotonic()
+    members = read_package(deb)
+    modules = sorted(p for p in members if p.endswith(".ko"))
+    vmlinux = [p for p in members if "/boot/vmlinux-" in p]
+    print("  %d ELF members with a build ID (%d modules), read in %.0f s" %
+          (len(members), len(modules), time.monotonic() - t0), flush=True)
+    check(len(modules) > 500 and len(vmlinux) == 1, "package: %d modules, vmlinux %r" %
+          (len(modules), vmlinux))
     d = Daemon(ARGS.symbolizerd, os.path.join(work, "data"), os.path.join(work, "d.log"),
                extra=["--package-dir", pool])
     try:
-        t0 = time.monotonic()
-        members = read_package(deb)
-        modules = sorted(p for p in members if p.endswith(".ko"))
-        vmlinux = [p for p in members if "/boot/vmlinux-" in p]
-        print("  %d ELF members with a build ID (%d modules), read in %.0f s" %
-              (len(members), len(modules), time.monotonic() - t0), flush=True)
-        check(len(modules) > 500 and len(vmlinux) == 1, "package: %d modules, vmlinux %r" %
-              (len(modules), vmlinux))
+        # Asked while the first scan runs (about 12 s): PENDING, never a
+        # NOT_FOUND remembered for 10 minutes (issue 25, item 2).
+        early = d.symbolize([pb.mapping(members[vmlinux[0]][0])], [pb.location(0, 0x1000)],
+                            max_wait_ms=3000)["mappings"][0]
+        check(pb.STATUS[early["status"]] != "NOT_FOUND", "asked during the scan: %r" % early)
+        if (d.metric("symbolizer_package_members") or 0) == 0:  # the scan still runs
+            check(pb.STATUS[early["status"]] == "PENDING" and "scan" in early.get("error", ""),
+                  "asked during the scan: %r" % early)
+        print("  asked during the scan: %s (%s)" % (pb.STATUS[early["status"]],
+                                                    early.get("error")), flush=True)
         deadline = time.monotonic() + 600
         while (d.metric("symbolizer_package_members") or 0) < len(set(members.values())):
             check(d.metric('symbolizer_packages{state="failed"}') in (None, 0),

@@ -196,6 +196,79 @@ def case_changes():
         d.stop()
 
 
+def mapping_status(d, bid, wait_ms=20000):
+    resp = d.symbolize([pb.mapping(bid)], [pb.location(0, 0x1000)], max_wait_ms=wait_ms)
+    m = resp["mappings"][0]
+    return pb.STATUS[m["status"]], m.get("error", "")
+
+
+def settled_status(d, bid, timeout=60):
+    """The first answer that is not PENDING (a scan under way), within timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st, why = mapping_status(d, bid)
+        if st != "PENDING":
+            return st, why
+        check(time.monotonic() < deadline, "PENDING for %d s: %s" % (timeout, why))
+        time.sleep(0.2)
+
+
+def case_negatives():
+    """Issue 25, item 2: a build ID asked for before the catalogue holds it is
+    not NOT_FOUND for good. A package added later clears the negative answer
+    remembered in memory and in the store (with the 10-minute default TTL);
+    a package changed since its scan (replaced behind a link, where inotify
+    does not see it) answers PENDING, never NOT_FOUND, until its rescan."""
+    work = tempdir("pkg-negatives-")
+    pool, outside = os.path.join(work, "pool"), os.path.join(work, "outside")
+    os.makedirs(pool)
+    os.makedirs(outside)
+    a, b = build_id(fx("c_O2_dw5")), build_id(fx("cxx_O2"))
+    ttl = ["--negative-cache-ttl=10m", "--package-rescan=1h"]
+    d = daemon(work, "d", [pool], extra=ttl)
+    try:
+        st, why = settled_status(d, a)
+        check(st == "NOT_FOUND", "before the package: %s %s" % (st, why))
+        status, _ = get(d, "/buildid/%s/debuginfo" % a)
+        check(status == 404, "before the package: HTTP %d" % status)
+        tmp = pk.dpkg_deb(work, "one", {bid_path(a): fx("c_O2_dw5")}, comp="xz")
+        os.rename(tmp, os.path.join(pool, "one.deb"))
+        wait_metric(d, "symbolizer_package_members", lambda v: v == 1, "added")
+        st, why = settled_status(d, a)
+        check(st == "OK", "after the package was added: %s %s (negative kept)" % (st, why))
+        status, _ = get(d, "/buildid/%s/debuginfo" % a)
+        check(status == 200, "after the package was added: HTTP %d" % status)
+        # A package that is a link to a file outside the watched dirs: replaced
+        # there, the catalogue is stale until a rescan; meanwhile PENDING.
+        linked = pk.dpkg_deb(work, "two", {bid_path(b): fx("cxx_O2")}, comp="zstd",
+                             out_dir=outside)
+        os.symlink(linked, os.path.join(pool, "two.deb"))
+        wait_metric(d, "symbolizer_package_members", lambda v: v == 2, "linked added")
+        pk.dpkg_deb(work, "two", {bid_path(b): fx("cxx_O2"), "usr/share/doc/x": fx("c_O2_dw5")},
+                    comp="xz", out_dir=outside)
+        for _ in range(3):
+            st, why = mapping_status(d, b, wait_ms=2000)
+            check(st == "PENDING" and "scan" in why,
+                  "changed since its scan: %s %r (want PENDING)" % (st, why))
+            time.sleep(1.1)  # past the PENDING answer's memory
+        check(d.metric('symbolizer_fetches_total{outcome="pending"}') >= 1, "pending counted")
+        scans = d.metric("symbolizer_package_scans_total")
+        open(os.path.join(pool, "nudge"), "w").close()  # inotify: a pass now
+        wait_metric(d, "symbolizer_package_scans_total", lambda v: v > scans, "rescan")
+        st, why = settled_status(d, b)
+        check(st == "OK", "after its rescan: %s %s" % (st, why))
+    finally:
+        d.stop()
+    # Nothing negative survives in the store: a restart still finds both.
+    d = daemon(work, "d", [pool], extra=ttl)
+    try:
+        for bid in (a, b):
+            st, why = settled_status(d, bid)
+            check(st == "OK", "after a restart: %s %s" % (st, why))
+    finally:
+        d.stop()
+
+
 def case_hostile():
     work = tempdir("pkg-hostile-")
     good, bad = os.path.join(work, "good"), os.path.join(work, "bad")
@@ -260,6 +333,7 @@ def main():
     ap.add_argument("cases", nargs="*")
     ARGS = ap.parse_args()
     cases = [("serve", case_serve), ("changes", case_changes), ("hostile", case_hostile),
+             ("negatives", case_negatives),
              ("symbolctl_fetch", case_symbolctl_fetch)]
     return run_cases(cases, ARGS.cases)
 

@@ -358,6 +358,7 @@ TEST(metrics_render)
 		"symbolizer_fetches_total{outcome=\"store\"} 1\n"
 		"symbolizer_fetches_total{outcome=\"local\"} 0\n",
 		"symbolizer_fetches_total{outcome=\"too_large\"} 0\n"
+		"symbolizer_fetches_total{outcome=\"pending\"} 0\n"
 		"# HELP symbolizer_fetches_in_flight Build IDs being fetched now.\n"
 		"# TYPE symbolizer_fetches_in_flight gauge\n"
 		"symbolizer_fetches_in_flight 0\n"
