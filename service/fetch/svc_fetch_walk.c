@@ -40,10 +40,19 @@ void svc_walk_exec_meta(const svc_fetch_flight *fl, stor_meta *m)
 	snprintf(m->last_error, sizeof(m->last_error), "%s", fl->dbg_error);
 }
 
-/* The result is filled; the dwz file first when it names one. */
-static svc_fetch_stage with_alt(svc_fetch_flight *fl, bool needs_alt, const sym_build_id *alt_id)
+/*
+ * The result is filled; the dwz file first when it names one. A flight for
+ * symbols waits for it always. A flight for the debug file alone (the
+ * debuginfod route) brings it too when the file came from a source just now,
+ * while where the link points is known (alt_where): stored beside it, the
+ * dwz file is there for a later call for symbols, and for a debuginfod
+ * client's own request for it by its build ID, whichever route came first.
+ */
+static svc_fetch_stage with_alt(svc_fetch_flight *fl, bool needs_alt, const sym_build_id *alt_id,
+				bool fresh_from_source)
 {
-	if (!needs_alt || fl->kind != SVC_FETCH_SYMBOLS)
+	bool chase = fl->kind == SVC_FETCH_SYMBOLS || (fresh_from_source && fl->alt_where);
+	if (!needs_alt || !chase)
 		return SVC_STAGE_DONE;
 	fl->res.has_alt = true;
 	fl->res.alt_id = *alt_id;
@@ -62,7 +71,7 @@ svc_fetch_stage svc_walk_succeed(svc_fetch_flight *fl, stor_kind kind, uint64_t 
 	else
 		fl->res.error[0] = '\0';
 	return with_alt(fl, kind == STOR_KIND_DEBUGINFO && info->has_alt && info->alt_build_id.len,
-			&info->alt_build_id);
+			&info->alt_build_id, true);
 }
 
 /* ---- STORE ------------------------------------------------------------- */
@@ -84,7 +93,7 @@ static svc_fetch_stage answer_from_store(svc_fetch_flight *fl, const stor_meta *
 		snprintf(fl->res.error, sizeof(fl->res.error), "%s", m->last_error);
 		sym_build_id alt = {.len = m->alt_len};
 		memcpy(alt.bytes, m->alt_id, m->alt_len);
-		return with_alt(fl, m->alt_len != 0, &alt);
+		return with_alt(fl, m->alt_len != 0, &alt, false);
 	}
 	/* A negative record does not stop a dwz file's flight that knows where the
 	 * file should be (a look in the local dirs is cheap). */

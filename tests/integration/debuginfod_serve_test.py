@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+import pb
 from daemon_lib import Daemon
 from upstream_lib import (Debuginfod, build_id, check, free_port, run_cases, tempdir)
 
@@ -279,6 +280,40 @@ def case_federation():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def case_dwz_route():
+    """Issue 25, item 1: a dwz debug file (Debian's ld.gold, binutils-x86-64-
+    linux-gnu-dbg) that enters through the debuginfod route first: its dwz
+    file is found all the same (a Symbolize afterwards is OK, not "dwz
+    supplementary file ...: not_found"), and /buildid/ALTID/debuginfo serves
+    the .dwz file itself, as debuginfod clients ask for it."""
+    work = tempdir("dbgd-dwz-")
+    gold = "/usr/bin/x86_64-linux-gnu-ld.gold"
+    bid = build_id(gold)
+    debug = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+    check(os.path.exists(debug), "%s missing (scripts/install-deps.sh)" % debug)
+    link = dump_section(debug, ".gnu_debugaltlink", work)
+    alt_path = link[:link.index(b"\0")].decode()
+    alt_bid = link[link.index(b"\0") + 1:].hex()
+    d = daemon(work, "d", debug_dirs=["/usr/lib/debug"])
+    try:
+        status, _, body = request(d, "/buildid/%s/debuginfo" % bid)
+        check(status == 200 and sha(body) == sha(open(debug, "rb").read()),
+              "main file: HTTP %d" % status)
+        status, _, body = request(d, "/buildid/%s/debuginfo" % alt_bid)
+        check(status == 200, "dwz file by its build ID: HTTP %d %r" % (status, body[:200]))
+        check(sha(body) == sha(open(alt_path, "rb").read()), "dwz file: bytes differ")
+        nm = subprocess.run(["nm", "--defined-only", debug], capture_output=True, text=True,
+                            check=True).stdout
+        addr = next(int(w[0], 16) for w in (l.split() for l in nm.splitlines())
+                    if len(w) == 3 and w[1] in "tT" and int(w[0], 16)) + 1
+        resp = d.symbolize([pb.mapping(bid)], [pb.location(0, addr)], max_wait_ms=120000)
+        m = resp["mappings"][0]
+        check(pb.STATUS[m["status"]] == "OK", "Symbolize after the route: %r" % m)
+        check(pb.frames(resp, 0), "no frames at 0x%x" % addr)
+    finally:
+        d.stop()
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -288,7 +323,8 @@ def main():
     ARGS = ap.parse_args()
     return run_cases([("serve", case_serve), ("upstream", case_upstream),
                       ("upstream_down", case_upstream_down), ("concurrent", case_concurrent),
-                      ("federation", case_federation)], ARGS.cases)
+                      ("federation", case_federation),
+                      ("dwz_route", case_dwz_route)], ARGS.cases)
 
 
 if __name__ == "__main__":
