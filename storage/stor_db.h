@@ -52,6 +52,7 @@ typedef enum stor_errc {
 	STOR_E_TOO_LARGE,  /* larger than the store's whole size bound */
 	STOR_E_EXISTS,     /* refused: the store holds a better file already */
 	STOR_E_NOSPACE,    /* this write does not fit on the disk (others still may) */
+	STOR_E_STALE,      /* a derived blob built from a file the store no longer holds */
 } stor_errc;
 
 typedef struct stor_error {
@@ -172,6 +173,16 @@ stor_errc stor_get_file(stor_db *db, const uint8_t *id, size_t id_len, stor_blob
 stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t id_len, const void *data,
 			 size_t size, stor_error *err);
 
+/*
+ * The same, for an index built from the file whose stor_meta.fetch_time was
+ * file_time (read with it: stor_get_file's meta): STOR_E_STALE, nothing
+ * written, when the store holds another file now (replaced while the index
+ * was built). Every file put gets a fetch_time later than the one it
+ * replaces, so the time names the exact file.
+ */
+stor_errc stor_put_index_of(stor_db *db, const uint8_t *id, size_t id_len, int64_t file_time,
+			    const void *data, size_t size, stor_error *err);
+
 /* Reads the index blob. Counts as an access. */
 stor_errc stor_get_index(stor_db *db, const uint8_t *id, size_t id_len, stor_blob *out,
 			 stor_error *err);
@@ -183,6 +194,9 @@ stor_errc stor_put_layout(stor_db *db, const uint8_t *id, size_t id_len, const v
 			  size_t size, stor_error *err);
 stor_errc stor_get_layout(stor_db *db, const uint8_t *id, size_t id_len, stor_blob *out,
 			  stor_error *err);
+/* The layouts built from the file of fetch_time file_time (stor_put_index_of). */
+stor_errc stor_put_layout_of(stor_db *db, const uint8_t *id, size_t id_len, int64_t file_time,
+			     const void *data, size_t size, stor_error *err);
 
 stor_errc stor_delete(stor_db *db, const uint8_t *id, size_t id_len, stor_error *err);
 

@@ -42,6 +42,7 @@ const char *stor_errc_name(stor_errc code)
 	case STOR_E_TOO_LARGE: return "too_large";
 	case STOR_E_EXISTS: return "exists";
 	case STOR_E_NOSPACE: return "no_space";
+	case STOR_E_STALE: return "stale";
 	}
 	return "unknown";
 }

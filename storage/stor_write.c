@@ -126,12 +126,14 @@ stor_errc stor_put_file(stor_db *db, const uint8_t *id, size_t len, const stor_m
 	stor_entry *e = begin(db, id, len, true);
 	if (!e)
 		return stor_set_err(err, STOR_E_NOMEM, "store: out of memory");
-	if (m.kind == STOR_KIND_EXECUTABLE && e->present) {
-		stor_meta old;
-		if (stor_read_meta(db, db->ropts, id, len, &old, NULL) == STOR_OK &&
-		    old.state == STOR_STATE_PRESENT && old.kind == STOR_KIND_DEBUGINFO)
+	stor_meta old;
+	if (e->present && stor_read_meta(db, db->ropts, id, len, &old, NULL) == STOR_OK) {
+		if (m.kind == STOR_KIND_EXECUTABLE && old.state == STOR_STATE_PRESENT &&
+		    old.kind == STOR_KIND_DEBUGINFO)
 			return done(db, e, stor_set_err(err, STOR_E_EXISTS,
 							"store: debuginfo held already"));
+		if (old.fetch_time >= m.fetch_time)  /* later than the file it replaces */
+			m.fetch_time = m.last_access = old.fetch_time + 1;
 	}
 	rocksdb_writebatch_t *b = rocksdb_writebatch_create();
 	rocksdb_writebatch_put_cf(b, db->cf[CF_DEBUGINFO], (const char *)id, len, data, size);
@@ -178,9 +180,10 @@ stor_errc stor_put_negative(stor_db *db, const uint8_t *id, size_t len, stor_sta
 	return done(db, e, commit_meta(db, b, e, id, len, &m, false, err));
 }
 
-/* Stores a derived blob (the index, or the type layouts) of a PRESENT entry. */
+/* Stores a derived blob (the index, or the type layouts) of a PRESENT entry;
+ * file_time >= 0: only if built from the file of that fetch_time. */
 static stor_errc put_derived(stor_db *db, const uint8_t *id, size_t len, int cf,
-			     const void *data, size_t size, stor_error *err)
+			     int64_t file_time, const void *data, size_t size, stor_error *err)
 {
 	stor_errc rc = stor_check_id(id, len, err);
 	if (rc != STOR_OK)
@@ -196,6 +199,10 @@ static stor_errc put_derived(stor_db *db, const uint8_t *id, size_t len, int cf,
 		return done(db, e, rc == STOR_OK || rc == STOR_E_NOT_FOUND
 					   ? stor_set_err(err, STOR_E_NOT_FOUND, "store: no file to index")
 					   : rc);
+	if (file_time >= 0 && m.fetch_time != file_time)
+		return done(db, e, stor_set_err(err, STOR_E_STALE,
+						"store: the file was replaced while its %s was built",
+						stor_cf_names[cf]));
 	if (db->max_bytes && size + m.size > db->max_bytes)
 		return done(db, e, stor_set_err(err, STOR_E_TOO_LARGE,
 						"store: %s of %zu bytes exceeds the store bound",
@@ -213,13 +220,26 @@ static stor_errc put_derived(stor_db *db, const uint8_t *id, size_t len, int cf,
 stor_errc stor_put_index(stor_db *db, const uint8_t *id, size_t len, const void *data,
 			 size_t size, stor_error *err)
 {
-	return put_derived(db, id, len, CF_INDEX, data, size, err);
+	return put_derived(db, id, len, CF_INDEX, -1, data, size, err);
+}
+
+stor_errc stor_put_index_of(stor_db *db, const uint8_t *id, size_t len, int64_t file_time,
+			    const void *data, size_t size, stor_error *err)
+{
+	return put_derived(db, id, len, CF_INDEX, file_time < 0 ? 0 : file_time, data, size, err);
 }
 
 stor_errc stor_put_layout(stor_db *db, const uint8_t *id, size_t len, const void *data,
 			  size_t size, stor_error *err)
 {
-	return put_derived(db, id, len, CF_LAYOUT, data, size, err);
+	return put_derived(db, id, len, CF_LAYOUT, -1, data, size, err);
+}
+
+stor_errc stor_put_layout_of(stor_db *db, const uint8_t *id, size_t len, int64_t file_time,
+			     const void *data, size_t size, stor_error *err)
+{
+	return put_derived(db, id, len, CF_LAYOUT, file_time < 0 ? 0 : file_time, data, size,
+			   err);
 }
 
 stor_errc stor_delete_index(stor_db *db, const uint8_t *id, size_t len, stor_error *err)

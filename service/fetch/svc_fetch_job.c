@@ -7,6 +7,7 @@
  * (svc_fetch_run.c), which asks svc_job_outcome for the next stage.
  */
 #include "service/fetch/svc_fetch_impl.h"
+#include "service/core/svc_file_write.h"
 #include "service/core/svc_build_id.h"
 
 #include <errno.h>
@@ -180,11 +181,17 @@ static void job_work(void *arg)
 		m.alt_len = j->info.alt_build_id.len;
 		memcpy(m.alt_id, j->info.alt_build_id.bytes, m.alt_len);
 	}
+	/* The ranked write: a file as good or better held already (an upload
+	 * made while this one was fetched) stays, and is the answer. */
 	stor_error serr = {0};
-	j->stored = stor_put_file(f->store, SVC_STORE_KEY(&j->fl->base.id), &m, j->data, j->size,
-				  &serr);
+	svc_file_outcome o;
+	svc_file_write(f->store, &j->fl->base.id, &m, j->data, j->size, &j->info, false, &o, &serr);
+	j->stored = o.verdict == SVC_FILE_WRITTEN ? STOR_OK
+		    : o.verdict == SVC_FILE_FAILED ? o.stored
+						   : STOR_E_EXISTS;
 	if (j->stored != STOR_OK)
-		snprintf(j->error, sizeof(j->error), "%s", serr.msg);
+		snprintf(j->error, sizeof(j->error), "%s",
+			 o.verdict == SVC_FILE_FAILED ? serr.msg : "a file as good is held already");
 }
 
 /* Nothing in the sources: on to the upstreams. */

@@ -54,12 +54,21 @@ static void build_failed(svc_resolve_flight *f, sym_errc rc, const sym_error *er
 	}
 }
 
-/* Stores the built index (a failure is only logged) and loads it. */
-static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size)
+/* Stores the built index (a failure is only logged) and loads it; an index
+ * of a file replaced while it was built (an upload) is neither stored nor
+ * served: PENDING, and the next call builds from the new file. */
+static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size, int64_t file_time)
 {
 	const sym_build_id *id = &f->fl.id;
 	stor_error serr;
-	if (stor_put_index(f->r->o.store, SVC_STORE_KEY(id), blob, blob_size, &serr) != STOR_OK) {
+	stor_errc prc = stor_put_index_of(f->r->o.store, SVC_STORE_KEY(id), file_time, blob,
+					  blob_size, &serr);
+	if (prc == STOR_E_STALE) {
+		free(blob);
+		svc_resolve_flight_fail(f, SVC_RESOLVE_PENDING, "%.200s; ask again", serr.msg);
+		return;
+	}
+	if (prc != STOR_OK) {
 		char hex[SYM_BUILD_ID_HEX_MAX], q[320];
 		sym_build_id_to_hex(id, hex);
 		base_logf(BASE_LOG_WARN, "index not stored", "build_id=%s error=%s", hex,
@@ -94,8 +103,9 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 	svc_resolver *r = f->r;
 	int64_t t0 = base_mono_ns();
 	stor_blob file;
+	stor_meta meta;
 	stor_error serr;
-	if (stor_get_file(r->o.store, SVC_STORE_KEY(&f->fl.id), &file, NULL, &serr) != STOR_OK) {
+	if (stor_get_file(r->o.store, SVC_STORE_KEY(&f->fl.id), &file, &meta, &serr) != STOR_OK) {
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "store: %.200s", serr.msg);
 		return;
 	}
@@ -124,7 +134,7 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 	if (rc != SYM_OK)
 		build_failed(f, rc, &err);
 	else
-		keep_built(f, blob, blob_size);
+		keep_built(f, blob, blob_size, meta.fetch_time);
 }
 
 enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancelled)

@@ -85,6 +85,8 @@ void svc_resolve_failed_update(svc_resolve_flight *f)
 			failed_remove(r, *slot);
 		return;
 	}
+	if (f->status == SVC_RESOLVE_PENDING)  /* the file was replaced: no failure of it */
+		return;
 	svc_resolve_failed *x = slot ? *slot : NULL;
 	if (!x) {
 		if (svc_resolve_failed_map_size(&r->failed) >= SVC_RESOLVE_FAILED_MAX)

@@ -109,13 +109,14 @@ static bool alt_from_store(void *ctx, const sym_build_id *id, const char *path,
 
 /* The stored file (and dwz file) -> layout blob, stored -> loaded. */
 static sym_errc build(svc_resolve_flight *f, void **blob, size_t *size, sym_layout **l,
-		      sym_error *err)
+		      bool *stale, sym_error *err)
 {
 	svc_resolver *r = f->r;
 	const sym_build_id *id = &f->fl.id;
 	stor_blob file;
+	stor_meta meta;
 	stor_error serr;
-	if (stor_get_file(r->o.store, SVC_STORE_KEY(id), &file, NULL, &serr) != STOR_OK)
+	if (stor_get_file(r->o.store, SVC_STORE_KEY(id), &file, &meta, &serr) != STOR_OK)
 		return sym_error_set(err, SYM_E_IO, "%s", serr.msg);
 	struct alt_ctx alt = {.store = r->o.store};
 	/* The inflate cap: the builder's default (layout builds are not in the
@@ -127,9 +128,17 @@ static sym_errc build(svc_resolve_flight *f, void **blob, size_t *size, sym_layo
 		stor_blob_release(&alt.blob);
 	if (!rc)
 		rc = sym_layout_load(*blob, *size, l, err);
-	/* Not stored is no failure: the next start builds it again. */
+	/* Not stored is no failure: the next start builds it again. Built from
+	 * a file replaced meanwhile, it is not stored, nor served. */
 	stor_error perr;
-	if (!rc && stor_put_layout(r->o.store, SVC_STORE_KEY(id), *blob, *size, &perr)) {
+	stor_errc prc = rc ? STOR_OK
+			   : stor_put_layout_of(r->o.store, SVC_STORE_KEY(id), meta.fetch_time,
+						*blob, *size, &perr);
+	if (prc == STOR_E_STALE) {
+		*stale = true;
+		return sym_error_set(err, SYM_E_IO, "%s; ask again", perr.msg);
+	}
+	if (prc != STOR_OK) {
 		char hex[SYM_BUILD_ID_HEX_MAX];
 		sym_build_id_to_hex(id, hex);
 		base_logf(BASE_LOG_WARN, "layout index not stored", "build_id=%s error=\"%s\"",
@@ -144,7 +153,8 @@ void svc_resolve_layout_build_work(svc_resolve_flight *f)
 	void *blob = NULL;
 	size_t size = 0;
 	sym_layout *l = NULL;
-	sym_errc rc = build(f, &blob, &size, &l, &err);
+	bool stale = false;
+	sym_errc rc = build(f, &blob, &size, &l, &stale, &err);
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	sym_build_id_to_hex(&f->fl.id, hex);
 	base_logf(rc ? BASE_LOG_WARN : BASE_LOG_INFO, "layout index built",
@@ -161,7 +171,9 @@ void svc_resolve_layout_build_work(svc_resolve_flight *f)
 	}
 	sym_layout_destroy(l);
 	free(blob);
-	svc_resolve_flight_fail(f, rc == SYM_E_TOO_LARGE ? SVC_RESOLVE_TOO_LARGE : SVC_RESOLVE_ERROR,
+	svc_resolve_flight_fail(f, stale			? SVC_RESOLVE_PENDING
+				   : rc == SYM_E_TOO_LARGE ? SVC_RESOLVE_TOO_LARGE
+							   : SVC_RESOLVE_ERROR,
 				"%s", err.msg);
 }
 

@@ -501,6 +501,83 @@ def case_should():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def case_upload_during_fetch():
+    """Issue 25, item 3: an upload (201) made while a fetch of the same build
+    ID is in flight stays when the fetch finishes: the upstream (slowly)
+    serves a worse file (no line table), and every write of a file goes
+    through the one ranked decision, whatever its route."""
+    work = tempdir("upload-race-")
+    good = fx("c_O2_dw5")
+    bid = build_id(good)
+    worse = os.path.join(work, "no-lines")
+    subprocess.run(["objcopy", "--remove-section=.debug_line", "--remove-section=.debug_line_str",
+                    good, worse], check=True)
+    fs = FaultServer(work, "up", {bid + "/debuginfo": "slow:" + worse})
+    d = Daemon(ARGS.symbolizerd, os.path.join(work, "d-data"), os.path.join(work, "d.log"),
+               upstreams=[fs.url], extra=["--upload-token-file", token_file(work)])
+    try:
+        addr = func_addr(good, "main") + 4
+        early = d.symbolize([pb.mapping(bid)], [pb.location(0, addr)], max_wait_ms=1)
+        check(pb.STATUS[early["mappings"][0]["status"]] == "PENDING",
+              "fetch under way: %r" % early["mappings"][0])
+        st, _, text = put(d.port, bid, "debuginfo", read(good))
+        check(st in (200, 201), "upload during the fetch: %d %s" % (st, text))
+        deadline = time.monotonic() + 60
+        while fs.requests(bid + "/debuginfo") == 0 or d.metric(
+                "symbolizer_fetches_in_flight") != 0:
+            check(time.monotonic() < deadline, "the fetch did not end")
+            time.sleep(0.05)
+        st, body = get(d, "/buildid/%s/debuginfo" % bid)
+        check(st == 200 and body == read(good), "the upload was replaced by the fetched file")
+        m, frames = symbolize(d, bid, addr)
+        check(pb.STATUS[m["status"]] == "OK" and frames and frames[-1][2] > 0,
+              "answered without lines: %r %r" % (m, frames))
+    finally:
+        d.stop()
+        fs.stop()
+
+
+def case_replace_during_build():
+    """Issue 25, item 4: a better file uploaded while the index of the held
+    one is being built. The index of the old file (here: libstdc++'s debug
+    build without its line table) must not be stored beside the new file, nor
+    served, now or after a restart: every answer after the upload has lines."""
+    work = tempdir("upload-rebuild-")
+    lib = "/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30"
+    check(os.path.exists(lib), "%s missing (scripts/install-deps.sh: libstdc++6-12-dbg)" % lib)
+    bid = build_id(lib)
+    no_lines = os.path.join(work, "no-lines.so")
+    subprocess.run(["objcopy", "--remove-section=.debug_line", "--remove-section=.debug_line_str",
+                    lib, no_lines], check=True)
+    addr = func_addr(lib, "_ZNSt6locale7classicEv") + 4
+    d = daemon(work, "d")
+    try:
+        st, _, text = put(d.port, bid, "debuginfo", read(no_lines))
+        check(st == 201, "the file without lines: %d %s" % (st, text))
+        early = d.symbolize([pb.mapping(bid)], [pb.location(0, addr)], max_wait_ms=1)
+        check(pb.STATUS[early["mappings"][0]["status"]] in ("PENDING", "OK"),
+              "build started: %r" % early["mappings"][0])
+        st, _, text = put(d.port, bid, "debuginfo", read(lib))
+        check(st == 200, "the better file: %d %s" % (st, text))
+        deadline = time.monotonic() + 120
+        while True:
+            m, frames = symbolize(d, bid, addr)
+            if pb.STATUS[m["status"]] == "OK":
+                break
+            check(pb.STATUS[m["status"]] == "PENDING" and time.monotonic() < deadline,
+                  "after the replacement: %r" % m)
+        check(frames and frames[-1][2] > 0, "answered from the old file's index: %r" % frames)
+    finally:
+        d.stop()
+    d = daemon(work, "d")
+    try:
+        m, frames = symbolize(d, bid, addr)
+        check(pb.STATUS[m["status"]] == "OK" and frames and frames[-1][2] > 0,
+              "after a restart: %r %r" % (m, frames))
+    finally:
+        d.stop()
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -513,6 +590,8 @@ def main():
                       ("disabled", case_disabled),
                       ("bodies", case_bodies), ("concurrent", case_concurrent),
                       ("replace", case_replace), ("symbolize", case_symbolize),
+                      ("replace_during_build", case_replace_during_build),
+                      ("upload_during_fetch", case_upload_during_fetch),
                       ("remote", case_remote), ("should", case_should),
                       ("symbolctl", case_symbolctl)], ARGS.cases)
 
