@@ -139,19 +139,85 @@ typedef struct integral {
 	bool neg;
 } integral;
 
-/* 0: integral, in *v; 1: not an integer; 2: an integer past 64 bits. */
-static int from_double(double x, integral *v)
+/*
+ * A JSON number's text, exactly ("4430.0000000000001" is not an integer, as
+ * a double would have it; "1.5e1" is 15): -?digits(.digits)?([eE][+-]?digits)?
+ * as decimal digits D and an exponent E; integral when the digits past the
+ * point are zeros. 0: integral, in *v; 1: not an integer; 2: an integer past
+ * 64 bits.
+ */
+static int exact_number(const char *s, integral *v)
 {
-	if (!isfinite(x) || x != trunc(x))
+	const char *p = s;
+	bool neg = *p == '-';
+	p += neg;
+	char digits[64];
+	size_t nd = 0, lead = 0;
+	long exp10 = 0;
+	bool any = false, dot = false;
+	for (; (*p >= '0' && *p <= '9') || (*p == '.' && !dot); p++) {
+		if (*p == '.') {
+			dot = true;
+			continue;
+		}
+		any = true;
+		if (dot)
+			exp10--;
+		if (*p == '0' && nd == 0) {
+			lead++;
+			continue;
+		}
+		if (nd == sizeof(digits)) {  /* past 64 significant digits */
+			if (!dot)
+				return 2;
+			if (*p != '0')
+				return 1;
+			exp10++;  /* a zero past the point adds nothing */
+			continue;
+		}
+		digits[nd++] = *p;
+	}
+	if (!any)
 		return 1;
-	if (fabs(x) >= 18446744073709551616.0)
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		bool eneg = *p == '-';
+		p += *p == '-' || *p == '+';
+		if (*p < '0' || *p > '9')
+			return 1;
+		long e = 0;
+		for (; *p >= '0' && *p <= '9'; p++)
+			e = e < 100000 ? e * 10 + (*p - '0') : e;
+		exp10 += eneg ? -e : e;
+	}
+	if (*p)
+		return 1;
+	while (exp10 < 0 && nd > 0 && digits[nd - 1] == '0') {  /* trailing zeros past the point */
+		nd--;
+		exp10++;
+	}
+	if (nd == 0) {  /* zero */
+		v->neg = false;
+		v->mag = 0;
+		return 0;
+	}
+	if (exp10 < 0)
+		return 1;  /* a fraction that is not zero */
+	if ((size_t)exp10 + nd > 20)
 		return 2;
-	v->neg = x < 0;
-	v->mag = (uint64_t)fabs(x);
+	uint64_t m = 0;
+	for (size_t i = 0; i < nd + (size_t)exp10; i++) {
+		unsigned dgt = i < nd ? (unsigned)(digits[i] - '0') : 0;
+		if (m > (UINT64_MAX - dgt) / 10)
+			return 2;
+		m = m * 10 + dgt;
+	}
+	v->neg = neg;
+	v->mag = m;
 	return 0;
 }
 
-/* "123", "-5", or a number in string form ("1e3"): as from_double. */
+/* "123", "-5", or a number in string form ("1e3"): as exact_number. */
 static int from_text(const char *s, integral *v)
 {
 	const char *p = s + (*s == '-');
@@ -175,11 +241,7 @@ static int from_text(const char *s, integral *v)
 			return 0;
 		}
 	}
-	char *end;
-	double x = strtod(s, &end);
-	if (!*s || *end || strspn(s, "0123456789+-.eE") != strlen(s))
-		return 1;
-	return from_double(x, v);
+	return exact_number(s, v);
 }
 
 static svc_errc integral_result(dec *d, int r)
@@ -197,8 +259,8 @@ static svc_errc get_integral(dec *d, json_object *o, integral *v)
 		v->mag = i < 0 ? 0 - (uint64_t)i : json_object_get_uint64(o);
 		return SVC_OK;
 	}
-	case json_type_double:
-		return integral_result(d, from_double(json_object_get_double(o), v));
+	case json_type_double:  /* json-c keeps a parsed number's own text: read it exactly */
+		return integral_result(d, exact_number(json_object_to_json_string(o), v));
 	case json_type_string:
 		if (strlen(json_object_get_string(o)) != (size_t)json_object_get_string_len(o))
 			return fail(d, "not an integer");
@@ -381,6 +443,8 @@ static svc_errc put_text(dec *d, const json_field *f, json_object *o)
 	size_t n = (size_t)json_object_get_string_len(o);
 	if (f->fd->type == PROTOBUF_C_TYPE_STRING && !base_utf8_valid(s, n))
 		return fail(d, "invalid UTF-8");  /* json-c lets some through */
+	if (memchr(s, '\0', n))  /* a C string would end there: a build ID cut short */
+		return fail(d, "a NUL character (\\u0000) in a string");
 	if (!put_tag(d, f, SVC_WIRE_LEN))
 		return wire_full(d);
 	if (f->fd->type == PROTOBUF_C_TYPE_STRING)  /* its length known: no placeholder */
@@ -490,12 +554,41 @@ static svc_errc decode_msg(dec *d, const json_msg *m, json_object *o)
 /* JSON objects and arrays in text (outside strings): the size of json-c's
  * tree. A string's bytes are skipped to its closing quote with memchr (a
  * quote after an odd run of backslashes is escaped). */
-static size_t count_containers(const char *s, size_t n)
+/* An integer literal at s[i..n) (-?digits, not followed by . e E) past what
+ * any field holds (over UINT64_MAX, or under INT64_MIN): json-c would clamp
+ * it. *i: the token's last byte. */
+static bool int_literal_too_large(const char *s, size_t n, size_t *i)
+{
+	size_t k = *i;
+	bool neg = s[k] == '-';
+	k += neg;
+	size_t start = k;
+	while (k < n && s[k] >= '0' && s[k] <= '9')
+		k++;
+	if (k < n && (s[k] == '.' || s[k] == 'e' || s[k] == 'E')) {
+		while (k < n && ((s[k] >= '0' && s[k] <= '9') || s[k] == '.' || s[k] == 'e' ||
+				 s[k] == 'E' || s[k] == '+' || s[k] == '-'))
+			k++;  /* the rest of the token */
+		*i = k - 1;
+		return false;  /* a double: json-c keeps its text (exact_number) */
+	}
+	*i = k ? k - 1 : 0;
+	size_t nd = k - start;
+	const char *limit = neg ? "9223372036854775808" : "18446744073709551615";
+	size_t ln = strlen(limit);
+	return nd > ln || (nd == ln && memcmp(s + start, limit, ln) > 0);
+}
+
+static size_t count_containers(const char *s, size_t n, bool *single_quote, bool *huge_int)
 {
 	size_t count = 0;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		if (c == '{' || c == '[') {
+		if (c == '\'') {
+			*single_quote = true;  /* outside a string: json-c 0.16 takes 'key' */
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			*huge_int |= int_literal_too_large(s, n, &i);
+		} else if (c == '{' || c == '[') {
 			count++;
 		} else if (c == '"') {
 			for (;;) {
@@ -540,7 +633,14 @@ svc_errc svc_rpc_json_decode(const svc_rpc_json *j, const char *text, size_t len
 		return fail(&d, "an empty body is not a JSON object"), named(&d);
 	if (len > INT_MAX)
 		return svc_error_set(err, SVC_E_TOO_LARGE, "JSON request too large");
-	size_t containers = count_containers(text, len);
+	bool single_quote = false, huge_int = false;
+	size_t containers = count_containers(text, len, &single_quote, &huge_int);
+	if (single_quote)
+		return svc_error_set(err, SVC_E_INVALID,
+				     "invalid JSON request: a single-quoted string (JSON quotes with \")");
+	if (huge_int)
+		return svc_error_set(err, SVC_E_INVALID,
+				     "invalid JSON request: an integer past 64 bits (no field holds it)");
 	if (containers > max_containers)
 		return svc_error_set(err, SVC_E_TOO_LARGE,
 				     "JSON request of %zu objects and arrays is over the limit of %zu",

@@ -313,6 +313,53 @@ TEST(refusals_name_the_field)
 	svc_rpc_json_destroy(j);
 }
 
+/* Issue 25, item 8: protobuf's JSON mapping, strictly: each of these is
+ * invalid_argument (json-c alone clamps, rounds, cuts at NUL or takes them). */
+TEST(strict_json_mapping)
+{
+	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
+	REQUIRE(j);
+	svc_errc code;
+	struct {
+		const char *text, *msg;
+	} cases[] = {
+		{"{\"mappings\":[{\"memoryStart\":18446744073709551616}]}",
+		 "invalid JSON request: an integer past 64 bits (no field holds it)"},
+		{"{\"mappings\":[{\"memoryStart\":99999999999999999999999}]}",
+		 "invalid JSON request: an integer past 64 bits (no field holds it)"},
+		{"{\"mappings\":[{\"memoryStart\":-9223372036854775809}]}",
+		 "invalid JSON request: an integer past 64 bits (no field holds it)"},
+		{"{\"mappings\":[{\"memoryStart\":4430.0000000000001}]}",
+		 "invalid JSON request: field mappings[0].memoryStart: not an integer"},
+		{"{\"mappings\":[{\"memoryStart\":\"4430.0000000000001\"}]}",
+		 "invalid JSON request: field mappings[0].memoryStart: not an integer"},
+		{"{\"mappings\":[{\"memoryStart\":1e20}]}",
+		 "invalid JSON request: field mappings[0].memoryStart: integer out of the field's "
+		 "range"},
+		{"{\"mappings\":[{\"buildId\":\"ab\\u0000cd\"}]}",
+		 "invalid JSON request: field mappings[0].buildId: a NUL character (\\u0000) in a "
+		 "string"},
+		{"{'mappings':[]}",
+		 "invalid JSON request: a single-quoted string (JSON quotes with \")"},
+		/* What is exact stays accepted. */
+		{"{\"mappings\":[{\"memoryStart\":18446744073709551615}]}", ""},
+		{"{\"mappings\":[{\"memoryStart\":4430.000}]}", ""},
+		{"{\"mappings\":[{\"memoryStart\":4.43e3}]}", ""},
+		{"{\"mappings\":[{\"memoryStart\":\"443000e-2\"}]}", ""},
+		{"{\"mappings\":[{\"memoryStart\":0.0e5}]}", ""},
+		{"{\"mappings\":[{\"buildId\":\"it's\"}]}", ""},
+		{"{\"mappings\":[{\"memoryStart\":4.4300000000000000000000000000e3}]}", ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_STREQ(decode_error(j, cases[i].text, &code), cases[i].msg);
+		CHECK_EQ_U(code, *cases[i].msg ? SVC_E_INVALID : SVC_OK);
+	}
+	/* Invalid UTF-8 in a key. */
+	decode_error(j, "{\"map\xffpings\":[]}", &code);
+	CHECK_EQ_U(code, SVC_E_INVALID);
+	svc_rpc_json_destroy(j);
+}
+
 /* The decoder's short cuts: integers in strings read without strtoull (up
  * to 19 digits; longer ones, leading zeros, "-0" as before), a sub-message's
  * length in a placeholder byte (moved when 128 or more), and the container
