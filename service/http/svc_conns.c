@@ -24,6 +24,7 @@
 
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -54,6 +55,8 @@ struct conn {
 	bool too_large;
 	bool headers_seen;  /* the end of the request's headers went by */
 	unsigned writing;   /* replies handed to evhttp, not yet written */
+	svc_head_scan head; /* the request's head as it arrives (body_cap) */
+	uint64_t head_bytes, cap;  /* the head's bytes; the body's cap once decided */
 };
 
 BASE_VEC_DEFINE(conn_vec, conn *)
@@ -68,6 +71,8 @@ struct svc_conns {
 	uint64_t writing;   /* the connections' writing, summed */
 	void (*reply_ended)(void *arg);
 	void *reply_ended_arg;
+	uint64_t (*body_cap)(void *arg, const svc_head_scan *head, const char *peer);
+	void *body_cap_arg;
 	conn *head, *tail;
 	conn_vec pending;  /* created, not yet attached to their evhttp connection */
 	struct event *attach, *resume;
@@ -224,6 +229,7 @@ static void conn_free(conn *c)
 		evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
 	if (c->deadline)
 		event_free(c->deadline);
+	svc_head_reset(&c->head);
 	free(c);
 	cs->open--;
 	if (cs->paused_full && cs->open < cs->max_conns) {
@@ -308,6 +314,54 @@ static bool declared_too_large(conn *c, struct evbuffer *buf, uint64_t cap)
 	return false;
 }
 
+/* The peer's address as text ("127.0.0.1", "::1"); "" when unknown. */
+static void peer_of(conn *c, char *out, size_t size)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	out[0] = '\0';
+	evutil_socket_t fd = bufferevent_getfd(c->bev);
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
+		return;
+	const void *a = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+						  : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
+		return;
+	evutil_inet_ntop(ss.ss_family, a, out, size);
+}
+
+/* The head of the request read so far, from the n bytes just added to buf:
+ * once it ends, the body's cap (cs->body_cap) and, when Content-Length says
+ * more, true (over) before a byte of the body is taken. */
+static bool read_head(conn *c, struct evbuffer *buf, size_t n)
+{
+	svc_conns *cs = c->cs;
+	char chunk[4096];
+	size_t len = evbuffer_get_length(buf);
+	struct evbuffer_ptr pos;
+	if (n > len || evbuffer_ptr_set(buf, &pos, len - n, EVBUFFER_PTR_SET) != 0)
+		return false;
+	while (n && !c->head.done) {
+		size_t k = n < sizeof(chunk) ? n : sizeof(chunk);
+		if (evbuffer_copyout_from(buf, &pos, chunk, k) != (ev_ssize_t)k)
+			return false;
+		size_t used = svc_head_feed(&c->head, chunk, k);
+		c->head_bytes += used;
+		if (evbuffer_ptr_set(buf, &pos, k, EVBUFFER_PTR_ADD) != 0)
+			break;
+		n -= k;
+	}
+	if (!c->head.done)
+		return false;
+	char peer[64];
+	peer_of(c, peer, sizeof(peer));
+	c->cap = cs->body_cap(cs->body_cap_arg, &c->head, peer);
+	bool over = c->head.has_length && c->head.content_length > c->cap;
+	svc_head_reset(&c->head);
+	c->head.done = true;  /* until the next request */
+	return over;
+}
+
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
 	conn *c = arg;
@@ -323,8 +377,17 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	}
 	c->bytes += info->n_added;
 	touch(c);
-	bool over = c->bytes > cs->max_request_bytes ||
-		    (!c->headers_seen && declared_too_large(c, buf, cs->max_request_bytes));
+	bool over;
+	if (cs->body_cap) {
+		bool deciding = !c->head.done;
+		over = deciding && read_head(c, buf, info->n_added);
+		uint64_t limit = c->head.done && c->cap ? c->head_bytes + c->cap
+							: cs->max_request_bytes;
+		over = over || c->bytes > limit;
+	} else {
+		over = c->bytes > cs->max_request_bytes ||
+		       (!c->headers_seen && declared_too_large(c, buf, cs->max_request_bytes));
+	}
 	if (over && !c->too_large) {
 		/* Not from here: evhttp is reading. The callback runs next. */
 		c->too_large = true;
@@ -442,6 +505,8 @@ void svc_conns_request(svc_conns *cs, struct evhttp_request *req)
 	c->busy = true;
 	c->too_large = false;
 	c->headers_seen = false;
+	svc_head_reset(&c->head);
+	c->head_bytes = c->cap = 0;
 	evtimer_del(c->deadline);
 	touch(c);
 }
@@ -510,6 +575,8 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->request_timeout_ms = o->request_timeout_ms;
 	cs->reply_ended = o->reply_ended;
 	cs->reply_ended_arg = o->arg;
+	cs->body_cap = o->body_cap;
+	cs->body_cap_arg = o->arg;
 	cs->attach = event_new(base, -1, 0, attach_cb, cs);
 	cs->resume = evtimer_new(base, resume_cb, cs);
 	if (!cs->attach || !cs->resume) {

@@ -100,6 +100,28 @@ static void reply_ended(void *arg)
 		event_active(s->stop_check, EV_TIMEOUT, 0);
 }
 
+/* The cap on a request that is not an authorized upload: room for a body
+ * over --max-request-bytes to be answered with a Connect error. */
+static uint64_t small_cap(const svc_server *s)
+{
+	return s->o.max_request_bytes * 2 + 128 * 1024;
+}
+
+/* svc_conns asks, once a request's head is read: an authorized PUT under
+ * /buildid/ may send --max-upload-bytes; a wrong token, a peer not allowed,
+ * any other route gets the small cap (413 past it, never a 1 GiB body held
+ * for a request that is refused anyway). */
+static uint64_t body_cap(void *arg, const svc_head_scan *head, const char *peer)
+{
+	svc_server *s = arg;
+	const svc_upload *u = svc_room_set_object(&s->rooms, &svc_room_upload);
+	bool upload = !strcmp(head->method, "PUT") && !strncmp(head->path, "/buildid/", 9);
+	if (upload && u && svc_upload_may_send(u, peer, head->authorization) &&
+	    s->o.max_upload_bytes > small_cap(s))
+		return s->o.max_upload_bytes;
+	return small_cap(s);
+}
+
 static bool open_store(svc_server *s, svc_error *err)
 {
 	stor_options so;
@@ -304,17 +326,15 @@ static bool start_http(svc_server *s, svc_error *err)
 	}
 	/* Bodies over the cap get a Connect error from svc_rpc; ones far over it
 	 * are cut off by svc_conns as they are read (HTTP 413). evhttp 2.1 reads
-	 * a whole body before routing: with uploads on, the cap is
-	 * --max-upload-bytes for every route (svc_upload.h). */
-	uint64_t hard = s->o.max_request_bytes * 2 + 128 * 1024;
-	if (svc_upload_enabled(svc_room_set_object(&s->rooms, &svc_room_upload)) &&
-	    s->o.max_upload_bytes > hard)
-		hard = s->o.max_upload_bytes;
+	 * a whole body before routing: svc_conns reads each request's head first
+	 * and asks body_cap, which gives --max-upload-bytes to an authorized
+	 * upload only (svc_upload.h), the small cap to the rest. */
 	svc_conns_options co = {
 		.max_connections = s->o.max_connections,
-		.max_request_bytes = hard,
+		.max_request_bytes = small_cap(s),
 		.request_timeout_ms = s->o.request_timeout_ms,
 		.reply_ended = reply_ended,
+		.body_cap = body_cap,
 		.arg = s,
 	};
 	if (!(s->conns = svc_conns_create(s->base, s->http, &co))) {

@@ -8,6 +8,7 @@
 #define SVC_SERVER_IMPL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/base_buf.h"
@@ -22,6 +23,7 @@
 #include "service/resolve/svc_resolver.h"
 #include "service/rpc/svc_rpc.h"
 #include "service/symbolize/svc_response.h"
+#include "service/upload/svc_upload.h"
 #include "storage/stor_db.h"
 
 /* The RPC service the rooms' methods belong to (its routes: /<service>/<Method>). */
@@ -34,6 +36,23 @@ struct evhttp_bound_socket;
 /* svc_conns.c: the connections (cap, accept back-off, request deadline and
  * size cap); see there. */
 typedef struct svc_conns svc_conns;
+/* svc_request_head.c: a request's head read as it arrives (for the body cap). */
+#define SVC_HEAD_LINE_MAX (SVC_UPLOAD_TOKEN_MAX + 128)  /* longer lines are cut */
+typedef struct svc_head_scan {
+	char *line;              /* the line being read (while the head is read) */
+	size_t len;
+	bool first_done, done;   /* the request line, the blank line went by */
+	char method[8];
+	char path[64];           /* its start: enough to tell the route */
+	char *authorization;     /* the header's value, or NULL */
+	uint64_t content_length;
+	bool has_length;
+} svc_head_scan;
+/* Feeds n bytes that arrived; returns how many belong to the head (the rest
+ * is body). h->done once the blank line went by. */
+size_t svc_head_feed(svc_head_scan *h, const char *p, size_t n);
+void svc_head_reset(svc_head_scan *h);  /* frees; ready for the next request */
+
 typedef struct svc_conns_options {
 	uint64_t max_connections;   /* 0: from the open-files limit */
 	uint64_t max_request_bytes; /* headers and body of one request */
@@ -41,6 +60,10 @@ typedef struct svc_conns_options {
 	/* A reply stopped being written (written out, or its connection went
 	 * away): the server's shutdown check. NULL: none. */
 	void (*reply_ended)(void *arg);
+	/* The cap on a request's body, decided from its head and the peer
+	 * ("127.0.0.1"): an authorized upload's, or the small one. NULL: every
+	 * request has max_request_bytes. */
+	uint64_t (*body_cap)(void *arg, const svc_head_scan *head, const char *peer);
 	void *arg;
 } svc_conns_options;
 svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,

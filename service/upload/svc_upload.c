@@ -62,6 +62,12 @@ unsigned svc_upload_in_flight(const svc_upload *u)
 	return u ? u->in_flight : 0;
 }
 
+bool svc_upload_may_send(const svc_upload *u, const char *peer, const char *authorization)
+{
+	return svc_upload_enabled(u) && svc_upload_peer_allowed(peer, u->o.allow_remote) &&
+	       svc_upload_token_ok(authorization, u->token, u->token_len);
+}
+
 bool svc_upload_enabled(const svc_upload *u)
 {
 	return u && u->token;

@@ -95,6 +95,12 @@ void svc_upload_destroy(svc_upload *u);
 /* Whether uploads are enabled (a token is configured). */
 bool svc_upload_enabled(const svc_upload *u);
 
+/* Whether a request from peer ("127.0.0.1") with this Authorization value
+ * (NULL: none) may send an upload's body: uploads on, the peer allowed, the
+ * token right. Decided from the head, before the body is read (the server's
+ * cap on it); the handler checks again and answers 403/401. Any thread. */
+bool svc_upload_may_send(const svc_upload *u, const char *peer, const char *authorization);
+
 /* Handles req when it is a PUT under /buildid/ (path without the query,
  * query or NULL); false (nothing done) otherwise. */
 bool svc_upload_handle(svc_upload *u, struct evhttp_request *req, const char *path,

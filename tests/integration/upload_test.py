@@ -252,6 +252,54 @@ def case_bodies():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def head_only(port, head):
+    """Sends only a request's head (its body never comes); the status line of
+    the answer, which must come before any body byte is sent."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        s.sendall(head)
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data.split(b"\r\n", 1)[0]
+    finally:
+        s.close()
+
+
+def case_head_first():
+    """Issue 25, item 5: the body's cap is decided from the request's head
+    (route, peer, token) before the body is read. A PUT with a wrong token, or
+    none, declaring 1 GiB, and an RPC declaring 1 GiB, are answered 413 at
+    once (no body sent); an authorized upload over the small cap is taken."""
+    work = tempdir("upload-head-")
+    d = daemon(work, "d", extra=["--max-upload-bytes", "64M", "--max-request-bytes", "16K"])
+    lib = "/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30"
+    bid = build_id(lib)
+    gib = 1 << 30
+    try:
+        for auth in ("Authorization: Bearer wrong-token-0123456789\r\n", ""):
+            head = ("PUT /buildid/%s/debuginfo HTTP/1.1\r\nHost: x\r\n%s"
+                    "Content-Length: %d\r\n\r\n" % (bid, auth, gib)).encode()
+            line = head_only(d.port, head)
+            check(b" 413" in line, "unauthorized 1 GiB upload (%r): %r" % (auth[:20], line))
+        head = ("POST /symbolizer.v1.SymbolizerService/Symbolize HTTP/1.1\r\nHost: x\r\n"
+                "Content-Type: application/proto\r\nAuthorization: Bearer %s\r\n"
+                "Content-Length: %d\r\n\r\n" % (TOKEN, gib)).encode()
+        line = head_only(d.port, head)
+        check(b" 413" in line, "1 GiB RPC with the upload token: %r" % line)
+        st, _, text = put(d.port, bid, "debuginfo", read(lib))
+        check(st == 201, "authorized 11 MB upload over the small cap: %d %s" % (st, text))
+        head = ("PUT /buildid/%s/debuginfo?force=1 HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                "Bearer %sx\r\nContent-Length: %d\r\n\r\n" % (bid, TOKEN[:-1], len(read(lib))))
+        line = head_only(d.port, head.encode())
+        check(b" 413" in line, "the same 11 MB with a wrong token: %r (its body read)" % line)
+    finally:
+        d.stop()
+
+
 def case_concurrent():
     """8 uploads of one file at once: one 201, seven 200 unchanged, one file."""
     work = tempdir("upload-conc-")
@@ -588,7 +636,8 @@ def main():
     ARGS = ap.parse_args()
     return run_cases([("tokens", case_tokens), ("token_file", case_token_file_refused),
                       ("disabled", case_disabled),
-                      ("bodies", case_bodies), ("concurrent", case_concurrent),
+                      ("bodies", case_bodies), ("head_first", case_head_first),
+                      ("concurrent", case_concurrent),
                       ("replace", case_replace), ("symbolize", case_symbolize),
                       ("replace_during_build", case_replace_during_build),
                       ("upload_during_fetch", case_upload_during_fetch),
