@@ -328,8 +328,59 @@ static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
 
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
-	uint32_t r = covering_range(x, addr);
-	if (r-- == 0)
+	return sym_index_frames(x, covering_range(x, addr), frames, max);
+}
+
+/* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
+#define FIND_AHEAD 16
+
+void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, uint32_t *hits)
+{
+	for (size_t i = 0; i < n && i < FIND_AHEAD; i++)
+		sym_index_prefetch(x, addrs[i]);
+	for (size_t i = 0; i < n && i < FIND_AHEAD / 2; i++)
+		sym_index_prefetch_rows(x, addrs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i + FIND_AHEAD < n)
+			sym_index_prefetch(x, addrs[i + FIND_AHEAD]);
+		if (i + FIND_AHEAD / 2 < n)
+			sym_index_prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
+		uint32_t r = covering_range(x, addrs[i]);
+		if (r)
+			__builtin_prefetch(x->ranges.p + (uint64_t)(r - 1) * x->ranges.row / 8);
+		hits[i] = r;
+	}
+}
+
+static inline void prefetch_row(const struct ptab *t, uint32_t i)
+{
+	__builtin_prefetch(t->p + (uint64_t)i * t->row / 8);
+}
+
+void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
+{
+	if (hit-- == 0 || hit >= x->ranges.count)
+		return;
+	uint32_t scope = get(&x->ranges, hit, SYM_IX_R_SCOPE);
+	if (stage == 0) {
+		if (scope)
+			prefetch_row(&x->scopes, scope - 1);
+		prefetch_row(&x->files, get(&x->ranges, hit, SYM_IX_R_FILE));
+		return;
+	}
+	if (!scope)
+		return;
+	uint32_t func = get(&x->scopes, scope - 1, SYM_IX_S_FUNC);
+	prefetch_row(&x->funcs, func);
+	uint32_t parent = get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
+	if (parent)
+		prefetch_row(&x->scopes, parent - 1);
+}
+
+size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
+{
+	uint32_t r = hit;
+	if (r-- == 0 || r >= x->ranges.count)
 		return 0;
 	uint32_t scope = get(&x->ranges, r, SYM_IX_R_SCOPE);
 	uint32_t file = get(&x->ranges, r, SYM_IX_R_FILE);
