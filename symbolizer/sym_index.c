@@ -22,6 +22,7 @@
 struct ptab {
 	const uint8_t *p;
 	uint32_t count, row;
+	uint32_t mask[SYM_IX_MAX_FIELDS];   /* (1 << width) - 1 of each field */
 	uint8_t width[SYM_IX_MAX_FIELDS], at[SYM_IX_MAX_FIELDS];
 };
 
@@ -37,7 +38,9 @@ struct sym_index {
 
 static inline uint32_t get(const struct ptab *t, uint32_t i, unsigned f)
 {
-	return sym_bits_get(t->p, (uint64_t)i * t->row + t->at[f], t->width[f]);
+	uint64_t bit = (uint64_t)i * t->row + t->at[f], v;
+	memcpy(&v, t->p + (bit >> 3), sizeof(v));
+	return (uint32_t)(v >> (bit & 7)) & t->mask[f];
 }
 
 static sym_errc bad(sym_error *err, const char *what)
@@ -67,6 +70,7 @@ static bool table_ok(const uint8_t *blob, size_t size, const struct sym_ix_table
 			return false;
 		t->at[f] = (uint8_t)row;
 		t->width[f] = d->bits[f];
+		t->mask[f] = (uint32_t)((UINT64_C(1) << d->bits[f]) - 1);
 		row += d->bits[f];
 	}
 	uint64_t bytes = ((uint64_t)d->count * row + 7) / 8 + SYM_IX_PAD;
@@ -259,13 +263,40 @@ bool sym_index_names_file(const sym_index *idx, const char *path)
 	return false;
 }
 
-static void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
+/*
+ * The nf fields of row i of t into v: with one 8-byte load when the row fits
+ * in the 57 bits such a load always holds (whatever the row's bit offset),
+ * else one load per field.
+ */
+static inline void row_read(const struct ptab *t, uint32_t i, uint32_t *v, unsigned nf)
 {
-	f->name = x->strs + get(&x->funcs, func, SYM_IX_F_NAME);
-	f->linkage_name = x->strs + get(&x->funcs, func, SYM_IX_F_LINKAGE);
-	f->display_name = x->strs + get(&x->funcs, func, SYM_IX_F_DISPLAY);
-	f->decl_file = file_name(x, get(&x->funcs, func, SYM_IX_F_DECL_FILE));
-	f->decl_line = get(&x->funcs, func, SYM_IX_F_DECL_LINE);
+	uint64_t bit = (uint64_t)i * t->row;
+	if (t->row <= 57) {
+		uint64_t w;
+		memcpy(&w, t->p + (bit >> 3), sizeof(w));
+		w >>= bit & 7;
+		for (unsigned f = 0; f < nf; f++) {
+			v[f] = (uint32_t)w & t->mask[f];
+			w >>= t->width[f];
+		}
+		return;
+	}
+	for (unsigned f = 0; f < nf; f++) {
+		uint64_t b = bit + t->at[f], w;
+		memcpy(&w, t->p + (b >> 3), sizeof(w));
+		v[f] = (uint32_t)(w >> (b & 7)) & t->mask[f];
+	}
+}
+
+static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
+{
+	uint32_t v[SYM_IX_F_FIELDS];
+	row_read(&x->funcs, func, v, SYM_IX_F_FIELDS);
+	f->name = x->strs + v[SYM_IX_F_NAME];
+	f->linkage_name = x->strs + v[SYM_IX_F_LINKAGE];
+	f->display_name = x->strs + v[SYM_IX_F_DISPLAY];
+	f->decl_file = file_name(x, v[SYM_IX_F_DECL_FILE]);
+	f->decl_line = v[SYM_IX_F_DECL_LINE];
 	f->function_id = func;
 }
 
@@ -382,27 +413,32 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
 	uint32_t r = hit;
 	if (r-- == 0 || r >= x->ranges.count)
 		return 0;
-	uint32_t scope = get(&x->ranges, r, SYM_IX_R_SCOPE);
-	uint32_t file = get(&x->ranges, r, SYM_IX_R_FILE);
-	if (scope == 0 && file == 0)
+	uint32_t rv[SYM_IX_R_FIELDS], sv[SYM_IX_S_FIELDS];
+	row_read(&x->ranges, r, rv, SYM_IX_R_FIELDS);
+	uint32_t scope = rv[SYM_IX_R_SCOPE];
+	if (scope == 0 && rv[SYM_IX_R_FILE] == 0)
 		return 0;
-	size_t n = 0;
-	sym_frame f = unknown_function;
-	if (scope)
-		fill_function(x, get(&x->scopes, scope - 1, SYM_IX_S_FUNC), &f);
-	f.file = file_name(x, file);
-	f.line = get(&x->ranges, r, SYM_IX_R_LINE);
-	f.column = get(&x->ranges, r, SYM_IX_R_COLUMN);
-	if (n < max)
-		frames[n] = f;
-	n++;
-	/* Scopes are stored plus one: s - 1 is the scope, its parent field the parent plus one. */
-	for (uint32_t s = scope, p; s && (p = get(&x->scopes, s - 1, SYM_IX_S_PARENT)) != 0; s = p) {
+	sym_frame spare, *f = max ? &frames[0] : &spare;
+	if (scope) {
+		row_read(&x->scopes, scope - 1, sv, SYM_IX_S_FIELDS);
+		fill_function(x, sv[SYM_IX_S_FUNC], f);
+	} else {
+		*f = unknown_function;
+	}
+	f->file = file_name(x, rv[SYM_IX_R_FILE]);
+	f->line = rv[SYM_IX_R_LINE];
+	f->column = rv[SYM_IX_R_COLUMN];
+	size_t n = 1;
+	/* Scopes are stored plus one: sv is the row of scope s - 1, its parent p - 1. */
+	for (uint32_t p; scope && (p = sv[SYM_IX_S_PARENT]) != 0; scope = p) {
+		uint32_t call_file = sv[SYM_IX_S_CALL_FILE], call_line = sv[SYM_IX_S_CALL_LINE];
+		uint32_t call_column = sv[SYM_IX_S_CALL_COLUMN];
+		row_read(&x->scopes, p - 1, sv, SYM_IX_S_FIELDS);
 		if (n < max) {
-			fill_function(x, get(&x->scopes, p - 1, SYM_IX_S_FUNC), &frames[n]);
-			frames[n].file = file_name(x, get(&x->scopes, s - 1, SYM_IX_S_CALL_FILE));
-			frames[n].line = get(&x->scopes, s - 1, SYM_IX_S_CALL_LINE);
-			frames[n].column = get(&x->scopes, s - 1, SYM_IX_S_CALL_COLUMN);
+			fill_function(x, sv[SYM_IX_S_FUNC], &frames[n]);
+			frames[n].file = file_name(x, call_file);
+			frames[n].line = call_line;
+			frames[n].column = call_column;
 		}
 		n++;
 	}
