@@ -413,15 +413,17 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
 	uint32_t r = hit;
 	if (r-- == 0 || r >= x->ranges.count)
 		return 0;
-	uint32_t rv[SYM_IX_R_FIELDS], sv[SYM_IX_S_FIELDS];
+	uint32_t rv[SYM_IX_R_FIELDS];
 	row_read(&x->ranges, r, rv, SYM_IX_R_FIELDS);
 	uint32_t scope = rv[SYM_IX_R_SCOPE];
 	if (scope == 0 && rv[SYM_IX_R_FILE] == 0)
 		return 0;
 	sym_frame spare, *f = max ? &frames[0] : &spare;
+	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
+	uint32_t parent = 0;
 	if (scope) {
-		row_read(&x->scopes, scope - 1, sv, SYM_IX_S_FIELDS);
-		fill_function(x, sv[SYM_IX_S_FUNC], f);
+		fill_function(x, get(&x->scopes, scope - 1, SYM_IX_S_FUNC), f);
+		parent = get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
 	} else {
 		*f = unknown_function;
 	}
@@ -429,16 +431,13 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
 	f->line = rv[SYM_IX_R_LINE];
 	f->column = rv[SYM_IX_R_COLUMN];
 	size_t n = 1;
-	/* Scopes are stored plus one: sv is the row of scope s - 1, its parent p - 1. */
-	for (uint32_t p; scope && (p = sv[SYM_IX_S_PARENT]) != 0; scope = p) {
-		uint32_t call_file = sv[SYM_IX_S_CALL_FILE], call_line = sv[SYM_IX_S_CALL_LINE];
-		uint32_t call_column = sv[SYM_IX_S_CALL_COLUMN];
-		row_read(&x->scopes, p - 1, sv, SYM_IX_S_FIELDS);
+	/* Each caller's frame: its function, at the call site the inlined scope records. */
+	for (; parent; scope = parent, parent = get(&x->scopes, parent - 1, SYM_IX_S_PARENT)) {
 		if (n < max) {
-			fill_function(x, sv[SYM_IX_S_FUNC], &frames[n]);
-			frames[n].file = file_name(x, call_file);
-			frames[n].line = call_line;
-			frames[n].column = call_column;
+			fill_function(x, get(&x->scopes, parent - 1, SYM_IX_S_FUNC), &frames[n]);
+			frames[n].file = file_name(x, get(&x->scopes, scope - 1, SYM_IX_S_CALL_FILE));
+			frames[n].line = get(&x->scopes, scope - 1, SYM_IX_S_CALL_LINE);
+			frames[n].column = get(&x->scopes, scope - 1, SYM_IX_S_CALL_COLUMN);
 		}
 		n++;
 	}
