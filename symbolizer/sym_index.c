@@ -305,6 +305,22 @@ static const sym_frame unknown_function = {
 	.function_id = SYM_IX_NONE, .file = "",
 };
 
+/* The first range of bucket k and of bucket k + 1: both rows with one load when they fit. */
+static inline void bucket_bounds(const sym_index *x, uint32_t k, uint32_t *lo, uint32_t *hi)
+{
+	const struct ptab *t = &x->buckets;
+	if (t->row > 28) {
+		*lo = get(t, k, SYM_IX_B_FIRST);
+		*hi = get(t, k + 1, SYM_IX_B_FIRST);
+		return;
+	}
+	uint64_t bit = (uint64_t)k * t->row, w;
+	memcpy(&w, t->p + (bit >> 3), sizeof(w));
+	w >>= bit & 7;
+	*lo = (uint32_t)w & t->mask[SYM_IX_B_FIRST];
+	*hi = (uint32_t)(w >> t->row) & t->mask[SYM_IX_B_FIRST];
+}
+
 void sym_index_prefetch(const sym_index *x, uint64_t addr)
 {
 	uint64_t k = (addr - x->base) >> x->shift;
@@ -317,8 +333,8 @@ void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
 	uint64_t k = (addr - x->base) >> x->shift;
 	if (addr < x->base || k >= x->n_buckets)
 		return;
-	uint32_t lo = get(&x->buckets, (uint32_t)k, SYM_IX_B_FIRST);
-	uint32_t hi = get(&x->buckets, (uint32_t)k + 1, SYM_IX_B_FIRST);
+	uint32_t lo, hi;
+	bucket_bounds(x, (uint32_t)k, &lo, &hi);
 	/* The covering range is one of [lo - 1, hi - 1]: its start among the
 	 * bucket's, its row at one end or in between. */
 	__builtin_prefetch(x->starts + lo);
@@ -340,8 +356,8 @@ static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
 	/* Bucket k holds the ranges starting in off's (1 << shift)-aligned block, so
 	 * their 16-bit starts compare with off's low bits. The range covering off is
 	 * the last of them starting at or before off, else the one before them. */
-	uint32_t lo = get(&x->buckets, (uint32_t)k, SYM_IX_B_FIRST);
-	uint32_t hi = get(&x->buckets, (uint32_t)k + 1, SYM_IX_B_FIRST);
+	uint32_t lo, hi;
+	bucket_bounds(x, (uint32_t)k, &lo, &hi);
 	/* Its row is (almost always) among the bucket's: fetch them during the search. */
 	__builtin_prefetch(x->ranges.p + (uint64_t)lo * x->ranges.row / 8);
 	__builtin_prefetch(x->ranges.p + (uint64_t)hi * x->ranges.row / 8);
