@@ -6,9 +6,12 @@
  * index with sym_index_build (timed), loads it, then symbolizes the addresses
  * of ADDR_FILE (one hex address per line, as bench_symbolize.sh writes them)
  * in a loop on one thread, full inline chain each time, best of several
- * passes. Prints one `key value` line per figure for the script to show.
+ * passes: in batches of 1,000 (sym_index_find_batch, then sym_index_frames
+ * with the hits' rows fetched ahead, as a request's batch is served), or one
+ * sym_index_lookup at a time with --single. Prints one `key value` line per
+ * figure for the script to show.
  *
- * usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] [--blob-out FILE]
+ * usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] [--blob-out FILE] [--single]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,14 +46,17 @@ struct args {
 	const char *elf_path, *addr_path, *blob_out;
 	struct alt alt;
 	int passes;
+	bool single;
 };
+
+#define BATCH 1000
 
 /* The command line into a; false (told) on bad usage. */
 static bool parse_args(int argc, char **argv, struct args *a)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] "
-				"[--blob-out FILE]\n");
+				"[--blob-out FILE] [--single]\n");
 		return false;
 	}
 	a->elf_path = argv[1];
@@ -60,6 +66,8 @@ static bool parse_args(int argc, char **argv, struct args *a)
 			a->alt.data = read_file(argv[++i], &a->alt.size);
 		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
 			a->passes = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--single"))
+			a->single = true;
 		else if (!strcmp(argv[i], "--blob-out") && i + 1 < argc)
 			a->blob_out = argv[++i];
 		else {
@@ -103,21 +111,56 @@ struct figures {
 	double best; /* seconds of the fastest pass */
 };
 
-/* PASSES passes of lookups over the N addresses; counts from the first. */
-static struct figures measure(const sym_index *idx, const uint64_t *addrs, size_t n, int passes)
+/* Frames of addrs[0..n) into f, one sym_index_lookup each (--single). */
+static void pass_single(const sym_index *idx, const uint64_t *addrs, size_t n, bool first,
+			struct figures *f)
 {
 	sym_frame frames[64];
+	for (size_t i = 0; i < n; i++) {
+		size_t k = sym_index_lookup(idx, addrs[i], frames, 64);
+		f->sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
+		if (first) {
+			f->found += k > 0;
+			f->total_frames += k;
+		}
+	}
+}
+
+/* The same in batches of BATCH: search all, then frames with rows fetched ahead. */
+static void pass_batch(const sym_index *idx, const uint64_t *addrs, size_t n, bool first,
+		       struct figures *f)
+{
+	sym_frame frames[64];
+	uint32_t hits[BATCH];
+	for (size_t b = 0; b < n; b += BATCH) {
+		size_t m = n - b < BATCH ? n - b : BATCH;
+		sym_index_find_batch(idx, addrs + b, m, hits);
+		for (size_t i = 0; i < m; i++) {
+			if (i + 8 < m)
+				sym_index_prefetch_hit(idx, hits[i + 8], 0);
+			if (i + 4 < m)
+				sym_index_prefetch_hit(idx, hits[i + 4], 1);
+			size_t k = sym_index_frames(idx, hits[i], frames, 64);
+			f->sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
+			if (first) {
+				f->found += k > 0;
+				f->total_frames += k;
+			}
+		}
+	}
+}
+
+/* PASSES passes of lookups over the N addresses; counts from the first. */
+static struct figures measure(const sym_index *idx, const uint64_t *addrs, size_t n, int passes,
+			      bool single)
+{
 	struct figures f = {.best = 1e30};
 	for (int p = 0; p < passes; p++) {
 		double t0 = base_mono_s();
-		for (size_t i = 0; i < n; i++) {
-			size_t k = sym_index_lookup(idx, addrs[i], frames, 64);
-			f.sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
-			if (p == 0) {
-				f.found += k > 0;
-				f.total_frames += k;
-			}
-		}
+		if (single)
+			pass_single(idx, addrs, n, p == 0, &f);
+		else
+			pass_batch(idx, addrs, n, p == 0, &f);
 		double t = base_mono_s() - t0;
 		if (t < f.best)
 			f.best = t;
@@ -148,7 +191,7 @@ int main(int argc, char **argv)
 	}
 	double t_load = base_mono_s() - t0;
 
-	struct figures f = measure(idx, addrs, n, a.passes);
+	struct figures f = measure(idx, addrs, n, a.passes, a.single);
 	printf("addresses %zu\n", n);
 	printf("found %" PRIu64 "\n", f.found);
 	printf("frames_per_address %.3f\n", (double)f.total_frames / (double)n);

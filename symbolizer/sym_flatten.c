@@ -5,6 +5,7 @@
 #include "symbolizer/sym_flatten_impl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_depth(const void *pa, const void *pb)
 {
@@ -33,6 +34,77 @@ static int cmp_plain(const void *pa, const void *pb)
 	return a->order > b->order ? -1 : a->order < b->order;
 }
 
+/* a sorts before b: cmp_depth or cmp_plain below zero, inlined for the merge sort. */
+static inline bool before(const sym_span *a, const sym_span *b, bool by_depth)
+{
+	if (a->lo != b->lo)
+		return a->lo < b->lo;
+	if (by_depth && a->b != b->b)
+		return a->b < b->b;
+	if (a->hi != b->hi)
+		return a->hi > b->hi;
+	return by_depth ? a->order < b->order : a->order > b->order;
+}
+
+/* The end of the non-descending run of v starting at i (n when it reaches the end). */
+static size_t run_end(const sym_span *v, size_t i, size_t n, bool by_depth)
+{
+	while (i + 1 < n && !before(&v[i + 1], &v[i], by_depth))
+		i++;
+	return i + 1;
+}
+
+/* Merges the sorted runs [i, m) and [m, e) of src into dst[i, e). */
+static void merge(const sym_span *src, sym_span *dst, size_t i, size_t m, size_t e,
+		  bool by_depth)
+{
+	size_t a = i, b = m, o = i;
+	while (a < m && b < e)
+		dst[o++] = before(&src[b], &src[a], by_depth) ? src[b++] : src[a++];
+	while (a < m)
+		dst[o++] = src[a++];
+	while (b < e)
+		dst[o++] = src[b++];
+}
+
+/*
+ * Sorts spans as qsort with cmp_depth or cmp_plain would (the orders are
+ * total, so the result is the same), as a natural merge sort: the spans come
+ * in long ascending runs (a line table's rows, a unit's scopes), so a pass
+ * merges neighbouring runs and the number of passes is the log of the number
+ * of runs. Already sorted input costs one comparison a span. Needs n spans of
+ * scratch, as glibc's qsort does; qsort itself when that is not available.
+ */
+static void sort_spans(sym_span *v, size_t n, bool by_depth)
+{
+	if (run_end(v, 0, n, by_depth) == n)
+		return;
+	sym_span *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp) {
+		qsort(v, n, sizeof(*v), by_depth ? cmp_depth : cmp_plain);
+		return;
+	}
+	sym_span *src = v, *dst = tmp;
+	for (;;) {
+		size_t i = 0, runs = 0;
+		while (i < n) {
+			size_t m = run_end(src, i, n, by_depth);
+			size_t e = m < n ? run_end(src, m, n, by_depth) : n;
+			merge(src, dst, i, m, e, by_depth);
+			i = e;
+			runs++;
+		}
+		sym_span *t = src;
+		src = dst;
+		dst = t;
+		if (runs == 1)
+			break;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
+}
+
 static int emit(base_vec *out, uint64_t lo, uint64_t hi, size_t span)
 {
 	if (lo >= hi)
@@ -54,7 +126,7 @@ sym_errc sym_flatten(sym_span *spans, size_t n, bool by_depth, base_vec *out, sy
 	if (n > UINT32_MAX)
 		return sym_error_set(err, SYM_E_TOO_LARGE, "too many address ranges");
 	if (n)
-		qsort(spans, n, sizeof(*spans), by_depth ? cmp_depth : cmp_plain);
+		sort_spans(spans, n, by_depth);
 	base_vec stack;
 	base_vec_init(&stack, sizeof(uint32_t), n + 1);
 	uint64_t pos = 0;

@@ -22,6 +22,7 @@
 struct ptab {
 	const uint8_t *p;
 	uint32_t count, row;
+	uint32_t mask[SYM_IX_MAX_FIELDS];   /* (1 << width) - 1 of each field */
 	uint8_t width[SYM_IX_MAX_FIELDS], at[SYM_IX_MAX_FIELDS];
 };
 
@@ -37,7 +38,9 @@ struct sym_index {
 
 static inline uint32_t get(const struct ptab *t, uint32_t i, unsigned f)
 {
-	return sym_bits_get(t->p, (uint64_t)i * t->row + t->at[f], t->width[f]);
+	uint64_t bit = (uint64_t)i * t->row + t->at[f], v;
+	memcpy(&v, t->p + (bit >> 3), sizeof(v));
+	return (uint32_t)(v >> (bit & 7)) & t->mask[f];
 }
 
 static sym_errc bad(sym_error *err, const char *what)
@@ -67,6 +70,7 @@ static bool table_ok(const uint8_t *blob, size_t size, const struct sym_ix_table
 			return false;
 		t->at[f] = (uint8_t)row;
 		t->width[f] = d->bits[f];
+		t->mask[f] = (uint32_t)((UINT64_C(1) << d->bits[f]) - 1);
 		row += d->bits[f];
 	}
 	uint64_t bytes = ((uint64_t)d->count * row + 7) / 8 + SYM_IX_PAD;
@@ -259,13 +263,40 @@ bool sym_index_names_file(const sym_index *idx, const char *path)
 	return false;
 }
 
-static void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
+/*
+ * The nf fields of row i of t into v: with one 8-byte load when the row fits
+ * in the 57 bits such a load always holds (whatever the row's bit offset),
+ * else one load per field.
+ */
+static inline void row_read(const struct ptab *t, uint32_t i, uint32_t *v, unsigned nf)
 {
-	f->name = x->strs + get(&x->funcs, func, SYM_IX_F_NAME);
-	f->linkage_name = x->strs + get(&x->funcs, func, SYM_IX_F_LINKAGE);
-	f->display_name = x->strs + get(&x->funcs, func, SYM_IX_F_DISPLAY);
-	f->decl_file = file_name(x, get(&x->funcs, func, SYM_IX_F_DECL_FILE));
-	f->decl_line = get(&x->funcs, func, SYM_IX_F_DECL_LINE);
+	uint64_t bit = (uint64_t)i * t->row;
+	if (t->row <= 57) {
+		uint64_t w;
+		memcpy(&w, t->p + (bit >> 3), sizeof(w));
+		w >>= bit & 7;
+		for (unsigned f = 0; f < nf; f++) {
+			v[f] = (uint32_t)w & t->mask[f];
+			w >>= t->width[f];
+		}
+		return;
+	}
+	for (unsigned f = 0; f < nf; f++) {
+		uint64_t b = bit + t->at[f], w;
+		memcpy(&w, t->p + (b >> 3), sizeof(w));
+		v[f] = (uint32_t)(w >> (b & 7)) & t->mask[f];
+	}
+}
+
+static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
+{
+	uint32_t v[SYM_IX_F_FIELDS];
+	row_read(&x->funcs, func, v, SYM_IX_F_FIELDS);
+	f->name = x->strs + v[SYM_IX_F_NAME];
+	f->linkage_name = x->strs + v[SYM_IX_F_LINKAGE];
+	f->display_name = x->strs + v[SYM_IX_F_DISPLAY];
+	f->decl_file = file_name(x, v[SYM_IX_F_DECL_FILE]);
+	f->decl_line = v[SYM_IX_F_DECL_LINE];
 	f->function_id = func;
 }
 
@@ -273,6 +304,22 @@ static const sym_frame unknown_function = {
 	.name = "", .linkage_name = "", .display_name = "", .decl_file = "",
 	.function_id = SYM_IX_NONE, .file = "",
 };
+
+/* The first range of bucket k and of bucket k + 1: both rows with one load when they fit. */
+static inline void bucket_bounds(const sym_index *x, uint32_t k, uint32_t *lo, uint32_t *hi)
+{
+	const struct ptab *t = &x->buckets;
+	if (t->row > 28) {
+		*lo = get(t, k, SYM_IX_B_FIRST);
+		*hi = get(t, k + 1, SYM_IX_B_FIRST);
+		return;
+	}
+	uint64_t bit = (uint64_t)k * t->row, w;
+	memcpy(&w, t->p + (bit >> 3), sizeof(w));
+	w >>= bit & 7;
+	*lo = (uint32_t)w & t->mask[SYM_IX_B_FIRST];
+	*hi = (uint32_t)(w >> t->row) & t->mask[SYM_IX_B_FIRST];
+}
 
 void sym_index_prefetch(const sym_index *x, uint64_t addr)
 {
@@ -286,8 +333,8 @@ void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
 	uint64_t k = (addr - x->base) >> x->shift;
 	if (addr < x->base || k >= x->n_buckets)
 		return;
-	uint32_t lo = get(&x->buckets, (uint32_t)k, SYM_IX_B_FIRST);
-	uint32_t hi = get(&x->buckets, (uint32_t)k + 1, SYM_IX_B_FIRST);
+	uint32_t lo, hi;
+	bucket_bounds(x, (uint32_t)k, &lo, &hi);
 	/* The covering range is one of [lo - 1, hi - 1]: its start among the
 	 * bucket's, its row at one end or in between. */
 	__builtin_prefetch(x->starts + lo);
@@ -309,8 +356,8 @@ static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
 	/* Bucket k holds the ranges starting in off's (1 << shift)-aligned block, so
 	 * their 16-bit starts compare with off's low bits. The range covering off is
 	 * the last of them starting at or before off, else the one before them. */
-	uint32_t lo = get(&x->buckets, (uint32_t)k, SYM_IX_B_FIRST);
-	uint32_t hi = get(&x->buckets, (uint32_t)k + 1, SYM_IX_B_FIRST);
+	uint32_t lo, hi;
+	bucket_bounds(x, (uint32_t)k, &lo, &hi);
 	/* Its row is (almost always) among the bucket's: fetch them during the search. */
 	__builtin_prefetch(x->ranges.p + (uint64_t)lo * x->ranges.row / 8);
 	__builtin_prefetch(x->ranges.p + (uint64_t)hi * x->ranges.row / 8);
@@ -328,30 +375,85 @@ static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
 
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
-	uint32_t r = covering_range(x, addr);
-	if (r-- == 0)
+	return sym_index_frames(x, covering_range(x, addr), frames, max);
+}
+
+/* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
+#define FIND_AHEAD 16
+
+void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, uint32_t *hits)
+{
+	for (size_t i = 0; i < n && i < FIND_AHEAD; i++)
+		sym_index_prefetch(x, addrs[i]);
+	for (size_t i = 0; i < n && i < FIND_AHEAD / 2; i++)
+		sym_index_prefetch_rows(x, addrs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i + FIND_AHEAD < n)
+			sym_index_prefetch(x, addrs[i + FIND_AHEAD]);
+		if (i + FIND_AHEAD / 2 < n)
+			sym_index_prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
+		uint32_t r = covering_range(x, addrs[i]);
+		if (r)
+			__builtin_prefetch(x->ranges.p + (uint64_t)(r - 1) * x->ranges.row / 8);
+		hits[i] = r;
+	}
+}
+
+static inline void prefetch_row(const struct ptab *t, uint32_t i)
+{
+	__builtin_prefetch(t->p + (uint64_t)i * t->row / 8);
+}
+
+void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
+{
+	if (hit-- == 0 || hit >= x->ranges.count)
+		return;
+	uint32_t scope = get(&x->ranges, hit, SYM_IX_R_SCOPE);
+	if (stage == 0) {
+		if (scope)
+			prefetch_row(&x->scopes, scope - 1);
+		prefetch_row(&x->files, get(&x->ranges, hit, SYM_IX_R_FILE));
+		return;
+	}
+	if (!scope)
+		return;
+	uint32_t func = get(&x->scopes, scope - 1, SYM_IX_S_FUNC);
+	prefetch_row(&x->funcs, func);
+	uint32_t parent = get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
+	if (parent)
+		prefetch_row(&x->scopes, parent - 1);
+}
+
+size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
+{
+	uint32_t r = hit;
+	if (r-- == 0 || r >= x->ranges.count)
 		return 0;
-	uint32_t scope = get(&x->ranges, r, SYM_IX_R_SCOPE);
-	uint32_t file = get(&x->ranges, r, SYM_IX_R_FILE);
-	if (scope == 0 && file == 0)
+	uint32_t rv[SYM_IX_R_FIELDS];
+	row_read(&x->ranges, r, rv, SYM_IX_R_FIELDS);
+	uint32_t scope = rv[SYM_IX_R_SCOPE];
+	if (scope == 0 && rv[SYM_IX_R_FILE] == 0)
 		return 0;
-	size_t n = 0;
-	sym_frame f = unknown_function;
-	if (scope)
-		fill_function(x, get(&x->scopes, scope - 1, SYM_IX_S_FUNC), &f);
-	f.file = file_name(x, file);
-	f.line = get(&x->ranges, r, SYM_IX_R_LINE);
-	f.column = get(&x->ranges, r, SYM_IX_R_COLUMN);
-	if (n < max)
-		frames[n] = f;
-	n++;
-	/* Scopes are stored plus one: s - 1 is the scope, its parent field the parent plus one. */
-	for (uint32_t s = scope, p; s && (p = get(&x->scopes, s - 1, SYM_IX_S_PARENT)) != 0; s = p) {
+	sym_frame spare, *f = max ? &frames[0] : &spare;
+	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
+	uint32_t parent = 0;
+	if (scope) {
+		fill_function(x, get(&x->scopes, scope - 1, SYM_IX_S_FUNC), f);
+		parent = get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
+	} else {
+		*f = unknown_function;
+	}
+	f->file = file_name(x, rv[SYM_IX_R_FILE]);
+	f->line = rv[SYM_IX_R_LINE];
+	f->column = rv[SYM_IX_R_COLUMN];
+	size_t n = 1;
+	/* Each caller's frame: its function, at the call site the inlined scope records. */
+	for (; parent; scope = parent, parent = get(&x->scopes, parent - 1, SYM_IX_S_PARENT)) {
 		if (n < max) {
-			fill_function(x, get(&x->scopes, p - 1, SYM_IX_S_FUNC), &frames[n]);
-			frames[n].file = file_name(x, get(&x->scopes, s - 1, SYM_IX_S_CALL_FILE));
-			frames[n].line = get(&x->scopes, s - 1, SYM_IX_S_CALL_LINE);
-			frames[n].column = get(&x->scopes, s - 1, SYM_IX_S_CALL_COLUMN);
+			fill_function(x, get(&x->scopes, parent - 1, SYM_IX_S_FUNC), &frames[n]);
+			frames[n].file = file_name(x, get(&x->scopes, scope - 1, SYM_IX_S_CALL_FILE));
+			frames[n].line = get(&x->scopes, scope - 1, SYM_IX_S_CALL_LINE);
+			frames[n].column = get(&x->scopes, scope - 1, SYM_IX_S_CALL_COLUMN);
 		}
 		n++;
 	}

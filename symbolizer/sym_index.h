@@ -135,4 +135,20 @@ size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, 
 void sym_index_prefetch(const sym_index *idx, uint64_t addr);
 void sym_index_prefetch_rows(const sym_index *idx, uint64_t addr);
 
+/*
+ * Batch lookups, in two passes so that each overlaps its cache misses:
+ * sym_index_find_batch searches the n addresses (bucket rows fetched 16
+ * addresses ahead, range starts 8 ahead) and sets hits[i] to a handle of the
+ * range covering addrs[i] (0 when none); sym_index_frames turns a handle into
+ * frames exactly as sym_index_lookup does for its address. Between the two, a
+ * caller walking the hits calls sym_index_prefetch_hit(idx, hits[i + 8], 0)
+ * (starts fetching the scope and file rows) and sym_index_prefetch_hit(idx,
+ * hits[i + 4], 1) (reads the scope row, fetches the function row and the
+ * parent scope) before sym_index_frames(idx, hits[i], ...). Any handle from
+ * the same index is fine for either.
+ */
+void sym_index_find_batch(const sym_index *idx, const uint64_t *addrs, size_t n, uint32_t *hits);
+void sym_index_prefetch_hit(const sym_index *idx, uint32_t hit, unsigned stage);
+size_t sym_index_frames(const sym_index *idx, uint32_t hit, sym_frame *frames, size_t max);
+
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target: an index blob from an untrusted store -> sym_index_load ->
- * lookups (and the prefetch hints of batches) at addresses taken from the
+ * lookups, single and batched (with the prefetch hints of batches), at addresses taken from the
  * input. Loading either refuses or yields an index every lookup can walk
  * without leaving the blob.
  */
@@ -31,6 +31,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sym_index_prefetch_rows(idx, a & 0xffffff);
 			sym_index_lookup(idx, a, f, 8);
 			sym_index_lookup(idx, a & 0xffffff, f, 8);
+		}
+		/* the batch path: search, hints, frames, over the same addresses */
+		uint64_t addrs[64];
+		uint32_t hits[64];
+		size_t n = 0;
+		for (size_t i = 0; i + 8 <= size && n < 64; i += 8, n++)
+			memcpy(&addrs[n], data + i, 8);
+		sym_index_find_batch(idx, addrs, n, hits);
+		for (size_t i = 0; i < n; i++) {
+			sym_index_prefetch_hit(idx, hits[i], 0);
+			sym_index_prefetch_hit(idx, hits[i], 1);
+			sym_index_prefetch_hit(idx, (uint32_t)addrs[i], 1);
+			sym_index_frames(idx, hits[i], f, 8);
+			sym_index_frames(idx, (uint32_t)addrs[i], f, 8);
 		}
 		sym_index_destroy(idx);
 	}

@@ -107,6 +107,48 @@ TEST(inline_chains_are_whole)
 	free(img);
 }
 
+/* A batch (search all, then frames with the hints) gives what single lookups give. */
+TEST(batch_agrees_with_single_lookups)
+{
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("c_O2_dw5", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	uint64_t main_addr = symbol_address(img, n, "main");
+	enum { N = 3000 };
+	static uint64_t addrs[N];
+	static uint32_t hits[N];
+	for (size_t i = 0; i < N; i++)  /* in and around main, some far outside */
+		addrs[i] = i % 97 == 0 ? UINT64_MAX - i : (main_addr & ~0xfffull) + (i * 7919) % 0x3000;
+	sym_index_find_batch(idx, addrs, N, hits);
+	size_t found = 0;
+	for (size_t i = 0; i < N; i++) {
+		sym_frame a[16], b[16];
+		if (i + 8 < N)
+			sym_index_prefetch_hit(idx, hits[i + 8], 0);
+		if (i + 4 < N)
+			sym_index_prefetch_hit(idx, hits[i + 4], 1);
+		size_t ka = sym_index_lookup(idx, addrs[i], a, 16);
+		size_t kb = sym_index_frames(idx, hits[i], b, 16);
+		CHECK(ka == kb);
+		found += ka > 0;
+		for (size_t j = 0; j < ka && j < kb && j < 16; j++) {
+			CHECK(a[j].display_name == b[j].display_name);
+			CHECK(a[j].file == b[j].file);
+			CHECK(a[j].line == b[j].line && a[j].column == b[j].column);
+			CHECK(a[j].function_id == b[j].function_id);
+		}
+	}
+	CHECK(found >= N / 10);   /* the fixture's code is a few hundred bytes */
+	/* a handle past the index is no range */
+	sym_frame f[4];
+	CHECK(sym_index_frames(idx, UINT32_MAX, f, 4) == 0);
+	sym_index_destroy(idx);
+	free(blob);
+	free(img);
+}
+
 /* The file table answers for the files the lookups name, in canonical form,
  * and for nothing else. */
 TEST(names_file)
