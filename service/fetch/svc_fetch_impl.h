@@ -192,6 +192,7 @@ struct svc_fetch_flight {
 	bool revisit;            /* the walk is past the last server, on the deferred ones */
 	char *path_hint;         /* a dwz file: where the file needing it says it is */
 	char *alt_where;         /* the dwz file of this flight's file: its path, if known */
+	bool alt_hint_read;      /* ALT: the stored file's link was read for alt_where */
 	bool exec_probe;         /* asks this upstream for an executable it may not serve */
 	/* Outcome of the walk in progress, and of the debuginfo walk once done. */
 	bool any_error, too_large;
@@ -341,7 +342,9 @@ void svc_walk_skip_executable(svc_fetch_flight *fl);
 
 /* ---- worker jobs (svc_fetch_job.c): stages SOURCES and CHECK ---- */
 
-typedef enum svc_job_type { SVC_JOB_LOCAL, SVC_JOB_STORE } svc_job_type;
+/* LOCAL: ask the sources; STORE: check and store a download; ALT_HINT: read
+ * where the stored file's dwz link points (its path is not in the store). */
+typedef enum svc_job_type { SVC_JOB_LOCAL, SVC_JOB_STORE, SVC_JOB_ALT_HINT } svc_job_type;
 
 /* Work for a worker thread: find in the sources and/or check and store a file. */
 struct svc_fetch_job {
@@ -375,6 +378,10 @@ svc_fetch_job *svc_job_for_sources(svc_fetch_flight *fl);
 /* CHECK: the job that checks and stores a provider's file (body or fd taken
  * from the answer); NULL when out of memory. */
 svc_fetch_job *svc_job_for_file(svc_fetch_flight *fl, svc_provider_answer *a);
+/* ALT: the job that reads the stored file's .gnu_debugaltlink (an absolute
+ * path) into alt_where, for a file answered from the store whose dwz file is
+ * not there (stored before by a route that left it behind). */
+svc_fetch_job *svc_job_for_alt_hint(svc_fetch_flight *fl);
 /* Hands the job to a worker, done back on the loop; false (job freed) when
  * that cannot be done. */
 bool svc_job_submit(svc_fetch_flight *fl, svc_fetch_job *j, void (*done)(void *, bool));

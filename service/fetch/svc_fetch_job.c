@@ -56,6 +56,12 @@ svc_fetch_job *svc_job_for_sources(svc_fetch_flight *fl)
 	return j;
 }
 
+svc_fetch_job *svc_job_for_alt_hint(svc_fetch_flight *fl)
+{
+	fl->alt_hint_read = true;
+	return job_new(SVC_JOB_ALT_HINT, STOR_KIND_DEBUGINFO);
+}
+
 svc_fetch_job *svc_job_for_file(svc_fetch_flight *fl, svc_provider_answer *a)
 {
 	svc_fetch_job *j = job_new(SVC_JOB_STORE, fl->want);
@@ -146,10 +152,27 @@ static void find_in_sources(svc_fetch_job *j)
 	}
 }
 
+/* ALT_HINT: the link's path, when absolute (a relative one needs the file's
+ * original directory, which the store does not keep). */
+static void read_alt_hint(svc_fetch_job *j)
+{
+	stor_blob b;
+	sym_elf_info info;
+	sym_error err;
+	if (stor_get_file(j->fl->f->store, SVC_STORE_KEY(&j->fl->base.id), &b, NULL, NULL) != STOR_OK)
+		return;
+	if (sym_elf_probe(b.data, b.size, &info, &err) == SYM_OK && info.has_alt &&
+	    info.alt_path[0] == '/')
+		snprintf(j->alt_where, sizeof(j->alt_where), "%s", info.alt_path);
+	stor_blob_release(&b);
+}
+
 static void job_work(void *arg)
 {
 	svc_fetch_job *j = arg;
 	svc_fetcher *f = j->fl->f;
+	if (j->type == SVC_JOB_ALT_HINT)
+		return read_alt_hint(j);
 	if (j->type == SVC_JOB_LOCAL) {
 		find_in_sources(j);
 		if (j->found != SRC_FOUND)
@@ -293,6 +316,12 @@ static svc_fetch_stage outcome(svc_fetch_flight *fl, svc_fetch_job *j)
 
 svc_fetch_stage svc_job_outcome(svc_fetch_flight *fl, svc_fetch_job *j)
 {
+	if (j->type == SVC_JOB_ALT_HINT) {
+		if (j->alt_where[0] && !fl->alt_where)
+			fl->alt_where = strdup(j->alt_where);
+		svc_job_free(j);
+		return SVC_STAGE_ALT;  /* again, with the path when there is one */
+	}
 	svc_fetch_stage next = outcome(fl, j);
 	svc_job_free(j);
 	return next;

@@ -8,6 +8,7 @@
  * here and runs the driver again; the stage files never call it.
  */
 #include "service/fetch/svc_fetch_impl.h"
+#include "service/core/svc_build_id.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,16 @@ static svc_fetch_stage start_alt(svc_fetch_flight *fl)
 {
 	svc_fetcher *f = fl->f;
 	const sym_build_id *id = &fl->res.alt_id;
+	/* Answered from the store, where the link's path is not kept: read it
+	 * from the stored file first, unless the dwz file is held already. */
+	stor_meta am;
+	if (fl->res.cached && !fl->alt_where && !fl->alt_hint_read && !f->shutting_down &&
+	    !(stor_get_meta(f->store, SVC_STORE_KEY(id), &am, NULL) == STOR_OK &&
+	      am.state == STOR_STATE_PRESENT)) {
+		svc_fetch_job *j = svc_job_for_alt_hint(fl);
+		if (j && svc_job_submit(fl, j, job_done))
+			return SVC_STAGE_WAIT;
+	}
 	svc_fetch_flight *other = svc_fetch_flight_find(f, id, fl->policy);
 	svc_fetch_waiter *w = NULL;
 	if (sym_build_id_equal(id, &fl->base.id) || (other && other->alt_wait == fl) ||

@@ -585,6 +585,29 @@ def case_upload_during_fetch():
         fs.stop()
 
 
+def case_dwz_from_store():
+    """Issue 25, item 1: a dwz debug file held in the store without its dwz
+    file (here uploaded: Debian's ld.gold, whose dwz file has no .build-id
+    entry, only the absolute path in .gnu_debugaltlink): the path is read from
+    the stored file, and the dwz file found there in the debug dir, instead of
+    "dwz supplementary file ...: not_found" for good."""
+    work = tempdir("upload-dwz-")
+    bid = build_id("/usr/bin/x86_64-linux-gnu-ld.gold")
+    debug = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+    check(os.path.exists(debug), "%s missing (scripts/install-deps.sh)" % debug)
+    d = daemon(work, "d", debug_dirs=["/usr/lib/debug"])
+    try:
+        st, _, text = put(d.port, bid, "debuginfo", read(debug))
+        check(st == 201, "upload of ld.gold's debug file: %d %s" % (st, text))
+        addr = func_addr(debug, "main") + 4
+        resp = d.symbolize([pb.mapping(bid)], [pb.location(0, addr)], max_wait_ms=120000)
+        m = resp["mappings"][0]
+        check(pb.STATUS[m["status"]] == "OK", "Symbolize of the uploaded dwz file: %r" % m)
+        check(pb.frames(resp, 0), "no frames for main")
+    finally:
+        d.stop()
+
+
 def case_replace_during_build():
     """Issue 25, item 4: a better file uploaded while the index of the held
     one is being built. The index of the old file (here: libstdc++'s debug
@@ -641,6 +664,7 @@ def main():
                       ("replace", case_replace), ("symbolize", case_symbolize),
                       ("replace_during_build", case_replace_during_build),
                       ("upload_during_fetch", case_upload_during_fetch),
+                      ("dwz_from_store", case_dwz_from_store),
                       ("remote", case_remote), ("should", case_should),
                       ("symbolctl", case_symbolctl)], ARGS.cases)
 
