@@ -357,3 +357,8 @@ size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, si
 	}
 	return n;
 }
+
+unsigned sym_index_format_version(void)
+{
+	return SYM_IX_VERSION;
+}

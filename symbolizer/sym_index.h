@@ -135,4 +135,7 @@ size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, 
 void sym_index_prefetch(const sym_index *idx, uint64_t addr);
 void sym_index_prefetch_rows(const sym_index *idx, uint64_t addr);
 
+/* The format version this build writes and loads (a shared cache keys indexes by it). */
+unsigned sym_index_format_version(void);
+
 #endif

@@ -182,6 +182,8 @@ static void job_work(void *arg)
 				  &serr);
 	if (j->stored != STOR_OK)
 		snprintf(j->error, sizeof(j->error), "%s", serr.msg);
+	else if (j->type == SVC_JOB_STORE)
+		svc_fetch_s3_behind(f, &j->fl->base.id, j->kind, j->source, j->data, j->size);
 }
 
 /* Nothing in the sources: on to the upstreams. */

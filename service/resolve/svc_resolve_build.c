@@ -7,7 +7,10 @@
  * is done. A build first takes its expected memory from the budget
  * (svc_resolve_budget.c); when there is no room, the worker lets the file go
  * and the flight waits in the budget's queue, for the driver to start it
- * again (the file read again) when there is. A leaf: the driver
+ * again (the file read again) when there is. With the shared S3 tier, the
+ * index another replica built is read from there first (PREFIX/v1/<kind>/
+ * ab/cdef.../index-vN, verified, then loaded with every bound checked as any
+ * stored index), and an index built here is written behind to it. A leaf: the driver
  * (svc_resolve_drive.c) runs the step and goes to the stage it names.
  */
 #include "service/resolve/svc_resolver_impl.h"
@@ -18,6 +21,7 @@
 
 #include "base/base_clock.h"
 #include "base/base_log.h"
+#include "service/fetch/svc_s3.h"
 #include "symbolizer/sym_inflate.h"
 
 static bool alt_resolve(void *ctx, const sym_build_id *id, const char *path, const void **data,
@@ -52,6 +56,43 @@ static void build_failed(svc_resolve_flight *f, sym_errc rc, const sym_error *er
 	} else {
 		svc_resolve_flight_fail(f, s, "index build: %.200s", err->msg);
 	}
+}
+
+/* The index's key in the S3 tier into key; NULL when there is no tier. */
+static struct svc_s3 *s3_index_key(svc_resolve_flight *f, char *key, size_t cap)
+{
+	struct svc_s3 *s3 = f->r->o.fetcher ? svc_fetcher_s3(f->r->o.fetcher) : NULL;
+	const char *kind = sym_id_kind_name(f->fl.id.kind);
+	char hex[SYM_BUILD_ID_HEX_MAX], what[32];
+	sym_build_id_to_hex(&f->fl.id, hex);
+	snprintf(what, sizeof(what), "index-v%u", sym_index_format_version());
+	return s3 && kind && svc_s3_key(s3, kind, hex, what, key, cap) ? s3 : NULL;
+}
+
+static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size);
+
+/* The index from the S3 tier, when it has a good one: true when loaded. */
+static bool s3_index(svc_resolve_flight *f)
+{
+	char key[SVC_S3_KEY_MAX];
+	struct svc_s3 *s3 = s3_index_key(f, key, sizeof(key));
+	uint8_t *blob;
+	size_t size;
+	svc_error err = {0};
+	if (!s3 || svc_s3_get(s3, key, f->r->o.max_decompressed_bytes ? f->r->o.max_decompressed_bytes
+								       : (1ull << 32),
+			      &blob, &size, &err) != SVC_OK)
+		return false;
+	sym_index *ix;
+	sym_error serr;
+	if (sym_index_load(blob, size, &ix, &serr) != SYM_OK) {
+		free(blob);
+		return false;
+	}
+	sym_index_destroy(ix);
+	keep_built(f, blob, size);
+	f->s3_index = f->status == SVC_RESOLVE_OK;
+	return f->s3_index;
 }
 
 /* Stores the built index (a failure is only logged) and loads it. */
@@ -93,6 +134,8 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 {
 	svc_resolver *r = f->r;
 	int64_t t0 = base_mono_ns();
+	if (!f->build_reserved && s3_index(f))
+		return;
 	stor_blob file;
 	stor_error serr;
 	if (stor_get_file(r->o.store, SVC_STORE_KEY(&f->fl.id), &file, NULL, &serr) != STOR_OK) {
@@ -125,6 +168,12 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 		build_failed(f, rc, &err);
 	else
 		keep_built(f, blob, blob_size);
+	char key[SVC_S3_KEY_MAX];
+	struct svc_s3 *s3 = rc == SYM_OK && f->status == SVC_RESOLVE_OK
+				    ? s3_index_key(f, key, sizeof(key))
+				    : NULL;
+	if (s3)
+		svc_s3_behind(s3, key, f->blob, f->blob_size);
 }
 
 enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancelled)
@@ -141,6 +190,10 @@ enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancel
 		return SVC_RESOLVE_STAGE_BUILD;
 	}
 	svc_resolve_budget_give(f);
+	if (f->s3_index) {
+		r->st.s3_index_hits++;
+		return SVC_RESOLVE_STAGE_DONE;
+	}
 	svc_resolve_failed_update(f);
 	base_histogram_observe(&r->st.build_seconds, f->build_seconds);
 	if (f->status == SVC_RESOLVE_OK)

@@ -9,6 +9,7 @@
  */
 #include "service/upload/svc_upload_impl.h"
 #include "service/core/svc_build_id.h"
+#include "service/fetch/svc_s3.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +80,33 @@ static bool check(upload *p, src_kind *kind, sym_elf_info *info)
 	return true;
 }
 
+/* The upload to S3 when a tier is configured; false with a 503 answer when
+ * S3 cannot take it now (the uploader retries after Retry-After). */
+static bool s3_write(upload *p, stor_kind kind)
+{
+	struct svc_s3 *s3 = p->u->o.fetcher ? svc_fetcher_s3(p->u->o.fetcher) : NULL;
+	char key[SVC_S3_KEY_MAX];
+	const char *idk = sym_id_kind_name(p->id.kind);
+	if (!s3)
+		return true;
+	if (!idk || !svc_s3_key(s3, idk, p->hex,
+				kind == STOR_KIND_DEBUGINFO ? "debuginfo" : "executable", key,
+				sizeof(key))) {
+		answer(p, UP_ERROR, 500, "s3: no key for %s%s", p->hex, "");
+		return false;
+	}
+	svc_error err = {0};
+	svc_errc rc = svc_s3_put(s3, key, p->data, p->size, &err);
+	if (rc == SVC_OK)
+		return true;
+	if (rc == SVC_E_TOO_LARGE)
+		answer(p, UP_TOO_LARGE, 413, "%s%s", err.msg, "");
+	else
+		answer(p, UP_ERROR, 503, "not stored: the shared S3 tier cannot take it now (%s)%s",
+		       err.msg, "");
+	return false;
+}
+
 void svc_upload_store_work(void *job)
 {
 	upload *p = job;
@@ -119,6 +147,10 @@ void svc_upload_store_work(void *job)
 		p->has_alt = true;
 		p->alt_id = info.alt_build_id;
 	}
+	/* The shared S3 tier first (issue 30): the upload is durable there, and
+	 * verified, before anything answers 201; the store is its cache. */
+	if (!s3_write(p, m.kind))
+		return;
 	/* The store never lets an executable replace debug info: a forced
 	 * downgrade deletes the entry first (not atomic: a reader between the
 	 * two writes finds nothing, as before a first upload). */
