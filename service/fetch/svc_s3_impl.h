@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_s3_impl: the S3 client's object, shared by its files in service/fetch/
- * only (svc_s3.c: requests; svc_s3_behind.c: the write-behind queue and the
- * counters; svc_s3_creds.c: pure helpers; svc_provider_s3.c: reads).
+ * only (svc_s3.c: the object; svc_s3_key.c: keys, URLs, signing;
+ * svc_s3_request.c: blocking requests; svc_s3_behind.c: the write-behind
+ * queue; svc_s3_stats.c: counters; svc_s3_creds.c: pure helpers;
+ * svc_provider_s3.c: reads on the fetcher's multi handle).
  */
 #ifndef SVC_S3_IMPL_H
 #define SVC_S3_IMPL_H
@@ -40,6 +42,7 @@ struct svc_s3 {
 /* svc_s3_behind.c */
 bool svc_s3_behind_start(svc_s3 *s3, svc_error *err);
 void svc_s3_behind_stop(svc_s3 *s3);
+/* svc_s3_stats.c */
 void svc_s3_count_put(svc_s3 *s3, bool ok, size_t bytes);
 
 #endif
