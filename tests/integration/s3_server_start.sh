@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# s3_server_start.sh - start a real, throw-away S3 endpoint for the tests (issue 30; from the worked recipe: Ceph RADOS Gateway on a
-# single-node Ceph cluster: 1 mon + 1 memstore OSD + radosgw, no mgr) bound to
+# SPDX-License-Identifier: Apache-2.0
+# s3_server_start.sh - start a real, throw-away S3 endpoint for the tests (issue 30),
+# from the worked recipe: Ceph RADOS Gateway on a single-node Ceph cluster: 1 mon + 1 memstore OSD + radosgw, no mgr) bound to
 # 127.0.0.1 only, with all state under one directory.
 #
 # Needs (Debian 12): apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw
