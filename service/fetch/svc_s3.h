@@ -39,6 +39,10 @@ typedef struct svc_s3 svc_s3;
 #define SVC_S3_CREDENTIALS_MAX 65536
 /* Bytes of a PUT above which it is refused (S3's single PUT limit: 5 GiB). */
 #define SVC_S3_PUT_MAX (5ull << 30)
+/* Objects of this size and more are written in a multipart upload, in parts
+ * of SVC_S3_PART_SIZE (each one request, signed and checked on its own). */
+#define SVC_S3_MULTIPART_MIN (64u << 20)
+#define SVC_S3_PART_SIZE (16u << 20)
 
 /* Reads the credentials (the file, else the AWS_* variables); NULL with err
  * set (naming the file or variable, never a value) when there are none. */
@@ -64,7 +68,7 @@ bool svc_s3_sign(const svc_s3 *s3, void *easy, void *headers);
  * NoSuchBucket) as SVC_E_UNAUTHENTICATED or SVC_E_INVALID, SVC_E_UPSTREAM (unreachable, 5xx). */
 svc_errc svc_s3_check(svc_s3 *s3, svc_error *err);
 
-/* Writes the object and verifies it (HEAD: size and checksum). Blocking, any
+/* Writes the object (in parts from SVC_S3_MULTIPART_MIN) and verifies it (HEAD: size and checksum). Blocking, any
  * thread. SVC_E_UPSTREAM when S3 failed or is slow (the caller answers
  * 503), SVC_E_TOO_LARGE over SVC_S3_PUT_MAX. */
 svc_errc svc_s3_put(svc_s3 *s3, const char *key, const uint8_t *data, size_t size,

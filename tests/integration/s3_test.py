@@ -11,6 +11,7 @@ radosgw, all on 127.0.0.1), and against a lying one (a small fault server).
                takes its keys; a build ID fetched and indexed by one replica is
                served by another with no upstream request and no index build
                (their metrics say so)
+  multipart    a 70 MiB upload written in parts, read back whole elsewhere
   outage       radosgw stopped: uploads 503 with Retry-After, Symbolize of
                stored IDs unaffected, write-behind queued and retried; radosgw
                back: the queue drains
@@ -417,6 +418,36 @@ def case_outage():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def case_multipart():
+    """An upload over SVC_S3_MULTIPART_MIN (64 MiB): written in parts, read
+    back whole and verified by a replica with an empty disk."""
+    work = tempdir("s3-multipart-")
+    src = fx("c_O2_dw4")
+    pad = os.path.join(work, "pad")
+    with open(pad, "wb") as f:
+        f.write(os.urandom(70 << 20))
+    big = os.path.join(work, "big")
+    subprocess.run(["objcopy", "--add-section", ".pad=" + pad, "--set-section-flags",
+                    ".pad=noload,readonly", src, big], check=True)
+    os.unlink(pad)
+    bid = build_id(big)
+    a = replica(work, "a", extra=s3_flags(work, prefix="multipart"))
+    b = None
+    try:
+        st, _, text = put(a.port, bid, read(big))
+        check(st == 201, "a 70 MiB upload: %d %r" % (st, text))
+        b = replica(work, "b", extra=s3_flags(work, prefix="multipart"))
+        st, body = get(b.port, "/buildid/%s/debuginfo" % bid)
+        check(st == 200 and body == read(big), "read back from S3: %d, %d bytes" % (st, len(body)))
+        check(metric(b, 'symbolizer_s3_bytes_total{direction="get"}') == len(body),
+              "bytes read from S3")
+    finally:
+        a.stop()
+        if b:
+            b.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def start_fails(work, name, flags, env=None):
     """(exit status, output) of a daemon that must not start."""
     cmd = [ARGS.symbolizerd, "--listen", "127.0.0.1:0", "--data-dir",
@@ -497,7 +528,7 @@ def main():
         print("skipped: radosgw is not installed (scripts/install-deps.sh installs it)")
         return 77
     cases = [("lying", case_lying), ("credentials", case_credentials),
-             ("cluster", case_cluster), ("outage", case_outage)]
+             ("cluster", case_cluster), ("multipart", case_multipart), ("outage", case_outage)]
     need_rgw = not ARGS.cases or set(ARGS.cases) - {"lying"}
     work = tempdir("s3-rgw-")
     try:
