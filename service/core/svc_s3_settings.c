@@ -57,10 +57,10 @@ static bool set_prefix(void *obj, const char *val, char *err, size_t err_size)
 #define C(name, meta, fn, help) {name, meta, BASE_FLAG_CUSTOM, 0, 0, fn, help}
 static const base_flag flags[] = {
 	C("--s3-endpoint", "URL", set_endpoint,
-	  "S3 API endpoint (http(s)://host[:port]): the shared\n"
-	  "tier of uploads, fetched files and indexes; none by default"),
+	  "S3 API endpoint, an http or https URL: the shared tier\n"
+	  "of uploads, fetched files and indexes; none by default"),
 	C("--s3-bucket", "NAME", set_bucket, "the S3 bucket"),
-	C("--s3-prefix", "P", set_prefix, "key prefix (P/v1/<kind>/ab/cdef.../<what>)"),
+	C("--s3-prefix", "P", set_prefix, "key prefix: objects are P/v1/<kind>/ab/cdef.../<what>"),
 	C("--s3-region", "R", set_region, "SigV4 region (us-east-1)"),
 	C("--s3-credentials-file", "FILE", set_credentials,
 	  "aws_access_key_id / aws_secret_access_key lines;\n"

@@ -294,7 +294,24 @@ def drained(reps, at_least):
     return ok
 
 
+def check_front_cap():
+    """The front's client_max_body_size for /buildid/ equals the daemon's
+    --max-upload-bytes default (issue 30, item 3)."""
+    conf = open(ARGS.nginx_conf).read()
+    loc = re.search(r"location /buildid/ \{(.*?)\n\t\}", conf, re.S)
+    cap = loc and re.search(r"client_max_body_size (\d+)([kmg]?);", loc.group(1))
+    check(cap, "no client_max_body_size in the front's /buildid/ location")
+    help_text = subprocess.run([ARGS.symbolizerd, "--help"], capture_output=True,
+                               text=True).stdout
+    dflt = re.search(r"--max-upload-bytes SIZE\s+.*?\((\d+)([KMG])\)", help_text, re.S)
+    check(dflt, "no --max-upload-bytes default in --help")
+    check((cap.group(1), cap.group(2).upper()) == dflt.groups(),
+          "nginx client_max_body_size %s%s, --max-upload-bytes %s%s"
+          % (cap.group(1), cap.group(2), *dflt.groups()))
+
+
 def case_cluster():
+    check_front_cap()
     work = tempdir("s3-cluster-")
     scaleout_test.ARGS = argparse.Namespace(nginx_conf=ARGS.nginx_conf)
     front_port = free_port()
@@ -308,7 +325,8 @@ def case_cluster():
     try:
         for i, p in enumerate(ports):
             reps.append(replica(work, "r%d" % i, [upstream.url], port=p,
-                                extra=s3_flags(work) + ["--peer-servers", front_url]))
+                                extra=s3_flags(work) + ["--peer-servers", front_url,
+                                                        "--trusted-proxies", "127.0.0.1"]))
         nginx = scaleout_test.Nginx(work, scaleout_test.nginx_conf(work, front_port, ports),
                                     front_port)
         front = scaleout_test.Front(front_port)
