@@ -125,6 +125,7 @@ class LyingS3:
 
     def __init__(self, modes):
         self.modes = modes           # build ID -> (mode, body)
+        self.put_mode = "error"      # PUT: "error" (500) or "slow" (past --s3-timeout)
         outer = self
 
         class H(http.server.BaseHTTPRequestHandler):
@@ -149,6 +150,8 @@ class LyingS3:
 
             def do_PUT(self):
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if outer.put_mode == "slow":
+                    time.sleep(4)
                 self.reply(500, body=b"<Error><Code>InternalError</Code></Error>")
 
             def do_GET(self):
@@ -525,6 +528,18 @@ def case_lying():
         failed = metric(d, 'symbolizer_s3_gets_total{result="failed"}')
         check(bad >= 2 and failed >= 3, "counted: bad %d failed %d" % (bad, failed))
         check(upstream.served.get(files["good"][0]) is None, "the good one from the upstream")
+        # Uploads to an S3 that fails or is slow: 503 with Retry-After, nothing stored.
+        up_bid, up_path = file_copy(work, "c_O2_dw4", 30)
+        for mode in ("error", "slow"):
+            lying.put_mode = mode
+            before = metric(d, 'symbolizer_s3_puts_total{result="failed"}')
+            st, hdrs, text = put(d.port, up_bid, read(up_path))
+            check(st == 503 and hdrs.get("retry-after") and "S3" in text,
+                  "upload, S3 %s: %d %r" % (mode, st, text))
+            check(metric(d, 'symbolizer_s3_puts_total{result="failed"}') > before,
+                  "upload, S3 %s: the failed PUT is not counted" % mode)
+            st, _ = get(d.port, "/buildid/%s/debuginfo" % up_bid)
+            check(st != 200, "a refused upload is served (S3 %s)" % mode)
         check("lying-secret" not in d.log_text() + d.metrics(), "the secret in a log")
     finally:
         d.stop()
