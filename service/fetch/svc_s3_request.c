@@ -29,14 +29,17 @@ typedef struct reply {
 	const char *method;      /* "POST", "DELETE"; NULL: by the fields above */
 	const char *post;        /* POST body */
 	size_t post_len;
+	bool too_large;          /* GET: the body went over its cap */
 } reply;
 
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
 	reply *r = arg;
 	size_t len = size * n;
-	if (r->down && r->status == 200)
-		return base_buf_append(r->down, p, len) ? len : 0;
+	if (r->down && r->status == 200) {
+		r->too_large = !base_buf_append(r->down, p, len);
+		return r->too_large ? 0 : len;
+	}
 	size_t room = sizeof(r->err_body) - 1 - r->err_len;
 	size_t take = len < room ? len : room;
 	memcpy(r->err_body + r->err_len, p, take);
@@ -348,7 +351,7 @@ svc_errc svc_s3_get(svc_s3 *s3, const char *key, uint64_t max, uint8_t **out, si
 	svc_errc rc = SVC_OK;
 	int what = SVC_S3_GET_FAILED;
 	if (st < 0)
-		rc = b.len >= max ? svc_error_set(err, SVC_E_TOO_LARGE, "s3 GET: over %llu bytes",
+		rc = r.too_large ? svc_error_set(err, SVC_E_TOO_LARGE, "s3 GET: over %llu bytes",
 						  (unsigned long long)max)
 				  : err->code;
 	else if (st == 404)
