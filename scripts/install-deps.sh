@@ -42,6 +42,10 @@ PKGS=(
   linux-headers-cloud-amd64
   # scale-out test (issue 13): nginx in front of three replicas
   nginx
+  # the shared S3 tier (issue 30): libcrypto (SHA-256 of objects; libcurl's
+  # TLS already loads it), and a real S3 for the tests: Ceph's RADOS Gateway
+  # on one memstore OSD (tests/integration/s3_server_start.sh)
+  libssl-dev ceph-mon ceph-osd radosgw
   # install test: the man pages rendered (man -l) and checked for warnings (groff)
   man-db groff-base
   # deploy/ checkers (tests/integration/deploy_test.py): systemd-analyze, yamllint,

@@ -459,3 +459,8 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
 	}
 	return n;
 }
+
+unsigned sym_index_format_version(void)
+{
+	return SYM_IX_VERSION;
+}

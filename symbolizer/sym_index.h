@@ -151,4 +151,7 @@ void sym_index_find_batch(const sym_index *idx, const uint64_t *addrs, size_t n,
 void sym_index_prefetch_hit(const sym_index *idx, uint32_t hit, unsigned stage);
 size_t sym_index_frames(const sym_index *idx, uint32_t hit, sym_frame *frames, size_t max);
 
+/* The format version this build writes and loads (a shared cache keys indexes by it). */
+unsigned sym_index_format_version(void);
+
 #endif

@@ -108,6 +108,7 @@ int main(int argc, char **argv)
 		{"Logging", log_flags, 1, NULL},
 		svc_server_flags(&opts),
 		svc_config_flags(&config),
+		svc_s3_settings_flags(&config.s3),
 	};
 	const size_t n_groups = sizeof(groups) / sizeof(groups[0]);
 	for (int i = 1; i < argc;) {

@@ -36,6 +36,7 @@ void svc_config_init(svc_config *c)
 	c->upstream_redirects = SVC_REDIRECTS_SAME_HOST;
 	c->upstream_busy_defer_ms = 1000;
 	c->package_rescan_ms = 5 * 60 * 1000;
+	svc_s3_settings_init(&c->s3);
 }
 
 static void free_list(char ***list, size_t *n)
@@ -364,5 +365,5 @@ svc_errc svc_config_finish(svc_config *c, const char *debuginfod_urls, svc_error
 		return svc_error_set(err, SVC_E_INVALID, "config: --upstream-timeout must be positive");
 	if (c->max_debuginfo_size < 1)
 		return svc_error_set(err, SVC_E_INVALID, "config: --max-debuginfo-size must be positive");
-	return SVC_OK;
+	return svc_s3_settings_check(&c->s3, err);
 }

@@ -61,6 +61,7 @@
 
 #include "base/base_flag.h"
 #include "service/core/svc_error.h"
+#include "service/core/svc_s3_settings.h"
 
 #define SVC_DEFAULT_UPSTREAM "https://debuginfod.elfutils.org/"
 #define SVC_DEFAULT_DEBUG_DIR "/usr/lib/debug"
@@ -108,6 +109,7 @@ typedef struct svc_config {
 	char **package_dirs;         /* directories of .deb/.ddeb/.rpm (catalogue source) */
 	size_t n_package_dirs;
 	int64_t package_rescan_ms;   /* periodic rescan of package_dirs (5m; 0 = none) */
+	svc_s3_settings s3;          /* the shared S3 tier (its own flag group) */
 	/* private: whether a flag set the lists (so defaults do not apply) */
 	bool debug_dirs_set_, upstreams_set_;
 } svc_config;

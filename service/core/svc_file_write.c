@@ -78,8 +78,8 @@ static bool held_file(stor_db *store, const sym_build_id *id, const void *data, 
 }
 
 static void write_locked(stor_db *store, const sym_build_id *id, stor_meta *meta,
-			 const void *data, size_t size, bool force, svc_file_outcome *out,
-			 stor_error *err)
+			 const void *data, size_t size, bool force, svc_file_before_fn before,
+			 void *before_arg, svc_file_outcome *out, stor_error *err)
 {
 	if (!held_file(store, id, data, size, out, err)) {
 		out->verdict = SVC_FILE_FAILED;
@@ -92,6 +92,10 @@ static void write_locked(stor_db *store, const sym_build_id *id, stor_meta *meta
 		out->verdict = SVC_FILE_KEPT;
 		return;
 	}
+	if (before && !before(before_arg, meta)) {
+		out->verdict = SVC_FILE_REFUSED;
+		return;
+	}
 	stor_errc rc = STOR_OK;
 	if (out->held_debuginfo && meta->kind == STOR_KIND_EXECUTABLE)
 		rc = stor_delete(store, SVC_STORE_KEY(id), err);
@@ -102,13 +106,13 @@ static void write_locked(stor_db *store, const sym_build_id *id, stor_meta *meta
 }
 
 void svc_file_write(stor_db *store, const sym_build_id *id, stor_meta *meta, const void *data,
-		    size_t size, const sym_elf_info *info, bool force, svc_file_outcome *out,
-		    stor_error *err)
+		    size_t size, const sym_elf_info *info, bool force, svc_file_before_fn before,
+		    void *before_arg, svc_file_outcome *out, stor_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	out->offered = svc_file_rank_of(meta->kind, info);
 	pthread_mutex_t *mu = slot_of(id);
 	pthread_mutex_lock(mu);
-	write_locked(store, id, meta, data, size, force, out, err);
+	write_locked(store, id, meta, data, size, force, before, before_arg, out, err);
 	pthread_mutex_unlock(mu);
 }

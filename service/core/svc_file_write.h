@@ -39,7 +39,12 @@ typedef enum svc_file_verdict {
 	SVC_FILE_SAME,           /* the store holds these very bytes: nothing written */
 	SVC_FILE_KEPT,           /* the store holds a file as good or better: nothing written */
 	SVC_FILE_FAILED,         /* the store failed (*err; its code says how: NOSPACE, ...) */
+	SVC_FILE_REFUSED,        /* the before hook said no: nothing written (it says why) */
 } svc_file_verdict;
+
+/* Called once the write is decided, before the store's: an upload's write
+ * to the shared S3 tier (durable there first). False: nothing is written. */
+typedef bool (*svc_file_before_fn)(void *arg, const stor_meta *meta);
 
 typedef struct svc_file_outcome {
 	svc_file_verdict verdict;
@@ -56,7 +61,7 @@ typedef struct svc_file_outcome {
  * store never lets an executable replace debug info by itself).
  */
 void svc_file_write(stor_db *store, const sym_build_id *id, stor_meta *meta, const void *data,
-		    size_t size, const sym_elf_info *info, bool force, svc_file_outcome *out,
-		    stor_error *err);
+		    size_t size, const sym_elf_info *info, bool force, svc_file_before_fn before,
+		    void *before_arg, svc_file_outcome *out, stor_error *err);
 
 #endif

@@ -119,6 +119,7 @@ static svc_provider_ask ask_of(const svc_fetch_flight *fl, int64_t total_ms)
 		.want = fl->want == STOR_KIND_DEBUGINFO ? SVC_WANT_DEBUGINFO : SVC_WANT_EXECUTABLE,
 		.total_ms = total_ms,
 		.max_size = fl->f->cfg.max_debuginfo_size,
+		.id_kind = fl->base.id.kind,
 	};
 }
 

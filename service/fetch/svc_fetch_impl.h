@@ -241,6 +241,7 @@ struct svc_fetcher {
 	svc_fetch_source_req *source_reqs;  /* source relays in flight (svc_fetch_source.c) */
 	svc_fetcher_stats st;
 	char *user_agent;
+	struct svc_s3 *s3;       /* the shared S3 tier (svc_s3.h); NULL: none */
 };
 
 /* The index of a policy's flight table. */
@@ -267,6 +268,14 @@ void svc_fetch_sources_free(svc_fetcher *f);
 
 /* Shutdown: every relay's request cancelled, every relay answered ERROR. */
 void svc_fetch_source_abort_all(svc_fetcher *f);
+
+/* ---- svc_fetch_s3.c ---- */
+
+/* Creates f->s3 from f->cfg.s3 and checks the bucket; false with err set. */
+bool svc_fetch_s3_start(svc_fetcher *f, svc_error *err);
+/* Write-behind of a file stored from source (not S3 itself); any thread. */
+void svc_fetch_s3_behind(svc_fetcher *f, const sym_build_id *id, stor_kind kind,
+			 const char *source, const uint8_t *data, size_t size);
 
 /* ---- svc_fetch_log.c ---- */
 

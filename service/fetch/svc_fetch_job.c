@@ -208,13 +208,16 @@ static void job_work(void *arg)
 	 * made while this one was fetched) stays, and is the answer. */
 	stor_error serr = {0};
 	svc_file_outcome o;
-	svc_file_write(f->store, &j->fl->base.id, &m, j->data, j->size, &j->info, false, &o, &serr);
+	svc_file_write(f->store, &j->fl->base.id, &m, j->data, j->size, &j->info, false, NULL, NULL,
+		       &o, &serr);
 	j->stored = o.verdict == SVC_FILE_WRITTEN ? STOR_OK
 		    : o.verdict == SVC_FILE_FAILED ? o.stored
 						   : STOR_E_EXISTS;
 	if (j->stored != STOR_OK)
 		snprintf(j->error, sizeof(j->error), "%s",
 			 o.verdict == SVC_FILE_FAILED ? serr.msg : "a file as good is held already");
+	else if (j->type == SVC_JOB_STORE)
+		svc_fetch_s3_behind(f, &j->fl->base.id, j->kind, j->source, j->data, j->size);
 }
 
 /* Nothing in the sources: on to the upstreams. */

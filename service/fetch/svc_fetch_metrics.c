@@ -12,6 +12,7 @@
 
 #include "base/base_clock.h"
 #include "base/base_expo.h"
+#include "service/fetch/svc_s3.h"
 
 static void render_fetches(const svc_fetcher *f, base_buf *b)
 {
@@ -92,4 +93,6 @@ void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out)
 	render_fetches(f, out);
 	render_upstreams(f, out);
 	render_deferrals(f, out);
+	if (f->s3)
+		svc_s3_metrics_render(f->s3, out);
 }

@@ -166,8 +166,8 @@ static void ask_next(svc_fetch_source_req *r)
 	svc_fetcher *f = r->f;
 	for (; r->server < f->n_ups && !f->shutting_down; r->server++) {
 		svc_upstream *u = &f->ups[r->server];
-		if (!svc_fetch_policy_allows(r->policy, u))
-			continue;
+		if (!svc_fetch_policy_allows(r->policy, u) || u->prov->ops == &svc_provider_s3_ops)
+			continue;  /* source files are not kept in S3 */
 		if (!svc_breaker_allows(&u->breaker, base_mono_ms())) {
 			u->st.skipped++;
 			r->any_error = true;

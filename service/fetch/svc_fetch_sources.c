@@ -6,7 +6,8 @@
  *   1. one local source per --debug-dir (DIR/.build-id/xx/rest.debug);
  *   2. the caller's sources (the package archives' catalogue source, which
  *      lives in service/resolve and is handed in);
- *   3. the peer tier (--peer-servers), then the upstreams, in the order the
+ *   3. the shared S3 tier (--s3-endpoint, svc_provider_s3.c) when configured,
+ *      the peer tier (--peer-servers), then the upstreams, in the order the
  *      operator gave them: each a provider of its URL's protocol, chosen from
  *      the provider table (svc_provider_table.c) by its scheme.
  *
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "service/core/svc_url_display.h"
+#include "service/fetch/svc_s3.h"
 
 static bool make_sources(svc_fetcher *f, const svc_fetcher_options *o, svc_error *err)
 {
@@ -40,16 +42,21 @@ static bool make_sources(svc_fetcher *f, const svc_fetcher_options *o, svc_error
 
 static bool make_upstreams(svc_fetcher *f, svc_error *err)
 {
+	/* The S3 tier (when configured) before the peer tier and the upstreams. */
+	size_t n_s3 = f->s3 ? 1 : 0;
 	size_t n_peers = f->cfg.n_peer_servers;
-	size_t n = n_peers + f->cfg.n_upstreams;
+	size_t n = n_s3 + n_peers + f->cfg.n_upstreams;
 	f->ups = calloc(n ? n : 1, sizeof(*f->ups));
 	if (!f->ups)
 		return svc_error_set(err, SVC_E_NOMEM, "fetcher: out of memory"), false;
-	svc_provider_env env = {.http = f->http, .cfg = &f->cfg, .spool_dir = f->spool_dir};
+	svc_provider_env env = {.http = f->http, .cfg = &f->cfg, .spool_dir = f->spool_dir,
+				.s3 = f->s3};
 	for (size_t i = 0; i < n; i++, f->n_ups++) {
 		svc_upstream *u = &f->ups[i];
-		u->peer = i < n_peers;
-		const char *url = u->peer ? f->cfg.peer_servers[i] : f->cfg.upstreams[i - n_peers];
+		u->peer = i >= n_s3 && i < n_s3 + n_peers;
+		const char *url = i < n_s3 ? svc_s3_name(f->s3)
+				  : u->peer ? f->cfg.peer_servers[i - n_s3]
+					    : f->cfg.upstreams[i - n_s3 - n_peers];
 		if (!(u->url = svc_url_display_dup(url)))
 			return svc_error_set(err, SVC_E_NOMEM, "fetcher: out of memory"), false;
 		u->st.url = u->url;

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "base/base_clock.h"
+#include "service/fetch/svc_s3.h"
 
 #ifndef SYMBOLIZER_VERSION
 #define SYMBOLIZER_VERSION "0.1.0"
@@ -139,6 +140,10 @@ svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 		svc_fetcher_destroy(f);
 		return NULL;
 	}
+	if (svc_s3_enabled(&f->cfg.s3) && !svc_fetch_s3_start(f, err)) {
+		svc_fetcher_destroy(f);
+		return NULL;
+	}
 	/* The ordered source list: debug dirs, the caller's, the upstreams. */
 	if (!svc_fetch_sources_build(f, o, err)) {
 		svc_fetcher_destroy(f);
@@ -166,6 +171,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	for (unsigned i = 0; i < SVC_FETCH_POLICIES; i++)
 		svc_flight_table_deinit(&f->flights[i]);
 	svc_fetch_sources_free(f);
+	svc_s3_destroy(f->s3);
 	free(f->spool_dir);
 	svc_trace_deinit(&f->trace);
 	svc_config_deinit(&f->cfg);

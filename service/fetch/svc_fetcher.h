@@ -284,4 +284,9 @@ size_t svc_fetcher_describe(const svc_fetcher *f, const sym_build_id *id, svc_so
  */
 void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out);
 
+/* The shared S3 tier's client (svc_s3.h), NULL when none is configured: the
+ * upload room writes through it before it answers, the resolver writes built
+ * indexes behind through it. Lives as long as the fetcher. */
+struct svc_s3 *svc_fetcher_s3(const svc_fetcher *f);
+
 #endif

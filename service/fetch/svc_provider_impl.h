@@ -45,6 +45,7 @@ typedef struct svc_provider_ask {
 	const char *path;        /* SOURCE: the file's path as the client gave it */
 	int64_t total_ms;        /* the request's deadline from now */
 	uint64_t max_size;       /* cap on the body */
+	uint8_t id_kind;         /* sym_id_kind of the identity (0: GNU build ID) */
 } svc_provider_ask;
 
 /* What an answer means (classify). */
@@ -73,6 +74,7 @@ typedef struct svc_provider_env {
 	svc_http *http;          /* the transport */
 	const svc_config *cfg;   /* timeouts, progress, netrc, redirects */
 	const char *spool_dir;   /* bodies land here; NULL: in memory */
+	struct svc_s3 *s3;       /* the S3 tier's client (svc_s3.h); NULL: none */
 } svc_provider_env;
 
 typedef struct svc_provider svc_provider;
@@ -129,6 +131,10 @@ static inline void svc_provider_destroy(svc_provider *p)
 /* ---- debuginfod over libcurl (svc_provider_debuginfod.c) ---- */
 
 extern const svc_provider_ops svc_provider_debuginfod_ops;
+
+/* ---- the shared S3 tier (svc_provider_s3.c), scheme "s3": env->s3 ---- */
+
+extern const svc_provider_ops svc_provider_s3_ops;
 
 /* Longest URL it builds; longer ones are refused, never cut. */
 #define SVC_FETCH_URL_MAX 65536

@@ -12,9 +12,11 @@
 #include <string.h>
 
 static const char *const http_schemes[] = {"http", "https", NULL};
+static const char *const s3_schemes[] = {"s3", NULL};
 
 const svc_provider_kind svc_provider_kinds[] = {
 	{"debuginfod", http_schemes, &svc_provider_debuginfod_ops},
+	{"s3", s3_schemes, &svc_provider_s3_ops},
 	{NULL, NULL, NULL},
 };
 

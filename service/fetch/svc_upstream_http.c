@@ -64,6 +64,7 @@ struct svc_http_req {
 	long status;            /* of the current response (redirects change it) */
 	int64_t declared;
 	bool too_large;
+	char sha256[65];
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -111,6 +112,7 @@ static void finish(svc_http_req *r, svc_http_failure failure, const char *fmt, .
 	res.failure = failure;
 	res.status = failure == SVC_HTTP_OK ? r->status : 0;
 	res.declared_size = r->declared;
+	memcpy(res.sha256, r->sha256, sizeof(res.sha256));
 	res.fd = -1;
 	if (fmt) {
 		va_list ap;
@@ -376,8 +378,11 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 		const char *sp = memchr(p, ' ', len);
 		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 		r->declared = -1;
+		r->sha256[0] = '\0';
 		return len;
 	}
+	if (len > 18 + 64 && !strncasecmp(p, "x-amz-meta-sha256:", 18))
+		sscanf(p + 18, " %64[0-9a-f]", r->sha256);
 	static const char *const names[] = {"content-length:", "x-debuginfod-size:"};
 	for (int i = 0; i < 2; i++) {
 		size_t nl = strlen(names[i]);
@@ -545,6 +550,10 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 		return NULL;
 	}
 	CURL *e = r->easy;
+	if (r->o.prepare && !r->o.prepare(r->o.prepare_arg, e, &r->headers)) {
+		req_free(r);
+		return NULL;
+	}
 	curl_easy_setopt(e, CURLOPT_URL, r->url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)r);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, h->user_agent);

@@ -49,6 +49,7 @@ typedef struct svc_http_result {
 	int fd;                 /* status 200 spooled: the file (take it by setting -1); else -1 */
 	size_t size;            /* of the body, in memory or spooled */
 	int64_t declared_size;  /* X-DEBUGINFOD-SIZE or Content-Length; -1 when absent */
+	char sha256[65];        /* x-amz-meta-sha256 of the answer (an S3 object); "" when absent */
 } svc_http_result;
 
 typedef struct svc_http svc_http;
@@ -74,6 +75,10 @@ typedef struct svc_http_opts {
 	const char *netrc;       /* credentials file (CURLOPT_NETRC_FILE); NULL: none */
 	svc_http_redirects redirects;
 	bool peer;               /* to the peer tier: X-Symbolizer-Peer: 1, not a hop */
+	/* Called once before the request starts, with the easy handle (CURL *)
+	 * and its header list (struct curl_slist **): the S3 provider signs it. */
+	bool (*prepare)(const void *arg, void *easy, void *headers);
+	const void *prepare_arg;
 } svc_http_opts;
 
 /* user_agent: e.g. "symbolizer/0.1.0". NULL on failure. */

@@ -113,6 +113,7 @@ static void *upload_create(const svc_room_ctx *c, svc_error *err)
 		.base = c->base, .store = c->store, .fetcher = c->fetcher,
 		.replaced = upload_replaced, .pool = c->pool,
 		.token_file = o->upload_token_file, .allow_remote = o->upload_allow_remote,
+		.trusted_proxies = o->trusted_proxies,
 		.max_upload_bytes = o->max_upload_bytes,
 		.default_wait_ms = c->default_wait_ms, .max_wait_ms = c->max_wait_ms,
 		.max_candidates = c->max_mappings,

@@ -55,6 +55,7 @@ typedef struct svc_server_options {
 	const char *upload_token_file; /* bearer token of PUT /buildid/... (NULL: uploads disabled) */
 	uint64_t max_upload_bytes;   /* largest upload body */
 	uint32_t upload_allow_remote; /* 1: uploads from any peer, not only loopback */
+	const char *trusted_proxies; /* judged by X-Forwarded-For (uploads' peer rule) */
 	uint64_t build_memory_bytes; /* budget of index builds at once (0: a quarter of RAM, 512M..4G) */
 	uint32_t negative_cache_entries; /* bound of remembered failures, in memory and in the store */
 	uint32_t max_new_lookups_per_call; /* build IDs one call may start resolving (0: no bound) */

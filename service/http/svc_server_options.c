@@ -104,6 +104,9 @@ static const base_flag flags[] = {
 	F("--upload-allow-remote", "0|1", BASE_FLAG_U32, upload_allow_remote, 1,
 	  "1: accept uploads from any peer; 0: over loopback only, as there\n"
 	  "is no TLS (0)"),
+	F("--trusted-proxies", "ADDR[/BITS][,...]", BASE_FLAG_STRING, trusted_proxies, 0,
+	  "proxies (the nginx front) whose X-Forwarded-For names the\n"
+	  "client of an upload; none by default"),
 	F("--build-memory-bytes", "SIZE", BASE_FLAG_SIZE, build_memory_bytes, 0,
 	  "expected memory of the index builds running at once; more wait\n"
 	  "in a queue; also the inflate cap of compressed debug sections\n"

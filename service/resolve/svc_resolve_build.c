@@ -7,7 +7,10 @@
  * is done. A build first takes its expected memory from the budget
  * (svc_resolve_budget.c); when there is no room, the worker lets the file go
  * and the flight waits in the budget's queue, for the driver to start it
- * again (the file read again) when there is. A leaf: the driver
+ * again (the file read again) when there is. With the shared S3 tier, the
+ * index another replica built is read from there first (PREFIX/v1/<kind>/
+ * ab/cdef.../index-vN, verified, then loaded with every bound checked as any
+ * stored index), and an index built here is written behind to it. A leaf: the driver
  * (svc_resolve_drive.c) runs the step and goes to the stage it names.
  */
 #include "service/resolve/svc_resolver_impl.h"
@@ -18,6 +21,7 @@
 
 #include "base/base_clock.h"
 #include "base/base_log.h"
+#include "service/fetch/svc_s3.h"
 #include "symbolizer/sym_inflate.h"
 
 static bool alt_resolve(void *ctx, const sym_build_id *id, const char *path, const void **data,
@@ -54,15 +58,55 @@ static void build_failed(svc_resolve_flight *f, sym_errc rc, const sym_error *er
 	}
 }
 
+/* The index's key in the S3 tier into key; NULL when there is no tier. */
+static struct svc_s3 *s3_index_key(svc_resolve_flight *f, char *key, size_t cap)
+{
+	struct svc_s3 *s3 = f->r->o.fetcher ? svc_fetcher_s3(f->r->o.fetcher) : NULL;
+	const char *kind = sym_id_kind_name(f->fl.id.kind);
+	char hex[SYM_BUILD_ID_HEX_MAX], what[32];
+	sym_build_id_to_hex(&f->fl.id, hex);
+	snprintf(what, sizeof(what), "index-v%u", sym_index_format_version());
+	return s3 && kind && svc_s3_key(s3, kind, hex, what, key, cap) ? s3 : NULL;
+}
+
+static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size, int64_t file_time);
+
+/* The index from the S3 tier, when it has a good one: true when loaded. */
+static bool s3_index(svc_resolve_flight *f)
+{
+	char key[SVC_S3_KEY_MAX];
+	struct svc_s3 *s3 = s3_index_key(f, key, sizeof(key));
+	uint8_t *blob;
+	size_t size;
+	svc_error err = {0};
+	if (!s3 || svc_s3_get(s3, key, f->r->o.max_decompressed_bytes ? f->r->o.max_decompressed_bytes
+								       : (1ull << 32),
+			      &blob, &size, &err) != SVC_OK)
+		return false;
+	sym_index *ix;
+	sym_error serr;
+	if (sym_index_load(blob, size, &ix, &serr) != SYM_OK) {
+		free(blob);
+		return false;
+	}
+	sym_index_destroy(ix);
+	keep_built(f, blob, size, -1);  /* the canonical file's index, by its key */
+	f->s3_index = f->status == SVC_RESOLVE_OK;
+	return f->s3_index;
+}
+
 /* Stores the built index (a failure is only logged) and loads it; an index
  * of a file replaced while it was built (an upload) is neither stored nor
- * served: PENDING, and the next call builds from the new file. */
+ * served: PENDING, and the next call builds from the new file. file_time < 0:
+ * an index from the S3 tier (by the identity's key: no file to compare). */
 static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size, int64_t file_time)
 {
 	const sym_build_id *id = &f->fl.id;
 	stor_error serr;
-	stor_errc prc = stor_put_index_of(f->r->o.store, SVC_STORE_KEY(id), file_time, blob,
-					  blob_size, &serr);
+	stor_errc prc = file_time < 0 ? stor_put_index(f->r->o.store, SVC_STORE_KEY(id), blob,
+						       blob_size, &serr)
+				      : stor_put_index_of(f->r->o.store, SVC_STORE_KEY(id), file_time,
+							  blob, blob_size, &serr);
 	if (prc == STOR_E_STALE) {
 		free(blob);
 		svc_resolve_flight_fail(f, SVC_RESOLVE_PENDING, "%.200s; ask again", serr.msg);
@@ -102,6 +146,8 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 {
 	svc_resolver *r = f->r;
 	int64_t t0 = base_mono_ns();
+	if (!f->build_reserved && s3_index(f))
+		return;
 	stor_blob file;
 	stor_meta meta;
 	stor_error serr;
@@ -135,6 +181,12 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 		build_failed(f, rc, &err);
 	else
 		keep_built(f, blob, blob_size, meta.fetch_time);
+	char key[SVC_S3_KEY_MAX];
+	struct svc_s3 *s3 = rc == SYM_OK && f->status == SVC_RESOLVE_OK
+				    ? s3_index_key(f, key, sizeof(key))
+				    : NULL;
+	if (s3)
+		svc_s3_behind(s3, key, f->blob, f->blob_size);
 }
 
 enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancelled)
@@ -151,6 +203,10 @@ enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancel
 		return SVC_RESOLVE_STAGE_BUILD;
 	}
 	svc_resolve_budget_give(f);
+	if (f->s3_index) {
+		r->st.s3_index_hits++;
+		return SVC_RESOLVE_STAGE_DONE;
+	}
 	svc_resolve_failed_update(f);
 	base_histogram_observe(&r->st.build_seconds, f->build_seconds);
 	if (f->status == SVC_RESOLVE_OK)

@@ -129,6 +129,7 @@ typedef struct svc_resolver_stats {
 	uint64_t builds_queued;                 /* waited for the memory budget */
 	uint64_t negative_evictions;            /* remembered failures pushed out (LRU) */
 	uint64_t stored_index_rejected;         /* stored index of another version or corrupt */
+	uint64_t s3_index_hits;                 /* indexes read from the S3 tier, not built */
 	uint64_t joined;                        /* waiters that joined a flight in progress */
 	/* Indexes built from an executable alone: searches for debug info since,
 	 * and those that found it (the index was rebuilt with it). */

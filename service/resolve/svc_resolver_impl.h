@@ -89,6 +89,7 @@ typedef struct svc_resolve_flight {
 	 * queue (loop only). */
 	uint64_t build_bytes;
 	bool build_reserved, build_no_room, build_waiting;
+	bool s3_index;               /* the index came from the S3 tier (no build) */
 	struct svc_resolve_flight *qnext;
 } svc_resolve_flight;
 

@@ -65,6 +65,9 @@ void svc_resolver_metrics_render(const svc_resolver *r, base_buf *out)
 	base_expo_u64(out, "symbolizer_index_builds_total", "result=\"failed\"", rs->builds_failed);
 	base_expo_u64(out, "symbolizer_index_builds_total", "result=\"skipped_failed_before\"",
 		      rs->builds_skipped);
+	base_expo_family(out, "symbolizer_s3_index_hits_total", "counter",
+			 "Indexes read from the shared S3 tier instead of built.");
+	base_expo_u64(out, "symbolizer_s3_index_hits_total", "", rs->s3_index_hits);
 	base_expo_family(out, "symbolizer_index_build_duration_seconds", "histogram",
 			 "Wall time of index builds (reading the debug info from the store included).");
 	base_expo_histogram(out, "symbolizer_index_build_duration_seconds", "", &rs->build_seconds);

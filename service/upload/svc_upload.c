@@ -39,6 +39,11 @@ svc_upload *svc_upload_create(const svc_upload_options *o, svc_error *err)
 	}
 	u->o = *o;
 	u->o.token_file = NULL;  /* not kept: the token is */
+	u->o.trusted_proxies = NULL;
+	if (!svc_proxies_parse(&u->proxies, o->trusted_proxies, err)) {
+		free(u);
+		return NULL;
+	}
 	if (o->token_file && o->token_file[0] && !svc_upload_read_token(u, o->token_file, err)) {
 		free(u);
 		return NULL;
@@ -231,7 +236,12 @@ static bool admitted(svc_upload *u, struct evhttp_request *req)
 	struct evhttp_connection *conn = evhttp_request_get_connection(req);
 	if (conn)
 		evhttp_connection_get_peer(conn, &addr, &port);
-	if (!svc_upload_peer_allowed(addr, u->o.allow_remote)) {
+	/* Behind a trusted proxy, the client it names (svc_upload_proxy.c). */
+	char client[64];
+	const char *xff = evhttp_find_header(evhttp_request_get_input_headers(req),
+					     "X-Forwarded-For");
+	bool known = svc_proxies_client(&u->proxies, addr, xff, client, sizeof(client));
+	if (!svc_upload_peer_allowed(known ? client : NULL, u->o.allow_remote)) {
 		reply(u, req, UP_REMOTE, 403,
 		      "uploads are accepted over loopback only (there is no TLS); "
 		      "the operator may allow other peers with --upload-allow-remote 1");

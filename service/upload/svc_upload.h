@@ -77,6 +77,7 @@ typedef struct svc_upload_options {
 	svc_pool *pool;              /* checks and store writes run here */
 	const char *token_file;      /* NULL or "": uploads disabled */
 	bool allow_remote;           /* accept uploads from non-loopback peers */
+	const char *trusted_proxies; /* --trusted-proxies: judged by X-Forwarded-For (NULL: none) */
 	uint64_t max_upload_bytes;
 	int64_t default_wait_ms;     /* ShouldUpload: as Symbolize's */
 	int64_t max_wait_ms;
@@ -126,5 +127,28 @@ bool svc_upload_token_ok(const char *authorization, const char *token, size_t to
  * "::1", "::ffff:127.0.0.2") may upload: loopback always, others only with
  * allow_remote. */
 bool svc_upload_peer_allowed(const char *address, bool allow_remote);
+
+/* --trusted-proxies (svc_upload_proxy.c): addresses and CIDR blocks. */
+#define SVC_PROXIES_MAX 64
+#define SVC_FORWARDED_MAX 4096   /* longest X-Forwarded-For read */
+typedef struct svc_proxy_net {
+	uint8_t addr[16];        /* IPv4 as ::ffff:a.b.c.d */
+	int bits;                /* prefix length over the 16 bytes */
+} svc_proxy_net;
+typedef struct svc_proxies {
+	svc_proxy_net nets[SVC_PROXIES_MAX];
+	size_t n;
+} svc_proxies;
+
+/* Parses "10.0.0.0/8, 127.0.0.1, ::1" ("" or NULL: none); false with err set
+ * naming the bad entry. */
+bool svc_proxies_parse(svc_proxies *p, const char *list, svc_error *err);
+
+/* The client's address into out: the peer, unless the peer is a trusted
+ * proxy with an X-Forwarded-For (forwarded; NULL: none), then the rightmost
+ * address of it that is not a trusted proxy. False when it cannot be told
+ * (a malformed peer or header, a header over SVC_FORWARDED_MAX). */
+bool svc_proxies_client(const svc_proxies *p, const char *peer, const char *forwarded,
+			char *out, size_t cap);
 
 #endif

@@ -70,6 +70,7 @@ struct svc_upload {
 	uint64_t results[UP_RESULTS];
 	uint64_t bytes;              /* body bytes of stored uploads */
 	uint64_t should[SHOULD_ANSWERS];
+	svc_proxies proxies;         /* --trusted-proxies */
 };
 
 /* svc_upload_store.c: on a worker, checks u->data and stores it (or not),

@@ -5,11 +5,14 @@
  * write every route's file goes through (service/core/svc_file_write.h: the
  * new file against the held one, executable < debug file without lines <
  * debug file with lines, one step per build ID across the process), and the
- * answer that names both ranks.
+ * answer that names both ranks. With a shared S3 tier (issue 30), the file is
+ * written there, and verified, once the write is decided and before the
+ * store's: nothing answers 201 for a file that is not durable.
  */
 #include "service/upload/svc_upload_impl.h"
 #include "service/core/svc_build_id.h"
 #include "service/core/svc_file_write.h"
+#include "service/fetch/svc_s3.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +49,35 @@ static bool check(upload *p, src_kind *kind, sym_elf_info *info)
 	return true;
 }
 
+/* The upload to S3 when a tier is configured (svc_file_write's before
+ * hook); false with a 503 answer when S3 cannot take it now (the uploader
+ * retries after Retry-After). */
+static bool s3_write(void *arg, const stor_meta *meta)
+{
+	upload *p = arg;
+	struct svc_s3 *s3 = p->u->o.fetcher ? svc_fetcher_s3(p->u->o.fetcher) : NULL;
+	char key[SVC_S3_KEY_MAX];
+	const char *idk = sym_id_kind_name(p->id.kind);
+	if (!s3)
+		return true;
+	if (!idk || !svc_s3_key(s3, idk, p->hex,
+				meta->kind == STOR_KIND_DEBUGINFO ? "debuginfo" : "executable", key,
+				sizeof(key))) {
+		answer(p, UP_ERROR, 500, "s3: no key for %s%s", p->hex, "");
+		return false;
+	}
+	svc_error err = {0};
+	svc_errc rc = svc_s3_put(s3, key, p->data, p->size, &err);
+	if (rc == SVC_OK)
+		return true;
+	if (rc == SVC_E_TOO_LARGE)
+		answer(p, UP_TOO_LARGE, 413, "%s%s", err.msg, "");
+	else
+		answer(p, UP_ERROR, 503, "not stored: the shared S3 tier cannot take it now (%s)%s",
+		       err.msg, "");
+	return false;
+}
+
 void svc_upload_store_work(void *job)
 {
 	upload *p = job;
@@ -70,7 +102,7 @@ void svc_upload_store_work(void *job)
 	}
 	svc_file_outcome o;
 	stor_error serr = {0};
-	svc_file_write(db, &p->id, &m, p->data, p->size, &info, p->force, &o, &serr);
+	svc_file_write(db, &p->id, &m, p->data, p->size, &info, p->force, s3_write, p, &o, &serr);
 	const char *held = svc_file_rank_name(o.held), *offered = svc_file_rank_name(o.offered);
 	switch (o.verdict) {
 	case SVC_FILE_SAME:
@@ -87,6 +119,8 @@ void svc_upload_store_work(void *job)
 		if (o.stored == STOR_E_NOSPACE)
 			return answer(p, UP_NO_SPACE, 507, "%s%s", serr.msg, "");
 		return answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
+	case SVC_FILE_REFUSED:  /* s3_write answered */
+		return;
 	case SVC_FILE_WRITTEN:
 		break;
 	}

@@ -414,6 +414,79 @@ def case_kubernetes(args, work):
           " no schema validation offline (kubectl validates against a server)" % len(objs))
 
 
+def case_kubernetes_s3(args, work):
+    """deploy/kubernetes-s3 (issue 30): the base with its StatefulSet replaced
+    by a Deployment of replaceable replicas on a shared bucket: the store on an
+    emptyDir, the S3 settings from a ConfigMap, the credentials from a Secret
+    (the AWS_* variables); its args start the daemon against a stand-in S3 on
+    loopback that answers the bucket check."""
+    import http.server
+    import threading
+    _, out = run(["kubectl", "kustomize", os.path.join(args.source, "deploy/kubernetes-s3")])
+    objs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(out) if d}
+    check(("StatefulSet", "symbolizer") not in objs, "the StatefulSet is still there")
+    dep = objs.get(("Deployment", "symbolizer"))
+    check(dep and dep["spec"]["replicas"] >= 2, "no Deployment of replicas: %s" % sorted(objs))
+    pod = dep["spec"]["template"]
+    c = pod["spec"]["containers"][0]
+    vols = {v["name"]: v for v in pod["spec"]["volumes"]}
+    env = {}
+    for ef in c["envFrom"]:
+        cm = objs.get(("ConfigMap", ef["configMapRef"]["name"]))
+        check(cm, "envFrom: no ConfigMap %s" % ef["configMapRef"]["name"])
+        env.update(cm["data"])
+    secret_env = {}
+    for e in c["env"]:
+        ref = e["valueFrom"]["secretKeyRef"]
+        sec = objs.get(("Secret", ref["name"]))
+        check(sec and ref["key"] in sec["stringData"], "env %s: no Secret key" % e["name"])
+        secret_env[e["name"]] = sec["stringData"][ref["key"]]
+    check(set(secret_env) == {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"},
+          "credentials not from the Secret: %s" % sorted(secret_env))
+    argv = [re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], a) for a in c["args"]]
+    flags = dict(a.split("=", 1) for a in argv)
+    store = [m for m in c["volumeMounts"] if m["mountPath"] == flags.get("--data-dir")]
+    check(store and "emptyDir" in vols[store[0]["name"]], "--data-dir is not on an emptyDir")
+    for f in ("--s3-endpoint", "--s3-bucket", "--s3-region"):
+        check(flags.get(f), "%s missing from the args" % f)
+    for (kind, name), o in objs.items():
+        if kind == "Service":
+            sel = o["spec"]["selector"]
+            check(all(pod["metadata"]["labels"].get(k) == v for k, v in sel.items()),
+                  "Service %s selects no pod" % name)
+
+    class S3(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            ok = self.path.split("?")[0].strip("/") == flags["--s3-bucket"]
+            body = b"<ListBucketResult></ListBucketResult>" if ok else b""
+            self.send_response(200 if ok else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), S3)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    saved = {k: os.environ.get(k) for k in secret_env}
+    try:
+        os.environ.update(secret_env)
+        argv = [a for a in argv if not a.startswith("--s3-endpoint=")]
+        argv.append("--s3-endpoint=http://127.0.0.1:%d" % srv.server_address[1])
+        start_with(args, work, "kubernetes-s3-args", argv + ["--debuginfod-upstream-servers="])
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        srv.shutdown()
+        srv.server_close()
+    print("  Deployment x%d on an emptyDir; S3 settings from a ConfigMap, credentials from a"
+          " Secret; the args start the daemon" % dep["spec"]["replicas"])
+
+
 def case_prometheus(args, work):
     pdir = os.path.join(args.source, "deploy/prometheus")
     run(["promtool", "check", "config", "prometheus.yml"], cwd=pdir)
@@ -491,6 +564,7 @@ def main():
     cases = [("systemd_verify", case_systemd_verify), ("systemd_start", case_systemd_start),
              ("env_file", case_env_file), ("container", case_container),
              ("yamllint", case_yamllint), ("kubernetes", case_kubernetes),
+             ("kubernetes_s3", case_kubernetes_s3),
              ("prometheus", case_prometheus), ("grafana", case_grafana),
              ("metric_names", case_metric_names)]
     try:

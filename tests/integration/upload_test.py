@@ -649,6 +649,47 @@ def case_replace_during_build():
         d.stop()
 
 
+def put_forwarded(port, bid, body, forwarded):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("PUT", "/buildid/%s/executable" % bid, body,
+              {"Authorization": "Bearer " + TOKEN, "X-Forwarded-For": forwarded})
+    r = c.getresponse()
+    text = r.read().decode(errors="replace")
+    c.close()
+    return r.status, text
+
+
+def case_trusted_proxies():
+    """--trusted-proxies (issue 30): behind the front (a trusted peer), the
+    client named by X-Forwarded-For decides; from any other peer the header is
+    ignored; a malformed one is refused."""
+    work = tempdir("upload-proxies-")
+    f = fx("c_O2_dw5")
+    bid, body = build_id(f), read(f)
+    d = daemon(work, "d", extra=["--trusted-proxies", "127.0.0.0/8,::1"])
+    plain = daemon(work, "plain")
+    try:
+        st, text = put_forwarded(d.port, bid, body, "203.0.113.9, 127.0.0.1")
+        check(st == 403 and "loopback" in text, "remote client behind the proxy: %d %r"
+              % (st, text))
+        st, text = put_forwarded(d.port, bid, body, "203.0.113.9, not-an-address")
+        check(st == 403, "malformed X-Forwarded-For: %d %r" % (st, text))
+        st, text = put_forwarded(d.port, bid, body, "127.0.0.1")
+        check(st == 201, "loopback client behind the proxy: %d %r" % (st, text))
+        st, text = put_forwarded(plain.port, bid, body, "203.0.113.9")
+        check(st == 201, "no trusted proxy: the header is not read: %d %r" % (st, text))
+    finally:
+        d.stop()
+        plain.stop()
+    p = subprocess.run([ARGS.symbolizerd, "--listen", "127.0.0.1:0", "--data-dir",
+                        os.path.join(work, "bad"), "--trusted-proxies", "10.0.0.0/40",
+                        "--upload-token-file", token_file(work)],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and "10.0.0.0/40" in p.stdout + p.stderr,
+          "a bad --trusted-proxies: %d %r" % (p.returncode, p.stdout + p.stderr))
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -666,7 +707,8 @@ def main():
                       ("upload_during_fetch", case_upload_during_fetch),
                       ("dwz_from_store", case_dwz_from_store),
                       ("remote", case_remote), ("should", case_should),
-                      ("symbolctl", case_symbolctl)], ARGS.cases)
+                      ("symbolctl", case_symbolctl),
+                      ("trusted_proxies", case_trusted_proxies)], ARGS.cases)
 
 
 if __name__ == "__main__":

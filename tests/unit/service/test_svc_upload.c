@@ -107,4 +107,47 @@ TEST(token_file)
 	svc_upload_destroy(NULL);
 }
 
+TEST(trusted_proxies_name_the_client)
+{
+	svc_proxies p;
+	svc_error err = {0};
+	char out[64];
+	REQUIRE(svc_proxies_parse(&p, "127.0.0.1, 10.0.0.0/8,::1", &err));
+	CHECK_EQ_U(p.n, 3);
+	/* A peer that is not trusted is the client, whatever it says. */
+	REQUIRE(svc_proxies_client(&p, "192.0.2.7", "127.0.0.1", out, sizeof(out)));
+	CHECK_STREQ(out, "192.0.2.7");
+	/* A trusted peer: the rightmost untrusted hop of X-Forwarded-For. */
+	REQUIRE(svc_proxies_client(&p, "127.0.0.1", "127.0.0.1, 203.0.113.9, 10.1.2.3", out,
+				   sizeof(out)));
+	CHECK_STREQ(out, "203.0.113.9");
+	REQUIRE(svc_proxies_client(&p, "::ffff:127.0.0.1", "::1", out, sizeof(out)));
+	CHECK_STREQ(out, "::1");
+	REQUIRE(svc_proxies_client(&p, "127.0.0.1", NULL, out, sizeof(out)));
+	CHECK_STREQ(out, "127.0.0.1");
+	/* Malformed or huge: unknown (the upload is refused). */
+	CHECK(!svc_proxies_client(&p, "127.0.0.1", "203.0.113.9, not-an-ip", out, sizeof(out)));
+	CHECK(!svc_proxies_client(&p, "127.0.0.1", "", out, sizeof(out)) || out[0]);
+	char *huge = malloc(SVC_FORWARDED_MAX + 10);
+	REQUIRE(huge);
+	memset(huge, '1', SVC_FORWARDED_MAX + 9);
+	huge[SVC_FORWARDED_MAX + 9] = '\0';
+	CHECK(!svc_proxies_client(&p, "127.0.0.1", huge, out, sizeof(out)));
+	free(huge);
+	/* No list: nobody is trusted. */
+	REQUIRE(svc_proxies_parse(&p, NULL, &err));
+	REQUIRE(svc_proxies_client(&p, "127.0.0.1", "203.0.113.9", out, sizeof(out)));
+	CHECK_STREQ(out, "127.0.0.1");
+	/* Bad lists name the entry. */
+	CHECK(!svc_proxies_parse(&p, "10.0.0.0/33", &err) && strstr(err.msg, "10.0.0.0/33"));
+	CHECK(!svc_proxies_parse(&p, "nginx", &err) && strstr(err.msg, "nginx"));
+	CHECK(!svc_proxies_parse(&p, "10.0.0.0/", &err));
+	/* A /8 block matches inside and not outside. */
+	REQUIRE(svc_proxies_parse(&p, "10.0.0.0/8", &err));
+	REQUIRE(svc_proxies_client(&p, "10.200.0.1", "198.51.100.1", out, sizeof(out)));
+	CHECK_STREQ(out, "198.51.100.1");
+	REQUIRE(svc_proxies_client(&p, "11.0.0.1", "198.51.100.1", out, sizeof(out)));
+	CHECK_STREQ(out, "11.0.0.1");
+}
+
 TEST_MAIN()

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_provider_s3: the shared S3 tier as a provider (svc_provider_impl.h),
+ * asked first among the upstreams (svc_fetch_sources.c): a GET of
+ * PREFIX/v1/<kind>/ab/cdef.../debuginfo|executable (svc_s3.h), signed with
+ * SigV4 on the fetcher's multi handle, and what the answers mean:
+ *
+ *   200 with the size and the x-amz-meta-sha256 it was written with: found
+ *   200 that differs (truncated, another checksum, none): retry, counted as
+ *       bad, never served; the walk goes on to the next source
+ *   404: not found (a negative result stays local: nothing is written)
+ *   403: rejected (the credentials: the status page and the breaker say it)
+ *   5xx, timeouts, refused connections: retry (the S3 tier's breaker)
+ *
+ * Source files are not kept in S3 (a not found, without a request).
+ */
+#include "service/fetch/svc_provider_impl.h"
+#include "service/fetch/svc_s3.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include "symbolizer/sym_build_id.h"
+
+typedef struct s3p {
+	svc_provider base;
+	svc_provider_env env;
+} s3p;
+
+static svc_provider *s3p_create(const svc_provider_env *env, const char *url, bool peer,
+				svc_error *err)
+{
+	(void)url, (void)peer;
+	if (!env->s3)
+		return svc_error_set(err, SVC_E_INVALID, "s3: no --s3-endpoint configured"), NULL;
+	s3p *p = calloc(1, sizeof(*p));
+	if (!p)
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), NULL;
+	p->base.ops = &svc_provider_s3_ops;
+	p->env = *env;
+	return &p->base;
+}
+
+static void s3p_destroy(svc_provider *p)
+{
+	free(p);
+}
+
+/* svc_http's prepare hook: SigV4 on the request. */
+static bool sign(const void *arg, void *easy, void *headers)
+{
+	return svc_s3_sign(arg, easy, headers);
+}
+
+static svc_provider_req *s3p_start(svc_provider *p, const svc_provider_ask *ask,
+				   svc_http_done_fn done, void *arg, svc_error *err)
+{
+	s3p *s = (s3p *)p;
+	const svc_config *c = s->env.cfg;
+	const char *kind = sym_id_kind_name(ask->id_kind);
+	char key[SVC_S3_KEY_MAX], url[SVC_S3_KEY_MAX + 1024];
+	if (ask->want == SVC_WANT_SOURCE)
+		return svc_error_set(err, SVC_E_NOT_FOUND, "source files are not kept in S3"), NULL;
+	if (!kind ||
+	    !svc_s3_key(s->env.s3, kind, ask->hex,
+			ask->want == SVC_WANT_DEBUGINFO ? "debuginfo" : "executable", key,
+			sizeof(key)) ||
+	    !svc_s3_url(s->env.s3, key, url, sizeof(url)))
+		return svc_error_set(err, SVC_E_INVALID, "s3: key too long"), NULL;
+	svc_http_opts o = {
+		.timeout_ms = c->s3.timeout_ms,
+		.total_ms = ask->total_ms,
+		.min_progress = c->upstream_min_progress,
+		.max_size = ask->max_size,
+		.spool_dir = s->env.spool_dir,
+		.redirects = SVC_HTTP_REDIRECT_NONE,
+		.prepare = sign,
+		.prepare_arg = s->env.s3,
+	};
+	svc_http_req *req = svc_http_get(s->env.http, url, &o, done, arg);
+	if (!req)
+		svc_error_set(err, SVC_E_IO, "could not start a request");
+	return (svc_provider_req *)req;
+}
+
+static void s3p_cancel(svc_provider_req *req)
+{
+	svc_http_cancel((svc_http_req *)req);
+}
+
+static void set_why(svc_provider_answer *a, svc_answer_class cls, const char *fmt, long v)
+{
+	a->cls = cls;
+	snprintf(a->why, sizeof(a->why), fmt, v);
+}
+
+/* SHA-256 of a body in memory or spooled, as hex; false when unreadable. */
+static bool body_sha256(const svc_http_result *res, char out[65])
+{
+	if (res->fd < 0) {
+		svc_s3_sha256_hex(res->body, res->size, out);
+		return true;
+	}
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char md[EVP_MAX_MD_SIZE], buf[1 << 16];
+	unsigned len = 0;
+	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	for (off_t off = 0; ok && (size_t)off < res->size;) {
+		ssize_t n = pread(res->fd, buf, sizeof(buf), off);
+		ok = n > 0 && EVP_DigestUpdate(ctx, buf, (size_t)n);
+		off += n > 0 ? n : 0;
+	}
+	ok = ok && EVP_DigestFinal_ex(ctx, md, &len) && len == 32;
+	EVP_MD_CTX_free(ctx);
+	for (unsigned i = 0; ok && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	return ok;
+}
+
+/* A 200: found only when the body is what was written. */
+static void classify_found(s3p *s, svc_http_result *res, svc_provider_answer *a)
+{
+	char sha[65];
+	bool sized = res->declared_size < 0 || (uint64_t)res->declared_size == res->size;
+	if (!res->sha256[0] || !sized || !body_sha256(res, sha) || strcmp(sha, res->sha256)) {
+		svc_s3_count_get(s->env.s3, SVC_S3_GET_BAD, 0);
+		a->cls = SVC_ANSWER_RETRY;
+		snprintf(a->why, sizeof(a->why), "object does not verify (%s)",
+			 !res->sha256[0] ? "no x-amz-meta-sha256" : !sized ? "size" : "sha256");
+		return;
+	}
+	svc_s3_count_get(s->env.s3, SVC_S3_GET_OK, res->size);
+	a->cls = SVC_ANSWER_FOUND;
+	a->body = res->body;
+	a->fd = res->fd;
+	a->size = res->size;
+	res->body = NULL;
+	res->fd = -1;
+}
+
+static void s3p_classify(svc_provider *p, const svc_provider_ask *ask, svc_http_result *res,
+			 svc_provider_answer *a)
+{
+	s3p *s = (s3p *)p;
+	(void)ask;
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	if (res->failure == SVC_HTTP_OK) {
+		a->answered = true;
+		if (res->status == 200)
+			classify_found(s, res, a);
+		else if (res->status == 404)
+			set_why(a, SVC_ANSWER_NOT_FOUND, "HTTP %ld", res->status);
+		else if (res->status >= 500 || res->status == 429)
+			set_why(a, SVC_ANSWER_RETRY, "HTTP %ld", res->status);
+		else
+			set_why(a, SVC_ANSWER_REJECTED, "HTTP %ld (check the S3 credentials and bucket)",
+				res->status);
+		svc_s3_count_get(s->env.s3,
+				 res->status == 404 ? SVC_S3_GET_MISSING
+				 : res->status == 200 ? -1
+						      : SVC_S3_GET_FAILED,
+				 0);
+	} else {
+		a->cls = res->failure == SVC_HTTP_TOO_LARGE ? SVC_ANSWER_TOO_LARGE
+			 : res->failure == SVC_HTTP_LOCAL   ? SVC_ANSWER_REJECTED
+							    : SVC_ANSWER_RETRY;
+		a->ours = res->failure == SVC_HTTP_LOCAL;
+		snprintf(a->why, sizeof(a->why), "%s", res->error);
+		svc_s3_count_get(s->env.s3, SVC_S3_GET_FAILED, 0);
+	}
+	snprintf(a->detail, sizeof(a->detail), "%s", a->why);
+}
+
+const svc_provider_ops svc_provider_s3_ops = {
+	.name = "s3",
+	.create = s3p_create,
+	.destroy = s3p_destroy,
+	.start = s3p_start,
+	.cancel = s3p_cancel,
+	.classify = s3p_classify,
+};

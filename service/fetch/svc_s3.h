@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * svc_s3: the client of the shared S3 tier (issue 30): a bucket on any S3
+ * API (Ceph RGW, MinIO, AWS), signed with libcurl's SigV4
+ * (CURLOPT_AWS_SIGV4), holding uploads (written and verified before they are
+ * acknowledged), and the debug files and indexes replicas fetched or built
+ * (written behind, through a bounded queue), so another replica, or the same
+ * one with a new disk, reads them instead of fetching and building again.
+ *
+ * Objects are keyed by identity kind and value, in a versioned layout:
+ *   PREFIX/v1/<kind>/ab/cdef.../debuginfo | executable | index-vN
+ * and carry their SHA-256 (x-amz-meta-sha256, also sent as
+ * x-amz-content-sha256, so the server checks the body on the way in); a
+ * reader refuses a body whose size or checksum differs (svc_provider_s3.c).
+ *
+ * Reads run on the fetcher's multi handle as a provider (svc_provider_s3.c);
+ * the writes here are blocking, on a worker (an upload's) or on the
+ * write-behind thread. The credentials live in this object only: no error
+ * text, log line or metric carries them.
+ *
+ * Thread-safe (the counters are atomic; settings are read-only after create).
+ */
+#ifndef SVC_S3_H
+#define SVC_S3_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base_buf.h"
+#include "service/core/svc_error.h"
+#include "service/core/svc_s3_settings.h"
+
+typedef struct svc_s3 svc_s3;
+
+/* Longest object key (S3 allows 1024 bytes). */
+#define SVC_S3_KEY_MAX 1024
+/* Largest credentials file read. */
+#define SVC_S3_CREDENTIALS_MAX 65536
+/* Bytes of a PUT above which it is refused (S3's single PUT limit: 5 GiB). */
+#define SVC_S3_PUT_MAX (5ull << 30)
+/* Objects of this size and more are written in a multipart upload, in parts
+ * of SVC_S3_PART_SIZE (each one request, signed and checked on its own). */
+#define SVC_S3_MULTIPART_MIN (64u << 20)
+#define SVC_S3_PART_SIZE (16u << 20)
+
+/* Reads the credentials (the file, else the AWS_* variables); NULL with err
+ * set (naming the file or variable, never a value) when there are none. */
+svc_s3 *svc_s3_create(const svc_s3_settings *s, const char *user_agent, svc_error *err);
+/* Stops the write-behind thread (what is queued is dropped) and frees. */
+void svc_s3_destroy(svc_s3 *s3);
+
+/* "s3://bucket/prefix", for display and metrics labels. */
+const char *svc_s3_name(const svc_s3 *s3);
+
+/* PREFIX/v1/<kind>/ab/cdef.../<what> into out; false when it does not fit. */
+bool svc_s3_key(const svc_s3 *s3, const char *kind, const char *hex, const char *what, char *out,
+		size_t cap);
+/* The object's URL (path style or virtual host); false when it does not fit. */
+bool svc_s3_url(const svc_s3 *s3, const char *key, char *out, size_t cap);
+/* The request settings of a signed request on an easy handle (a CURL *): the
+ * SigV4 scheme, the credentials, and x-amz-content-sha256 (UNSIGNED-PAYLOAD)
+ * appended to *headers (a struct curl_slist **). False when out of memory. */
+bool svc_s3_sign(const svc_s3 *s3, void *easy, void *headers);
+
+/* The bucket answers our credentials (a list of one key). Blocking. SVC_E_INVALID
+ * (the server's error code: InvalidAccessKeyId, SignatureDoesNotMatch,
+ * NoSuchBucket) as SVC_E_UNAUTHENTICATED or SVC_E_INVALID, SVC_E_UPSTREAM (unreachable, 5xx). */
+svc_errc svc_s3_check(svc_s3 *s3, svc_error *err);
+
+/* Writes the object (in parts from SVC_S3_MULTIPART_MIN) and verifies it (HEAD: size and checksum). Blocking, any
+ * thread. SVC_E_UPSTREAM when S3 failed or is slow (the caller answers
+ * 503), SVC_E_TOO_LARGE over SVC_S3_PUT_MAX. */
+svc_errc svc_s3_put(svc_s3 *s3, const char *key, const uint8_t *data, size_t size,
+		    svc_error *err);
+
+/* Reads an object of at most max bytes into *out (malloc'ed) and verifies it
+ * (size and x-amz-meta-sha256). Blocking, any thread. SVC_E_NOT_FOUND (404),
+ * SVC_E_BAD_FILE (does not verify, counted bad), SVC_E_TOO_LARGE,
+ * SVC_E_UPSTREAM. */
+svc_errc svc_s3_get(svc_s3 *s3, const char *key, uint64_t max, uint8_t **out, size_t *size,
+		    svc_error *err);
+
+/* Queues a copy of data for a write-behind PUT (retried while S3 is down);
+ * false (counted as dropped) when the queue is full. */
+bool svc_s3_behind(svc_s3 *s3, const char *key, const uint8_t *data, size_t size);
+
+/* Counters, for metrics and tests. */
+typedef struct svc_s3_stats {
+	uint64_t puts_ok, puts_failed, put_bytes;
+	uint64_t behind_queued, behind_written, behind_dropped, behind_retries;
+	size_t behind_len;       /* queued now */
+	uint64_t gets_ok, gets_missing, gets_failed, gets_bad, get_bytes;
+} svc_s3_stats;
+
+void svc_s3_get_stats(const svc_s3 *s3, svc_s3_stats *out);
+/* Counts one read (svc_provider_s3.c): ok (bytes), missing, failed (5xx,
+ * network), bad (a size or checksum that does not match: never served). */
+void svc_s3_count_get(svc_s3 *s3, int what, uint64_t bytes);
+enum { SVC_S3_GET_OK, SVC_S3_GET_MISSING, SVC_S3_GET_FAILED, SVC_S3_GET_BAD };
+
+/* symbolizer_s3_* families into out. */
+void svc_s3_metrics_render(const svc_s3 *s3, base_buf *out);
+
+/* SHA-256 of data as 64 lowercase hex digits and a NUL. */
+void svc_s3_sha256_hex(const uint8_t *data, size_t size, char out[65]);
+
+/* Parses a credentials file's text (AWS shared-credentials lines
+ * "aws_access_key_id = V" and "aws_secret_access_key = V"; the first of each
+ * wins; '#' and ';' comments, [profile] lines ignored). False with err set
+ * (never quoting a value) when one is missing or too long. */
+bool svc_s3_credentials_parse(const char *text, size_t len, char *key, size_t key_cap,
+			      char *secret, size_t secret_cap, svc_error *err);
+
+#endif
