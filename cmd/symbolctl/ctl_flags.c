@@ -10,6 +10,12 @@
 
 #include "cmd/symbolctl/exit_codes.h"
 
+const char *ctl_default_server(void)
+{
+	const char *env = getenv("SYMBOLIZER_URL");
+	return env && *env ? env : CTL_DEFAULT_SERVER;
+}
+
 bool ctl_parse_server(void *settings, const char *value, char *err, size_t err_size)
 {
 	if (!*value) {
