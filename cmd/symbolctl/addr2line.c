@@ -34,6 +34,7 @@ struct opts {
 	bool no_inlines, no_demangle, no_debug_lookup, verbose;
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 	size_t n_debug_dirs;
+	size_t *n_bad;                /* lines that are not an address (exit status 1) */
 };
 
 static void usage(FILE *out)
@@ -220,8 +221,11 @@ static void answer_line(const sym_index *idx, const struct opts *o, const char *
 {
 	uint64_t addr;
 	if (llvm_format_parse_address(line, &addr) != 0) {
-		/* Like llvm-symbolizer: echo what is not an address. */
-		printf("%s\n\n", line);
+		/* symbolctl's one rule for a bad line (symbolize too): echoed on
+		 * stderr, answered ?? so the output lines up, exit status 1. */
+		fprintf(stderr, "symbolctl addr2line: not a hex address: %s\n", line);
+		llvm_format_frames(stdout, NULL, 0);
+		(*o->n_bad)++;
 		return;
 	}
 	answer(idx, o, addr);
@@ -338,7 +342,8 @@ static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe,
 
 int cmd_addr2line(int argc, char **argv)
 {
-	struct opts o = {0};
+	size_t n_bad = 0;
+	struct opts o = {.n_bad = &n_bad};
 	char **addrs = NULL;
 	int n_addrs = 0;
 	int prc = parse_opts(argc, argv, &o, &addrs, &n_addrs);
@@ -378,7 +383,7 @@ int cmd_addr2line(int argc, char **argv)
 		if (answer_stdin(idx, &o))
 			goto out_idx;
 	}
-	rc = fflush(stdout) == 0 ? CTL_EXIT_OK : CTL_EXIT_IO;
+	rc = fflush(stdout) != 0 ? CTL_EXIT_IO : n_bad ? CTL_EXIT_NOT_FOUND : CTL_EXIT_OK;
 out_idx:
 	sym_index_destroy(idx);
 out:

@@ -261,6 +261,7 @@ int cmd_layout(int argc, char **argv)
 		return rc;
 	}
 	if (o.server) {
+		ctl_lower_build_id(o.build_id);
 		rc = layout_remote(o.server, o.build_id, o.types, o.n_types, o.fields, o.n_fields,
 				   o.wait_s);
 		free(o.types);
