@@ -118,7 +118,7 @@ static bool read_attrs(perf_reader *r)
 	if (!r->same_layout && !all_identifier)
 		return perf_fail(r, "events with different sample layouts and no "
 				 "PERF_SAMPLE_IDENTIFIER: samples cannot be told apart");
-	qsort(perf_id_attrs_data(&r->ids), perf_id_attrs_len(&r->ids), sizeof(perf_id_attr),
+	perf_sort(perf_id_attrs_data(&r->ids), perf_id_attrs_len(&r->ids), sizeof(perf_id_attr),
 	      id_cmp);
 	return true;
 }

@@ -9,6 +9,7 @@
 #define SYMBOLCTL_CTL_PERF_IMPL_H
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base_hash_map.h"
@@ -126,6 +127,19 @@ static inline uint32_t perf_u32(const uint8_t *p)
 	uint32_t v;
 	memcpy(&v, p, 4);
 	return v;
+}
+
+/* qsort and bsearch on a vector that may be empty (its data NULL: not theirs to take). */
+static inline void perf_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static inline void *perf_find(const void *key, const void *base, size_t n, size_t size,
+			      int (*cmp)(const void *, const void *))
+{
+	return n ? bsearch(key, base, n, size, cmp) : NULL;
 }
 
 /* A SAMPLE record's body (after its 8-byte header) into the stack table. */

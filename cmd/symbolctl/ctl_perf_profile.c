@@ -21,12 +21,14 @@ typedef struct loc_key {
 	uint32_t map;
 } loc_key;
 
-static uint64_t str_hash(const char *const *s)
+typedef const char *str_key;   /* the macro writes "const key_type *" */
+
+static uint64_t str_hash(const str_key *s)
 {
 	return base_hash_bytes(*s, strlen(*s));
 }
 
-static bool str_eq(const char *const *a, const char *const *b)
+static bool str_eq(const str_key *a, const str_key *b)
 {
 	return !strcmp(*a, *b);
 }
@@ -41,7 +43,7 @@ static bool loc_eq(const loc_key *a, const loc_key *b)
 	return a->ip == b->ip && a->map == b->map;
 }
 
-BASE_HASH_MAP(str_table, const char *, int64_t, str_hash, str_eq)
+BASE_HASH_MAP(str_table, str_key, int64_t, str_hash, str_eq)
 BASE_HASH_MAP(loc_table, loc_key, uint64_t, loc_hash, loc_eq)
 BASE_VEC_DEFINE(str_vec, char *)
 BASE_VEC_DEFINE(loc_vec, Perftools__Profiles__Location *)

@@ -50,7 +50,7 @@ static int fork_cmp(const void *a, const void *b)
 static const perf_build_id *build_id_of(const perf_reader *r, const char *file)
 {
 	perf_build_id key = {.file = file};
-	return bsearch(&key, perf_build_ids_data(&r->build_ids), perf_build_ids_len(&r->build_ids),
+	return perf_find(&key, perf_build_ids_data(&r->build_ids), perf_build_ids_len(&r->build_ids),
 		       sizeof(key), build_id_cmp);
 }
 
@@ -75,7 +75,7 @@ static uint32_t map_of(const perf_reader *r, uint32_t pid, uint64_t ip)
 static bool parent_of(const perf_reader *r, uint32_t pid, uint32_t *ppid)
 {
 	perf_fork key = {.pid = pid};
-	const perf_fork *f = bsearch(&key, perf_forks_data(&r->forks), perf_forks_len(&r->forks),
+	const perf_fork *f = perf_find(&key, perf_forks_data(&r->forks), perf_forks_len(&r->forks),
 				     sizeof(key), fork_cmp);
 	if (!f || f->ppid == pid)
 		return false;
@@ -123,11 +123,11 @@ static void give_build_ids(perf_reader *r)
 
 bool perf_resolve(perf_reader *r)
 {
-	qsort(perf_maps_data(&r->maps), perf_maps_len(&r->maps), sizeof(ctl_perf_map), map_cmp);
-	qsort(perf_build_ids_data(&r->build_ids), perf_build_ids_len(&r->build_ids),
+	perf_sort(perf_maps_data(&r->maps), perf_maps_len(&r->maps), sizeof(ctl_perf_map), map_cmp);
+	perf_sort(perf_build_ids_data(&r->build_ids), perf_build_ids_len(&r->build_ids),
 	      sizeof(perf_build_id), build_id_cmp);
-	qsort(perf_comms_data(&r->comms), perf_comms_len(&r->comms), sizeof(perf_comm), comm_cmp);
-	qsort(perf_forks_data(&r->forks), perf_forks_len(&r->forks), sizeof(perf_fork), fork_cmp);
+	perf_sort(perf_comms_data(&r->comms), perf_comms_len(&r->comms), sizeof(perf_comm), comm_cmp);
+	perf_sort(perf_forks_data(&r->forks), perf_forks_len(&r->forks), sizeof(perf_fork), fork_cmp);
 	give_build_ids(r);
 	ctl_perf_frame *f = perf_frames_data(&r->frames);
 	ctl_perf_stack *s = perf_stacks_data(&r->stacks);
