@@ -217,7 +217,7 @@ static void build(builder *b, const ctl_perf_data *d, Perftools__Profiles__Profi
 	p->n_string_table = str_vec_len(&b->str_list);
 }
 
-static bool gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+bool ctl_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 {
 	z_stream z = {0};
 	if (len > UINT32_MAX / 2 ||
@@ -259,7 +259,7 @@ bool ctl_perf_profile(const ctl_perf_data *d, uint8_t **out, size_t *out_len, ch
 		if (packed)
 			perftools__profiles__profile__pack(&p, packed);
 	}
-	bool ok = packed && gzip(packed, len, out, out_len);
+	bool ok = packed && ctl_gzip(packed, len, out, out_len);
 	if (!ok)
 		snprintf(why, why_size, "%s", b.oom || !packed ? "out of memory building the profile"
 							       : "profile too large to gzip");

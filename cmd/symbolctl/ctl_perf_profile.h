@@ -23,4 +23,8 @@
 bool ctl_perf_profile(const ctl_perf_data *d, uint8_t **out, size_t *out_len, char *why,
 		      size_t why_size);
 
+/* in[0..len) as one gzip member in *out (malloc'ed); false when out of memory or
+ * past 2 GiB. */
+bool ctl_gzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len);
+
 #endif

@@ -21,6 +21,7 @@
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/ctl_perf_file.h"
+#include "cmd/symbolctl/ctl_pprof_local.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/mapping_status.h"
 #include "cmd/symbolctl/rpc_call.h"
@@ -30,7 +31,11 @@
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
 #define METHOD "symbolizer.v1.SymbolizerService/SymbolizeProfile"
 
+#define MAX_DEBUG_DIRS 16
+
 struct opts {
+	const char *debug_dirs[MAX_DEBUG_DIRS];
+	size_t n_debug_dirs;
 	const char *in, *out, *server, *perf;
 	int64_t wait_ms, timeout_ms;
 	bool no_inline, no_demangle, quiet;
@@ -56,6 +61,9 @@ static void usage(FILE *out)
 		"  --perf FILE        read perf.data FILE instead of a pprof profile\n"
 		"  -q, --quiet        with --perf: no line counting what was read\n"
 		"  --server URL       the daemon " CTL_SERVER_HELP "\n"
+		"  --debug-dir DIR    no daemon: symbolize here, with the debug files under DIR\n"
+		"                     by build ID (DIR/.build-id/xx/rest.debug; repeatable) or\n"
+		"                     the files at the mappings' paths\n"
 		"  --wait DUR         how long to keep asking while the daemon fetches or\n"
 		"                     indexes (default 60s)\n"
 		"  --timeout DUR      deadline of each call (Connect-Timeout-Ms; default 60s)\n"
@@ -222,7 +230,20 @@ static int run(const struct opts *o, uint8_t *prof, size_t len)
 	return rc;
 }
 
+static bool add_debug_dir(void *obj, const char *value, char *err, size_t err_size)
+{
+	struct opts *o = obj;
+	if (o->n_debug_dirs == MAX_DEBUG_DIRS) {
+		snprintf(err, err_size, "at most %d --debug-dir", MAX_DEBUG_DIRS);
+		return false;
+	}
+	o->debug_dirs[o->n_debug_dirs++] = value;
+	return true;
+}
+
 static const base_flag pprof_flags[] = {
+	{"--debug-dir", "DIR", BASE_FLAG_CUSTOM, 0, 0, add_debug_dir,
+	 "symbolize here with the debug files under DIR"},
 	{"--output -o", "OUT", BASE_FLAG_STRING, offsetof(struct opts, out), 0, NULL,
 	 "where the symbolized profile goes"},
 	{"--perf", "FILE", BASE_FLAG_STRING, offsetof(struct opts, perf), 0, NULL,
@@ -277,7 +298,17 @@ int cmd_pprof(int argc, char **argv)
 		free(prof);
 		return CTL_EXIT_IO;
 	}
-	rc = run(&o, prof, len);
+	if (o.n_debug_dirs) {
+		uint8_t *res = NULL;
+		size_t res_len = 0;
+		rc = ctl_pprof_local(prof, len, o.debug_dirs, o.n_debug_dirs, o.no_inline,
+				     o.no_demangle, &res, &res_len);
+		if (res && !write_all(o.out, res, res_len))
+			rc = CTL_EXIT_IO;
+		free(res);
+	} else {
+		rc = run(&o, prof, len);
+	}
 	free(prof);
 	return rc;
 }

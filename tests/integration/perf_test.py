@@ -12,7 +12,8 @@ the inline frame. perf itself is the oracle for what was recorded: the
 samples and the sum of periods `perf script` prints equal the profile's
 totals, the build IDs of `perf buildid-list` are those of the mappings
 (the kernel's included), each mapping starts where perf's MMAP2 record says.
-Also: $SYMBOLIZER_URL as the default server, a `--call-graph dwarf` recording,
+Also: $SYMBOLIZER_URL as the default server, --debug-dir (no daemon: the same
+stacks and lines), a `--call-graph dwarf` recording,
 a pipe-mode file, a truncated file and a file that is none refused with exit
 status 4 and a message naming what is wrong.
 """
@@ -188,6 +189,19 @@ def main():
         check(r.returncode in (0, 1) and os.path.exists(o2), "with $SYMBOLIZER_URL: " + r.stderr)
         check("samples" not in r.stderr, "-q still counts: " + r.stderr)
 
+    def offline():
+        """--debug-dir: no daemon, the same fill step: the same stacks and lines."""
+        o2 = os.path.join(work, "offline.pb.gz")
+        r = ctl("pprof", "-q", "--perf", data, "-o", o2, *["--debug-dir=" + x for x in dirs])
+        check(r.returncode in (0, 1) and os.path.exists(o2), "--debug-dir: " + r.stderr)
+        a = profile_pb.decode(gzip.decompress(open(out, "rb").read()))
+        b = profile_pb.decode(gzip.decompress(open(o2, "rb").read()))
+        check(user_stacks(a, prog) == user_stacks(b, prog) and user_stacks(b, prog),
+              "offline stacks differ:\n%r\n%r" % (user_stacks(a, prog), user_stacks(b, prog)))
+        tr = run(["go", "tool", "pprof", "-symbolize=none", "-traces", "-lines", o2]).stdout
+        check(re.search(r"mix %s:%d \(inline\)" % (re.escape(src), line_of("MIX")), tr),
+              "offline -traces lacks the inline frame:\n" + tr[:2000])
+
     def refused():
         dw = os.path.join(work, "dwarf.data")
         r = run(["perf", "record", "-q", "--call-graph", "dwarf", "-e", "cpu-clock", "-o", dw,
@@ -212,7 +226,7 @@ def main():
 
     try:
         return run_cases([("newcomer", newcomer), ("env_server", env_server),
-                          ("refused", refused)], args.cases)
+                          ("offline", offline), ("refused", refused)], args.cases)
     finally:
         d.stop()
 
