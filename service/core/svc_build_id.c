@@ -22,8 +22,12 @@ const char *svc_build_id_check(const char *hex, sym_build_id *out)
 	size_t n = strlen(hex);
 	if (n == 0)
 		return "build_id is empty";
+	/* A request's field is the wire contract (DESIGN.md, api.md): lowercase,
+	 * INVALID otherwise; only URL paths take uppercase (svc_build_id_parse). */
+	for (size_t i = 0; i < n; i++)
+		if (hex[i] >= 'A' && hex[i] <= 'F')
+			return "build_id must be lowercase hex of even length, 2 to 128 digits";
 	if (!svc_build_id_parse(hex, n, out))
-		return "build_id must be hex (lowercase; uppercase is lowercased) of even length, "
-		       "2 to 128 digits";
+		return "build_id must be lowercase hex of even length, 2 to 128 digits";
 	return NULL;
 }

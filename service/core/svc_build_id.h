@@ -2,7 +2,8 @@
 /*
  * svc_build_id: the service's check of a build ID written at its edges (URLs,
  * requests): hex, even length, 2..128 digits, lowercase inside (DESIGN.md;
- * uppercase is lowercased here, at the edge).
+ * an uppercase URL path is lowercased here, at the edge; a request's field
+ * stays lowercase only, svc_build_id_check).
  */
 #ifndef SVC_BUILD_ID_H
 #define SVC_BUILD_ID_H
@@ -18,7 +19,8 @@
  * writes it again from *out (sym_build_id_to_hex), never copies it. */
 bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out);
 
-/* The same for a request's build_id field: NULL when *out is set, else what is
+/* The same for a request's build_id field, lowercase only (the RPC contract:
+ * clients lowercase, symbolctl does): NULL when *out is set, else what is
  * wrong with it, for the caller's error (an INVALID mapping, a 400). */
 const char *svc_build_id_check(const char *hex, sym_build_id *out);
 
