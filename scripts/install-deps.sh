@@ -57,6 +57,8 @@ PKGS=(
   golang-go gdb
   # responses decoded by a standard protobuf runtime (tests/integration/utf8_test.py)
   python3-protobuf
+  # symbolctl pprof --perf (issue 31): perf record -g in tests/integration/perf_test.py
+  linux-perf
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -34,6 +34,7 @@ struct opts {
 	bool no_inlines, no_demangle, no_debug_lookup, verbose;
 	const char *debug_dirs[MAX_DEBUG_DIRS];
 	size_t n_debug_dirs;
+	size_t *n_bad;                /* lines that are not an address (exit status 1) */
 };
 
 static void usage(FILE *out)
@@ -220,8 +221,11 @@ static void answer_line(const sym_index *idx, const struct opts *o, const char *
 {
 	uint64_t addr;
 	if (llvm_format_parse_address(line, &addr) != 0) {
-		/* Like llvm-symbolizer: echo what is not an address. */
-		printf("%s\n\n", line);
+		/* symbolctl's one rule for a bad line (symbolize too): echoed on
+		 * stderr, answered ?? so the output lines up, exit status 1. */
+		fprintf(stderr, "symbolctl addr2line: not a hex address: %s\n", line);
+		llvm_format_frames(stdout, NULL, 0);
+		(*o->n_bad)++;
 		return;
 	}
 	answer(idx, o, addr);
@@ -282,42 +286,11 @@ static int answer_stdin(const sym_index *idx, const struct opts *o)
 	return 0;
 }
 
-/*
- * Maps o->exe into *exe, or, when it has no DWARF and its debug file is found,
- * that file instead; alt->exe becomes the file used (dwz links are relative
- * to it).
- */
+/* o->exe, or its debug file (debug_file_open: the one lookup of symbolctl). */
 static int open_source(const struct opts *o, struct alt_ctx *alt, file_map *exe)
 {
-	if (!file_map_open(exe, o->exe))
-		return -1;
-	alt->exe = o->exe;
-	sym_elf_info info;
-	sym_error err;
-	if (o->no_debug_lookup || sym_elf_probe(exe->data, exe->size, &info, &err) != SYM_OK ||
-	    info.has_debug_info)
-		goto self;
-	static debug_file_found found;  /* outlives the call: alt->exe points into it */
-	if (!debug_file_find(o->exe, &info, o->debug_dirs, o->n_debug_dirs, o->verbose, &found)) {
-		if (o->verbose)
-			fprintf(stderr, "symbolctl addr2line: %s: no DWARF and no debug file found: "
-					"answering from its symbols\n", o->exe);
-		return 0;
-	}
-	file_map dbg = {0};
-	if (!file_map_open(&dbg, found.path))
-		return -1;
-	file_map_close(exe);
-	*exe = dbg;
-	alt->exe = found.path;
-	if (o->verbose)
-		fprintf(stderr, "symbolctl addr2line: %s: debug file %s (by %s)\n", o->exe,
-			found.path, found.how);
-	return 0;
-self:
-	if (o->verbose)
-		fprintf(stderr, "symbolctl addr2line: %s: answering from the file itself\n", o->exe);
-	return 0;
+	return debug_file_open("addr2line", o->exe, o->debug_dirs, o->n_debug_dirs,
+			       o->no_debug_lookup, o->verbose, exe, &alt->exe);
 }
 
 static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe, void **blob,
@@ -338,7 +311,8 @@ static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe,
 
 int cmd_addr2line(int argc, char **argv)
 {
-	struct opts o = {0};
+	size_t n_bad = 0;
+	struct opts o = {.n_bad = &n_bad};
 	char **addrs = NULL;
 	int n_addrs = 0;
 	int prc = parse_opts(argc, argv, &o, &addrs, &n_addrs);
@@ -378,7 +352,7 @@ int cmd_addr2line(int argc, char **argv)
 		if (answer_stdin(idx, &o))
 			goto out_idx;
 	}
-	rc = fflush(stdout) == 0 ? CTL_EXIT_OK : CTL_EXIT_IO;
+	rc = fflush(stdout) != 0 ? CTL_EXIT_IO : n_bad ? CTL_EXIT_NOT_FOUND : CTL_EXIT_OK;
 out_idx:
 	sym_index_destroy(idx);
 out:

@@ -10,6 +10,20 @@
 
 #include "cmd/symbolctl/exit_codes.h"
 
+const char *ctl_default_server(void)
+{
+	const char *env = getenv("SYMBOLIZER_URL");
+	return env && *env ? env : CTL_DEFAULT_SERVER;
+}
+
+void ctl_lower_build_id(const char *hex)
+{
+	/* argv's strings are the program's to change (C11 5.1.2.2.1) */
+	for (char *p = (char *)hex; p && *p; p++)
+		if (*p >= 'A' && *p <= 'F')
+			*p = (char)(*p - 'A' + 'a');
+}
+
 bool ctl_parse_server(void *settings, const char *value, char *err, size_t err_size)
 {
 	if (!*value) {

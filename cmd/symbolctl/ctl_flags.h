@@ -23,6 +23,16 @@ struct ctl_remote {
 	int64_t timeout_ms;
 };
 
+/* The daemon every subcommand that always talks to one asks when no --server is
+ * given: $SYMBOLIZER_URL when set and not empty, else CTL_DEFAULT_SERVER. */
+#define CTL_DEFAULT_SERVER "http://127.0.0.1:8080"
+#define CTL_SERVER_HELP "(default $SYMBOLIZER_URL, else " CTL_DEFAULT_SERVER ")"
+const char *ctl_default_server(void);
+
+/* A build ID given on the command line, lowercased in place (the edge of
+ * DESIGN.md's "lowercase hex"): uppercase from other tools is accepted. */
+void ctl_lower_build_id(const char *hex);
+
 bool ctl_parse_server(void *settings, const char *value, char *err, size_t err_size);
 bool ctl_parse_timeout(void *settings, const char *value, char *err, size_t err_size);
 

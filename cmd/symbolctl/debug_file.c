@@ -134,3 +134,36 @@ bool debug_file_find(const char *exe, const sym_elf_info *info, const char *cons
 	return by_build_id(info, dirs, n_dirs, verbose, out) ||
 	       by_debuglink(exe, info, dirs, n_dirs, verbose, out);
 }
+
+int debug_file_open(const char *cmd, const char *exe, const char *const *dirs, size_t n_dirs,
+		    bool no_lookup, bool verbose, file_map *map, const char **used)
+{
+	if (!file_map_open(map, exe))
+		return -1;
+	*used = exe;
+	sym_elf_info info;
+	sym_error err;
+	if (no_lookup || sym_elf_probe(map->data, map->size, &info, &err) != SYM_OK ||
+	    info.has_debug_info) {
+		if (verbose)
+			fprintf(stderr, "symbolctl %s: %s: answering from the file itself\n", cmd, exe);
+		return 0;
+	}
+	static debug_file_found found;  /* outlives the call: *used points into it */
+	if (!debug_file_find(exe, &info, dirs, n_dirs, verbose, &found)) {
+		if (verbose)
+			fprintf(stderr, "symbolctl %s: %s: no DWARF and no debug file found: "
+					"answering from its symbols\n", cmd, exe);
+		return 0;
+	}
+	file_map dbg = {0};
+	if (!file_map_open(&dbg, found.path))
+		return -1;
+	file_map_close(map);
+	*map = dbg;
+	*used = found.path;
+	if (verbose)
+		fprintf(stderr, "symbolctl %s: %s: debug file %s (by %s)\n", cmd, exe, found.path,
+			found.how);
+	return 0;
+}

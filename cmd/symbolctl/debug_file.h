@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cmd/symbolctl/file_map.h"
 #include "symbolizer/sym_elf.h"
 
 #define DEBUG_FILE_PATH_MAX 4096
@@ -28,5 +29,16 @@ typedef struct debug_file_found {
  */
 bool debug_file_find(const char *exe, const sym_elf_info *info, const char *const *dirs,
 		     size_t n_dirs, bool verbose, debug_file_found *out);
+
+/*
+ * symbolctl's one way from a FILE on the command line to the file whose DWARF
+ * answers (addr2line -e, layout -e): maps exe into *map, or, when it has no
+ * DWARF and its debug file is found (debug_file_find; not with no_lookup),
+ * that file instead. *used is the path mapped (a dwz link is relative to it;
+ * it points into storage that outlives the call). verbose says which file on
+ * stderr, as "symbolctl CMD: ...". -1 (told) when exe cannot be mapped.
+ */
+int debug_file_open(const char *cmd, const char *exe, const char *const *dirs, size_t n_dirs,
+		    bool no_lookup, bool verbose, file_map *map, const char **used);
 
 #endif

@@ -14,6 +14,7 @@
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/ctl_flags.h"
+#include "cmd/symbolctl/debug_file.h"
 #include "cmd/symbolctl/file_map.h"
 #include "cmd/symbolctl/layout_print.h"
 #include "cmd/symbolctl/layout_remote.h"
@@ -261,6 +262,7 @@ int cmd_layout(int argc, char **argv)
 		return rc;
 	}
 	if (o.server) {
+		ctl_lower_build_id(o.build_id);
 		rc = layout_remote(o.server, o.build_id, o.types, o.n_types, o.fields, o.n_fields,
 				   o.wait_s);
 		free(o.types);
@@ -273,7 +275,10 @@ int cmd_layout(int argc, char **argv)
 	size_t size = 0;
 	sym_layout *l = NULL;
 	sym_error err = {0};
-	if (!file_map_open(&exe, o.exe)) {
+	/* The same lookup as addr2line -e: a stripped FILE's debug file by build ID
+	 * and .gnu_debuglink under /usr/lib/debug (debug_file_open). */
+	static const char *const dirs[] = {"/usr/lib/debug"};
+	if (debug_file_open("layout", o.exe, dirs, 1, false, false, &exe, &alt.exe)) {
 		rc = CTL_EXIT_IO;
 		goto out;
 	}

@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/base_buf.h"
 #include "base/base_clock.h"
 #include "base/base_flag.h"
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/ctl_flags.h"
+#include "cmd/symbolctl/ctl_perf_file.h"
+#include "cmd/symbolctl/ctl_pprof_local.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/mapping_status.h"
 #include "cmd/symbolctl/rpc_call.h"
@@ -26,28 +29,41 @@
 #include "service/symbolize/svc_profile_decode.h"
 
 #define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
-#define DEFAULT_SERVER "http://127.0.0.1:8080"
 #define METHOD "symbolizer.v1.SymbolizerService/SymbolizeProfile"
 
+#define MAX_DEBUG_DIRS 16
+
 struct opts {
-	const char *in, *out, *server;
+	const char *debug_dirs[MAX_DEBUG_DIRS];
+	size_t n_debug_dirs;
+	const char *in, *out, *server, *perf;
 	int64_t wait_ms, timeout_ms;
-	bool no_inline, no_demangle;
+	bool no_inline, no_demangle, quiet;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: symbolctl pprof IN [-o OUT] [--server URL] [FLAGS]\n"
+		"       symbolctl pprof --perf perf.data [-o OUT] [--server URL] [FLAGS]\n"
 		"\n"
 		"Symbolizes the pprof profile IN (gzipped or not; - for stdin) through\n"
 		"symbolizerd: each location without lines gets its function, file and line\n"
-		"(inlined frames as several lines). The result goes to OUT (default stdout),\n"
-		"gzipped when IN was. Mappings that could not be symbolized (pending when\n"
-		"--wait ran out, not found, ...) are reported on stderr.\n"
+		"(inlined frames as several lines). The result goes to OUT (default stdout,\n"
+		"never a terminal), gzipped when IN was. Mappings that could not be\n"
+		"symbolized (pending when --wait ran out, not found, ...) are reported on\n"
+		"stderr. With --perf, the input is a `perf record -g` file instead: one\n"
+		"sample per stack (samples and perf's period), mappings with their build IDs\n"
+		"(kernel and modules too); the output is gzipped. --call-graph dwarf\n"
+		"recordings are refused (record with -g).\n"
 		"\n"
 		"  -o, --output OUT   where to write the profile (default stdout)\n"
-		"  --server URL       the daemon (default " DEFAULT_SERVER ")\n"
+		"  --perf FILE        read perf.data FILE instead of a pprof profile\n"
+		"  -q, --quiet        with --perf: no line counting what was read\n"
+		"  --server URL       the daemon " CTL_SERVER_HELP "\n"
+		"  --debug-dir DIR    no daemon: symbolize here, with the debug files under DIR\n"
+		"                     by build ID (DIR/.build-id/xx/rest.debug; repeatable) or\n"
+		"                     the files at the mappings' paths\n"
 		"  --wait DUR         how long to keep asking while the daemon fetches or\n"
 		"                     indexes (default 60s)\n"
 		"  --timeout DUR      deadline of each call (Connect-Timeout-Ms; default 60s)\n"
@@ -82,6 +98,21 @@ static uint8_t *read_all(const char *path, size_t *len)
 		return NULL;
 	}
 	return base_buf_take(&b, len); /* allocated: reserved at least once */
+}
+
+/* Is the input a pprof profile? Told on stderr when not: bad input, not a server error. */
+static bool profile_ok(const char *path, const uint8_t *prof, size_t len)
+{
+	svc_profile_limits lim = {SIZE_MAX / 2, SIZE_MAX / 2, SIZE_MAX / 2};
+	base_arena arena = {0};
+	svc_profile_doc d = {0};
+	svc_error err;
+	bool ok = svc_profile_decode(prof, len, &lim, &arena, &d, &err);
+	if (!ok)
+		fprintf(stderr, "symbolctl pprof: %s: not a pprof profile: %s\n", path, err.msg);
+	svc_profile_doc_release(&d);
+	base_arena_deinit(&arena);
+	return ok;
 }
 
 static bool write_all(const char *path, const uint8_t *buf, size_t len)
@@ -199,9 +230,26 @@ static int run(const struct opts *o, uint8_t *prof, size_t len)
 	return rc;
 }
 
+static bool add_debug_dir(void *obj, const char *value, char *err, size_t err_size)
+{
+	struct opts *o = obj;
+	if (o->n_debug_dirs == MAX_DEBUG_DIRS) {
+		snprintf(err, err_size, "at most %d --debug-dir", MAX_DEBUG_DIRS);
+		return false;
+	}
+	o->debug_dirs[o->n_debug_dirs++] = value;
+	return true;
+}
+
 static const base_flag pprof_flags[] = {
+	{"--debug-dir", "DIR", BASE_FLAG_CUSTOM, 0, 0, add_debug_dir,
+	 "symbolize here with the debug files under DIR"},
 	{"--output -o", "OUT", BASE_FLAG_STRING, offsetof(struct opts, out), 0, NULL,
 	 "where the symbolized profile goes"},
+	{"--perf", "FILE", BASE_FLAG_STRING, offsetof(struct opts, perf), 0, NULL,
+	 "a perf.data file as input"},
+	{"--quiet -q", NULL, BASE_FLAG_BOOL, offsetof(struct opts, quiet), 0, NULL,
+	 "no summary of the perf.data file"},
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
 	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, wait_ms), 0, NULL,
 	 "how long the daemon may look for debug info"},
@@ -215,7 +263,7 @@ static const base_flag pprof_flags[] = {
 
 int cmd_pprof(int argc, char **argv)
 {
-	struct opts o = {.server = DEFAULT_SERVER, .wait_ms = 60000, .timeout_ms = 60000};
+	struct opts o = {.server = ctl_default_server(), .wait_ms = 60000, .timeout_ms = 60000};
 	const base_flag_group g = {"Flags", pprof_flags,
 				   sizeof(pprof_flags) / sizeof(pprof_flags[0]), &o};
 	char **pos;
@@ -226,17 +274,41 @@ int cmd_pprof(int argc, char **argv)
 		return rc;
 	o.in = n_pos ? pos[0] : NULL;
 	free(pos);
-	if (n_pos != 1) {
+	if (n_pos != (o.perf ? 0 : 1)) {
 		fprintf(stderr, "symbolctl pprof: %s\n",
-			n_pos ? "one input profile only" : "no input profile");
+			o.perf ? "--perf FILE is the input: no other profile"
+			: n_pos ? "one input profile only" : "no input profile");
 		usage(stderr);
 		return CTL_EXIT_USAGE;
 	}
-	size_t len;
-	uint8_t *prof = read_all(o.in, &len);
-	if (!prof)
+	if (!o.out && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "symbolctl pprof: stdout is a terminal: give -o OUT (or redirect "
+				"stdout) for the binary profile\n");
+		return CTL_EXIT_USAGE;
+	}
+	size_t len = 0;
+	uint8_t *prof = NULL;
+	if (o.perf) {
+		rc = ctl_perf_file_profile(o.perf, o.quiet, &prof, &len);
+		if (rc != CTL_EXIT_OK)
+			return rc;
+	} else if (!(prof = read_all(o.in, &len))) {
 		return CTL_EXIT_IO;
-	rc = run(&o, prof, len);
+	} else if (!profile_ok(o.in, prof, len)) {
+		free(prof);
+		return CTL_EXIT_IO;
+	}
+	if (o.n_debug_dirs) {
+		uint8_t *res = NULL;
+		size_t res_len = 0;
+		rc = ctl_pprof_local(prof, len, o.debug_dirs, o.n_debug_dirs, o.no_inline,
+				     o.no_demangle, &res, &res_len);
+		if (res && !write_all(o.out, res, res_len))
+			rc = CTL_EXIT_IO;
+		free(res);
+	} else {
+		rc = run(&o, prof, len);
+	}
 	free(prof);
 	return rc;
 }

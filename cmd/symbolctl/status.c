@@ -23,7 +23,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: symbolctl status --server URL [--json] [--timeout DUR] BUILDID...\n"
+		"usage: symbolctl status [--server URL] [--json] [--timeout DUR] BUILDID...\n"
 		"\n"
 		"Says why each build ID is or is not symbolized by the symbolizerd at URL\n"
 		"(its GET /buildid/ID/status): what the store holds, the negative-cache\n"
@@ -32,7 +32,7 @@ static void usage(FILE *out)
 		"stored, building, queued for build memory, or failed and why). Asks for no\n"
 		"fetch and no build.\n"
 		"\n"
-		"  --server URL    the daemon, e.g. http://127.0.0.1:8080\n"
+		"  --server URL    the daemon " CTL_SERVER_HELP "\n"
 		"  --json          print the daemon's JSON document as it is\n"
 		"  --timeout DUR   deadline of each request (default 10s)\n"
 		"\n"
@@ -206,7 +206,7 @@ static const base_flag status_flags[] = {
 
 int cmd_status(int argc, char **argv)
 {
-	struct status_opts o = {.remote.timeout_ms = 10000};
+	struct status_opts o = {.remote.server = ctl_default_server(), .remote.timeout_ms = 10000};
 	const base_flag_group g = {"Flags", status_flags, 3, &o};
 	char **pos;
 	int n_pos;
@@ -219,6 +219,7 @@ int cmd_status(int argc, char **argv)
 	for (size_t i = 0; i < n_ids; i++) {
 		sym_build_id id;
 		const char *a = ids[i];
+		ctl_lower_build_id(a);
 		if (i < 256 && svc_build_id_parse(a, strlen(a), &id))
 			continue;
 		fprintf(stderr, "symbolctl status: bad argument '%s'%s\n", a,
@@ -227,9 +228,8 @@ int cmd_status(int argc, char **argv)
 		free(pos);
 		return CTL_EXIT_USAGE;
 	}
-	if (!server || !n_ids) {
-		fprintf(stderr, "symbolctl status: %s\n",
-			!server ? "--server URL is required" : "no build ID given");
+	if (!n_ids) {
+		fprintf(stderr, "symbolctl status: no build ID given\n");
 		usage(stderr);
 		free(pos);
 		return CTL_EXIT_USAGE;

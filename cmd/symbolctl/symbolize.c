@@ -43,13 +43,13 @@ struct opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: symbolctl symbolize --server URL --build-id HEX [FLAGS] [ADDR...]\n"
+		"usage: symbolctl symbolize [--server URL] --build-id HEX [FLAGS] [ADDR...]\n"
 		"\n"
 		"Asks symbolizerd to symbolize addresses (hex, with or without 0x) of the ELF\n"
 		"file with that build ID, from the arguments or, when there are none, one per\n"
 		"line on stdin, and prints the frames as llvm-symbolizer does.\n"
 		"\n"
-		"  --server URL           the daemon, e.g. http://127.0.0.1:8080\n"
+		"  --server URL           the daemon " CTL_SERVER_HELP "\n"
 		"  --build-id HEX         GNU build ID of the file\n"
 		"  --runtime              addresses are process addresses of a mapping:\n"
 		"    --memory-start A     where the mapping starts (hex)\n"
@@ -221,7 +221,18 @@ static int run_stdin(struct opts *o)
 		if (strspn(line, " \t\r\n") == strlen(line))
 			continue;
 		if (llvm_format_parse_address(line, &addrs[n]) != 0) {
-			fprintf(stderr, "symbolctl symbolize: not a hex address: %s", line);
+			/* symbolctl's one rule for a bad line (addr2line too): echoed on
+			 * stderr, answered ?? in its place so the output lines up with
+			 * the input, exit status 1. The batch before it is answered first. */
+			if (n > 0 && run_batch(o, addrs, n) != 0) {
+				rc = -1;
+				break;
+			}
+			n = 0;
+			line[strcspn(line, "\r\n")] = '\0';
+			fprintf(stderr, "symbolctl symbolize: not a hex address: %s\n", line);
+			llvm_format_frames(stdout, NULL, 0);
+			fflush(stdout);
 			fail(o, CTL_EXIT_NOT_FOUND);
 			continue;
 		}
@@ -307,10 +318,11 @@ static bool check_args(char **pos, int n_pos, struct opts *o, uint64_t *addrs, s
 			return false;
 		}
 	}
-	if (!o->server || !o->build_id) {
-		fprintf(stderr, "symbolctl symbolize: --server and --build-id are required\n");
+	if (!o->build_id) {
+		fprintf(stderr, "symbolctl symbolize: --build-id is required\n");
 		return false;
 	}
+	ctl_lower_build_id(o->build_id);
 	if (o->section && o->kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET) {
 		fprintf(stderr, "symbolctl symbolize: --section and --offsets exclude each other\n");
 		return false;
@@ -322,7 +334,7 @@ static bool check_args(char **pos, int n_pos, struct opts *o, uint64_t *addrs, s
 
 int cmd_symbolize(int argc, char **argv)
 {
-	struct opts o = {.wait_ms = 60000, .timeout_ms = 30000,
+	struct opts o = {.server = ctl_default_server(), .wait_ms = 60000, .timeout_ms = 30000,
 			 .kind = SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_ELF};
 	const base_flag_group g = {"Flags", symbolize_flags,
 				   sizeof(symbolize_flags) / sizeof(symbolize_flags[0]), &o};

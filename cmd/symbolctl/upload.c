@@ -50,7 +50,7 @@ struct opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: symbolctl upload [--server URL] [--token-file F] [--force] [--wait DUR]\n"
+		"usage: symbolctl upload [--server URL] --token-file F [--force] [--wait DUR]\n"
 		"                        [--no-progress] FILE...\n"
 		"\n"
 		"Uploads the ELF files the daemon cannot find anywhere (its store, local debug\n"
@@ -59,9 +59,10 @@ static void usage(FILE *out)
 		"One line per file: PATH BUILDID RESULT [detail], RESULT one of stored,\n"
 		"replaced, unchanged, present, duplicate, conflict, refused, pending, error.\n"
 		"\n"
-		"  --server URL      the daemon (default http://127.0.0.1:8080)\n"
+		"  --server URL      the daemon " CTL_SERVER_HELP "\n"
 		"  --token-file F    file holding the daemon's upload token (its\n"
-		"                    --upload-token-file)\n"
+		"                    --upload-token-file); required, and checked even when\n"
+		"                    nothing needs uploading\n"
 		"  --force           upload every file, replacing what the daemon holds (?force=1)\n"
 		"  --wait DUR        how long to wait while the daemon searches (default 60s)\n"
 		"  --no-progress     no progress line on a terminal\n"
@@ -317,9 +318,40 @@ static int send_all(const struct opts *o, struct item *items, size_t n, const bo
 	return rc;
 }
 
+/*
+ * When nothing was PUT, the token has not been tried: an empty PUT for the
+ * first file's build ID tries it (the daemon checks the token before the body
+ * and refuses an empty body: 400 means the token was taken, nothing stored).
+ */
+static int check_token(const struct opts *o, const struct item *items, size_t n, const bool *ok)
+{
+	const struct item *first = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (ok[i] && items[i].answer == ANSWER(UPLOAD))
+			return CTL_EXIT_OK;   /* a PUT went out: its answer told */
+		if (ok[i] && !first)
+			first = &items[i];
+	}
+	if (!first)
+		return CTL_EXIT_OK;
+	upload_put p = {.server = o->server, .hex = first->hex, .path = "/dev/null",
+			.token = o->token, .kind = "debuginfo"};
+	upload_put_result r;
+	if (!upload_put_run(&p, &r) || r.http_status == 0) {
+		fprintf(stderr, "symbolctl upload: checking the token: %s\n", r.why);
+		return CTL_EXIT_SERVER;
+	}
+	if (r.http_status == 401 || r.http_status == 403) {
+		fprintf(stderr, "symbolctl upload: %s refused the token: HTTP %ld: %s\n", o->server,
+			r.http_status, r.why);
+		return CTL_EXIT_SERVER;
+	}
+	return CTL_EXIT_OK;
+}
+
 int cmd_upload(int argc, char **argv)
 {
-	struct opts o = {.server = "http://127.0.0.1:8080", .wait_ms = 60000};
+	struct opts o = {.server = ctl_default_server(), .wait_ms = 60000};
 	char **files;
 	int n_files;
 	int rc = parse(argc, argv, &o, &files, &n_files);
@@ -348,6 +380,7 @@ int cmd_upload(int argc, char **argv)
 		goto out;
 	}
 	rc = send_all(&o, items, n, ok, want);
+	rc = worse(rc, check_token(&o, items, n, ok));
 out:
 	memset(o.token, 0, sizeof(o.token));
 	free(items);

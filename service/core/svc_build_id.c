@@ -11,7 +11,8 @@ bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out)
 	if (len < 2 || len > 2 * SYM_BUILD_ID_MAX || len % 2)
 		return false;
 	for (size_t i = 0; i < len; i++)
-		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f') ||
+		      (hex[i] >= 'A' && hex[i] <= 'F')))   /* uppercase: lowercased at the edge */
 			return false;
 	return sym_build_id_from_hex(hex, len, out);
 }
@@ -21,6 +22,11 @@ const char *svc_build_id_check(const char *hex, sym_build_id *out)
 	size_t n = strlen(hex);
 	if (n == 0)
 		return "build_id is empty";
+	/* A request's field is the wire contract (DESIGN.md, api.md): lowercase,
+	 * INVALID otherwise; only URL paths take uppercase (svc_build_id_parse). */
+	for (size_t i = 0; i < n; i++)
+		if (hex[i] >= 'A' && hex[i] <= 'F')
+			return "build_id must be lowercase hex of even length, 2 to 128 digits";
 	if (!svc_build_id_parse(hex, n, out))
 		return "build_id must be lowercase hex of even length, 2 to 128 digits";
 	return NULL;

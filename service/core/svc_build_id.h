@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * svc_build_id: the service's check of a build ID written at its edges (URLs,
- * requests): lowercase hex, even length, 2..128 digits (DESIGN.md).
+ * requests): hex, even length, 2..128 digits, lowercase inside (DESIGN.md;
+ * an uppercase URL path is lowercased here, at the edge; a request's field
+ * stays lowercase only, svc_build_id_check).
  */
 #ifndef SVC_BUILD_ID_H
 #define SVC_BUILD_ID_H
@@ -12,10 +14,13 @@
 
 #include "symbolizer/sym_build_id.h"
 
-/* Parses hex[0..len) into *out; false unless it is lowercase hex, even, 2..128. */
+/* Parses hex[0..len) into *out; false unless it is hex, even, 2..128. Uppercase
+ * digits are taken (an edge lowercases them): a caller that keeps the text
+ * writes it again from *out (sym_build_id_to_hex), never copies it. */
 bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out);
 
-/* The same for a request's build_id field: NULL when *out is set, else what is
+/* The same for a request's build_id field, lowercase only (the RPC contract:
+ * clients lowercase, symbolctl does): NULL when *out is set, else what is
  * wrong with it, for the caller's error (an INVALID mapping, a 400). */
 const char *svc_build_id_check(const char *hex, sym_build_id *out);
 

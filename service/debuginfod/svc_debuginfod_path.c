@@ -55,8 +55,7 @@ static bool parse(const char *rest, char *hex, sym_build_id *id, int *kind, char
 	const char *slash = strchr(rest, '/');
 	if (!slash || !svc_build_id_parse(rest, (size_t)(slash - rest), id))
 		return false;
-	memcpy(hex, rest, (size_t)(slash - rest));
-	hex[slash - rest] = '\0';
+	sym_build_id_to_hex(id, hex);   /* lowercase, whatever case came in */
 	const char *what = slash + 1;
 	if (strcmp(what, "debuginfo") == 0)
 		*kind = K_DEBUGINFO;

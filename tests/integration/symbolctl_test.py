@@ -16,7 +16,12 @@ progress line is drawn on a terminal (a pty) and never on a pipe or with
 holds the index afterwards: a call with locations answers OK at once, with no
 new fetch in /metrics), asking again while the daemon answers PENDING; each
 documented exit status (0 ok, 1 not found, 2 usage, 3 server down, 4 locked
-store or unreadable file).
+store or unreadable file). `consistency` (issue 31), a table: one --server
+default ($SYMBOLIZER_URL) for symbolize, status, pprof and upload; uppercase
+build IDs taken by the client and the daemon; `--` ends flags; one rule for
+a bad stdin line in symbolize and addr2line; pprof's bad input exits 4 and a
+terminal stdout is refused; upload notices a wrong token with nothing to
+upload; layout -e finds a stripped file's debug file as addr2line -e does.
 
 Nothing here talks to anything but 127.0.0.1.
 """
@@ -310,7 +315,80 @@ def main():
             check(p.returncode == 0 and "3 server or transport error, 4 local I/O" in p.stdout,
                   "%s --help documents no exit status" % cmd)
 
+    def consistency():
+        """symbolctl behaves the same everywhere (issue 31, item 2), table-driven:
+        (what, argv, env, stdin, exit status, text in stderr, text in stdout)."""
+        token = "0123456789abcdef0123456789abcdef"
+        tdir = fresh("token")
+        good_tok, bad_tok = os.path.join(tdir, "good"), os.path.join(tdir, "bad")
+        for path, t in ((good_tok, token), (bad_tok, "f" * 32)):
+            with open(path, "w") as f:
+                f.write(t + "\n")
+            os.chmod(path, 0o600)
+        d = Daemon(args.symbolizerd, os.path.join(fresh("daemon"), "data"),
+                   os.path.join(work, "consistency.log"), debug_dirs=[build_id_dir()],
+                   extra=["--upload-token-file", good_tok])
+        env = dict(os.environ, SYMBOLIZER_URL=d.url)
+        up = bid.upper()
+        a = hexaddrs[0]
+        bad_stdin = "%s\nnot-an-address\n%s\n" % (a, a)
+        table = [
+            # one --server default: $SYMBOLIZER_URL (uppercase build IDs lowercased)
+            ("symbolize $SYMBOLIZER_URL", [S, "symbolize", "--build-id", up, a], env, "",
+             0, "", ".c:"),
+            ("status $SYMBOLIZER_URL", [S, "status", up], env, "", 0, "", bid),
+            ("pprof $SYMBOLIZER_URL, /etc/passwd: bad input", [S, "pprof", "/etc/passwd", "-o",
+             os.path.join(work, "p.pb")], env, "", 4, "not a pprof profile", ""),
+            ("upload: wrong token noticed with nothing to upload",
+             [S, "upload", "--token-file", bad_tok, debug], env, "", 3, "refused the token",
+             "present"),
+            ("upload: right token, nothing to upload", [S, "upload", "--token-file", good_tok,
+             debug], env, "", 0, "", "present"),
+            ("upload --help: --token-file required", [S, "upload", "--help"], env, "", 0, "",
+             "] --token-file F ["),
+            # -- ends flags
+            ("addr2line --", [S, "addr2line", "-e", debug, "--", a], None, "", 0, "", ".c:"),
+            ("symbolize --", [S, "symbolize", "--build-id", bid, "--", a], env, "", 0, "",
+             ".c:"),
+            ("status --", [S, "status", "--", bid], env, "", 0, "", bid),
+            ("pprof --: a file named like a flag", [S, "pprof", "-o", os.path.join(work, "q"),
+             "--", "--no-such-file"], env, "", 4, "--no-such-file", ""),
+            # one rule for a bad input line: ?? in its place, echoed on stderr, exit 1
+            ("symbolize: bad stdin line", [S, "symbolize", "--build-id", bid], env, bad_stdin,
+             1, "not a hex address: not-an-address", "\n\n??\n??:0:0\n\n"),
+            ("addr2line: bad stdin line", [S, "addr2line", "-e", debug], None, bad_stdin, 1,
+             "not a hex address: not-an-address", "\n\n??\n??:0:0\n\n"),
+            # layout -e finds the debug file as addr2line -e does (.gnu_debuglink here)
+            ("layout -e stripped", [S, "layout", "-e", fx("c_stripped"), "--sizes"], None, "",
+             0, "", "op\t16"),
+        ]
+        try:
+            for what, argv, e, stdin, want_rc, want_err, want_out in table:
+                p = subprocess.run(argv, input=stdin, capture_output=True, text=True,
+                                   timeout=TIMEOUT_S, env=e)
+                check(p.returncode == want_rc and want_err in p.stderr and want_out in p.stdout,
+                      "%s: rc=%d (want %d)\nstderr: %s\nstdout: %s" % (
+                          what, p.returncode, want_rc, p.stderr[:600], p.stdout[:600]))
+            # Both answers of the bad-line rule line up: three blocks for three lines.
+            for argv in ([S, "symbolize", "--server", d.url, "--build-id", bid],
+                         [S, "addr2line", "-e", debug]):
+                out = run(argv, bad_stdin).stdout
+                check(out.count("\n\n") == 3, "%s: %r" % (argv[1], out))
+            # pprof refuses a terminal for its binary output.
+            rc, text = run_pty([S, "pprof", "--server", d.url, fx("c_O2_dw5")])
+            check(rc == 2 and "stdout is a terminal" in text, "pprof on a tty: %d %r" % (rc, text))
+            # The daemon lowercases at its edge too.
+            c = d.conn()
+            c.request("GET", "/buildid/%s/status" % up)
+            r = c.getresponse()
+            body = r.read().decode()
+            c.close()
+            check(r.status == 200 and bid in body, "GET status of %s: %d %s" % (up, r.status, body))
+        finally:
+            d.stop()
+
     rc = run_cases([
+        ("consistency", consistency),
         ("addr2line_by_build_id", by_build_id),
         ("addr2line_by_debuglink", by_debuglink),
         ("addr2line_no_debug_lookup", no_debug_lookup),
