@@ -8,6 +8,7 @@
  */
 #include "service/fetch/svc_fetch_impl.h"
 #include "service/core/svc_build_id.h"
+#include "service/core/svc_identity.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -182,6 +183,8 @@ static void job_work(void *arg)
 				  &serr);
 	if (j->stored != STOR_OK)
 		snprintf(j->error, sizeof(j->error), "%s", serr.msg);
+	else /* its Go build ID and file hash find it too */
+		svc_identity_record(f->store, j->data, j->size, &j->fl->base.id);
 }
 
 /* Nothing in the sources: on to the upstreams. */

@@ -9,6 +9,7 @@
  */
 #include "service/upload/svc_upload_impl.h"
 #include "service/core/svc_build_id.h"
+#include "service/core/svc_identity.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "source/src_source.h"
 #include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_file_id.h"
 
 enum { RANK_NONE, RANK_EXECUTABLE, RANK_NO_LINES, RANK_LINES };
 
@@ -44,7 +46,7 @@ static bool held_file(upload *p, const stor_meta *m, int *rank, bool *same)
 {
 	stor_blob b;
 	stor_error serr;
-	if (stor_get_file(p->u->o.store, SVC_STORE_KEY(&p->id), &b, NULL, &serr) != STOR_OK) {
+	if (stor_get_file(p->u->o.store, SVC_STORE_KEY(&p->store_id), &b, NULL, &serr) != STOR_OK) {
 		answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
 		return false;
 	}
@@ -91,9 +93,15 @@ void svc_upload_store_work(void *job)
 		return answer(p, UP_ERROR, 500, "out of memory%s%s", "", "");
 	if (!check(p, &kind, &info))
 		return;
+	/* The file's key: its GNU build ID, else its file hash; its other
+	 * identities become aliases of it (also when it is held already). */
+	sym_build_id ids[SYM_ID_KINDS];
+	const sym_build_id *canon = sym_file_ids_canonical(ids, sym_file_ids(p->data, p->size, ids));
+	p->store_id = canon ? *canon : p->id;
+	svc_identity_record(db, p->data, p->size, &p->store_id);
 	stor_meta old;
 	stor_error serr = {0};
-	stor_errc rc = stor_get_meta(db, SVC_STORE_KEY(&p->id), &old, &serr);
+	stor_errc rc = stor_get_meta(db, SVC_STORE_KEY(&p->store_id), &old, &serr);
 	if (rc != STOR_OK && rc != STOR_E_NOT_FOUND)
 		return answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
 	bool held = rc == STOR_OK && old.state == STOR_STATE_PRESENT;
@@ -123,9 +131,9 @@ void svc_upload_store_work(void *job)
 	 * downgrade deletes the entry first (not atomic: a reader between the
 	 * two writes finds nothing, as before a first upload). */
 	if (held && old.kind == STOR_KIND_DEBUGINFO && m.kind == STOR_KIND_EXECUTABLE &&
-	    stor_delete(db, SVC_STORE_KEY(&p->id), &serr) != STOR_OK)
+	    stor_delete(db, SVC_STORE_KEY(&p->store_id), &serr) != STOR_OK)
 		return answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
-	rc = stor_put_file(db, SVC_STORE_KEY(&p->id), &m, p->data, p->size, &serr);
+	rc = stor_put_file(db, SVC_STORE_KEY(&p->store_id), &m, p->data, p->size, &serr);
 	if (rc == STOR_E_TOO_LARGE)
 		return answer(p, UP_TOO_LARGE, 413, "%s%s", serr.msg, "");
 	if (rc == STOR_E_NOSPACE)
