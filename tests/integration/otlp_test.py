@@ -255,6 +255,23 @@ def case_symbolize_proto_and_json():
     try:
         check_enriched(b, symbolize(d, b.req))
         check_enriched(b, symbolize(d, b.req, as_json=True))
+        # symbolctl otlp: binary in, binary out; JSON in, JSON out.
+        _, service_pb2, _, json_format = PB
+        for ext, data in (("pb", b.req.SerializeToString()),
+                          ("json", json_format.MessageToJson(b.req).encode())):
+            src, dst = os.path.join(work, "in." + ext), os.path.join(work, "out." + ext)
+            with open(src, "wb") as f:
+                f.write(data)
+            r = subprocess.run([ARGS.symbolctl, "otlp", src, "-o", dst, "--server", d.url],
+                               capture_output=True, text=True, timeout=300)
+            check(r.returncode == 0, "symbolctl otlp %s: %d %s" % (ext, r.returncode, r.stderr))
+            out = service_pb2.ExportProfilesServiceRequest()
+            with open(dst, "rb") as f:
+                if ext == "pb":
+                    out.ParseFromString(f.read())
+                else:
+                    json_format.Parse(f.read(), out)
+            check_enriched(b, out)
         m = d.metrics()
         check(re.search(r'^symbolizer_otlp_locations_total\{result="symbolized"\} [1-9]', m, re.M),
               "otlp metrics missing")
