@@ -26,7 +26,7 @@ esac
 # line_for FILE: the comment for FILE; "-" to skip it; nothing when its kind is unknown.
 line_for() {
 	case $1 in
-	LICENSE | *.md | *.json | tests/fuzz/corpus/* | *.pb-c.c | *.pb-c.h) echo - ;;
+	LICENSE | */LICENSE | *.md | *.json | tests/fuzz/corpus/* | *.pb-c.c | *.pb-c.h) echo - ;;
 	*.h | *.hpp | *.h.in) echo "/* $TAG */" ;;
 	*.c | *.cpp | *.rs | *.mjs | *.js | *.proto) echo "// $TAG" ;;
 	*.sh | *.py | CMakeLists.txt | */CMakeLists.txt | *.cmake | *.supp | .gitignore | \

@@ -14,12 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "source/src_local_ids_impl.h"
 #include "source/src_source.h"
 
 typedef struct src_local {
 	src_source base;         /* first: a src_local is a src_source */
 	char *dir;
 	char *real_dir;          /* dir with its symlinks resolved; NULL when it is absent */
+	src_local_ids *ids;      /* its files by Go build ID and file hash */
 } src_local;
 
 /* Reads a whole regular file of at most max bytes: FOUND, NOT_FOUND (absent or
@@ -145,6 +147,13 @@ static src_status local_find(src_source *s, const sym_build_id *id, src_kind wan
 			     uint64_t max_size, src_file *out, sym_error *err)
 {
 	src_local *l = (src_local *)s;
+	if (id->kind != SYM_ID_GNU) {
+		/* no .build-id path names it: the directory's identity table */
+		char *at = src_local_ids_find(l->ids, id);
+		src_status st = at ? read_checked(l, at, id, want, max_size, out, err) : SRC_NOT_FOUND;
+		free(at);
+		return st;
+	}
 	if (id->len < 2)
 		return SRC_NOT_FOUND; /* the layout needs xx/rest */
 	char *path = candidate_path(l->dir, id, want);
@@ -180,6 +189,7 @@ static void local_destroy(src_source *s)
 	src_local *l = (src_local *)s;
 	free(l->dir);
 	free(l->real_dir);
+	src_local_ids_destroy(l->ids);
 	free(l);
 }
 
@@ -203,5 +213,6 @@ src_source *src_local_create(const char *dir, sym_error *err)
 	}
 	l->base.ops = &local_ops;
 	l->real_dir = realpath(dir, NULL); /* NULL when absent: find_at finds nothing */
+	l->ids = src_local_ids_create(dir); /* NULL (out of memory): found by path only */
 	return &l->base;
 }

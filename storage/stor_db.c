@@ -53,7 +53,7 @@ stor_errc stor_iter_end(rocksdb_iterator_t *it, stor_errc rc, stor_error *err, c
 
 stor_errc stor_check_id(const uint8_t *id, size_t len, stor_error *err)
 {
-	if (!id || len < 1 || len > STOR_ID_MAX)
+	if (!id || !stor_id_len_ok(len))
 		return stor_set_err(err, STOR_E_INVALID, "store: build ID of %zu bytes", len);
 	return STOR_OK;
 }
@@ -115,7 +115,7 @@ static stor_errc load_entries(stor_db *db, stor_error *err)
 		const char *k = rocksdb_iter_key(it, &klen);
 		const char *v = rocksdb_iter_value(it, &vlen);
 		stor_meta m;
-		if (klen < 1 || klen > STOR_ID_MAX ||
+		if (!stor_id_len_ok(klen) ||
 		    stor_meta_decode((const uint8_t *)v, vlen, &m, NULL) != STOR_OK) {
 			/* Unreadable record: not served; its bytes still count until deleted. */
 			fprintf(stderr, "store: ignoring malformed metadata record (%zu-byte key)\n", klen);

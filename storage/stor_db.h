@@ -38,7 +38,15 @@
 
 #include "base/base_buf.h"
 
-#define STOR_ID_MAX 64          /* bytes of a build ID */
+#define STOR_ID_MAX 66          /* bytes of an identity's key (sym_build_id_key) */
+#define STOR_GNU_ID_MAX 64      /* a GNU build ID's key: its bytes */
+
+/* A key length the store takes: 1..64 (a GNU build ID's bytes) or 66 (any
+ * other identity kind's key, docs/internals/identities.md). */
+static inline bool stor_id_len_ok(size_t len)
+{
+	return (len >= 1 && len <= STOR_GNU_ID_MAX) || len == STOR_ID_MAX;
+}
 #define STOR_SOURCE_MAX 512     /* bytes of a source name, NUL included */
 #define STOR_ERROR_MAX 256      /* bytes of an error text, NUL included */
 

@@ -24,7 +24,7 @@ stor_errc stor_foreach(stor_db *db,
 		const char *k = rocksdb_iter_key(it, &klen);
 		const char *v = rocksdb_iter_value(it, &vlen);
 		stor_meta m;
-		if (klen < 1 || klen > STOR_ID_MAX) {
+		if (!stor_id_len_ok(klen)) {
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: metadata key of %zu bytes", klen);
 			break;
 		}
@@ -70,7 +70,7 @@ static stor_errc verify_cf(stor_db *db, const rocksdb_readoptions_t *ro, int cf,
 		rocksdb_iter_value(it, &vlen);
 		key_hex(k, klen, hex);
 		stor_meta m;
-		if (klen < 1 || klen > STOR_ID_MAX) {
+		if (!stor_id_len_ok(klen)) {
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s key of %zu bytes", stor_cf_names[cf], klen);
 		} else if (stor_read_meta(db, ro, (const uint8_t *)k, klen, &m, err) != STOR_OK) {
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: %s %s has no readable metadata",
@@ -107,7 +107,7 @@ stor_errc stor_verify(stor_db *db, stor_error *err)
 		const char *v = rocksdb_iter_value(it, &vlen);
 		stor_meta m;
 		key_hex(k, klen, hex);
-		if (klen < 1 || klen > STOR_ID_MAX ||
+		if (!stor_id_len_ok(klen) ||
 		    stor_meta_decode((const uint8_t *)v, vlen, &m, err) != STOR_OK) {
 			rc = stor_set_err(err, STOR_E_CORRUPT, "store: metadata of %s unreadable", hex);
 			break;

@@ -10,6 +10,7 @@ int cmd_addr2line(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
+int cmd_otlp(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_upload(int argc, char **argv);

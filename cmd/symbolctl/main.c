@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"fetch", cmd_fetch, "fetch build IDs from local dirs and debuginfod upstreams into a store"},
 	{"layout", cmd_layout, "struct and union layouts of a local ELF file (pahole format or JSON)"},
 	{"pprof", cmd_pprof, "symbolize a pprof profile (or perf.data: --perf) through symbolizerd"},
+	{"otlp", cmd_otlp, "symbolize OpenTelemetry profiles through symbolizerd (OTLP in, OTLP out)"},
 	{"status", cmd_status, "why a build ID is (not) symbolized by symbolizerd (--server URL)"},
 	{"symbolize", cmd_symbolize, "symbolize addresses through symbolizerd (llvm-symbolizer format)"},
 	{"upload", cmd_upload, "upload the ELF files symbolizerd cannot find anywhere (ShouldUpload, PUT)"},

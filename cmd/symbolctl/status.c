@@ -23,7 +23,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: symbolctl status [--server URL] [--json] [--timeout DUR] BUILDID...\n"
+		"usage: symbolctl status [--server URL] [--json] [--timeout DUR] [--kind KIND] BUILDID...\n"
 		"\n"
 		"Says why each build ID is or is not symbolized by the symbolizerd at URL\n"
 		"(its GET /buildid/ID/status): what the store holds, the negative-cache\n"
@@ -35,6 +35,9 @@ static void usage(FILE *out)
 		"  --server URL    the daemon " CTL_SERVER_HELP "\n"
 		"  --json          print the daemon's JSON document as it is\n"
 		"  --timeout DUR   deadline of each request (default 10s)\n"
+		"  --kind KIND     the IDs are of this identity kind: gnu (default), go (the\n"
+		"                  Go build ID string, as `go tool buildid` prints it) or\n"
+		"                  htlhash (the OTel file hash, 32 hex digits)\n"
 		"\n"
 		"1 means some build ID is not symbolized (its state is not ok).\n" CTL_EXIT_HELP);
 }
@@ -143,10 +146,13 @@ static void print_upstreams(json_object *doc)
 }
 
 /* One build ID: 0 ok, 1 not symbolized, 3 the daemon could not say. */
-static int status_one(const char *server, const char *hex, bool raw, int64_t timeout_ms)
+static int status_one(const char *server, const sym_build_id *id, bool raw, int64_t timeout_ms)
 {
-	char path[300];
-	snprintf(path, sizeof(path), "/buildid/%s/status", hex);
+	char path[300], hex[SYM_BUILD_ID_HEX_MAX];
+	sym_build_id_to_hex(id, hex);
+	snprintf(path, sizeof(path), "/buildid/%s/status%s%s", hex,
+		 id->kind != SYM_ID_GNU ? "?kind=" : "",
+		 id->kind != SYM_ID_GNU ? sym_id_kind_name(id->kind) : "");
 	svc_client_result res;
 	if (svc_client_get(server, path, timeout_ms, 16 << 20, &res) != SVC_OK) {
 		fprintf(stderr, "symbolctl status: %s: %s\n", hex, res.message);
@@ -195,6 +201,7 @@ static int status_one(const char *server, const char *hex, bool raw, int64_t tim
 struct status_opts {
 	struct ctl_remote remote;  /* first: --server and --timeout parse into it */
 	bool raw;
+	const char *kind;          /* --kind: gnu (default), go, htlhash */
 };
 
 static const base_flag status_flags[] = {
@@ -202,12 +209,14 @@ static const base_flag status_flags[] = {
 	{"--timeout", "DUR", BASE_FLAG_CUSTOM, 0, 0, ctl_parse_timeout, "deadline of each call"},
 	{"--json", NULL, BASE_FLAG_BOOL, offsetof(struct status_opts, raw), 0, NULL,
 	 "the daemon's JSON as it is"},
+	{"--kind", "KIND", BASE_FLAG_STRING, offsetof(struct status_opts, kind), 0, NULL,
+	 "the IDs' identity kind: gnu, go (the Go build ID string), htlhash"},
 };
 
 int cmd_status(int argc, char **argv)
 {
 	struct status_opts o = {.remote.server = ctl_default_server(), .remote.timeout_ms = 10000};
-	const base_flag_group g = {"Flags", status_flags, 3, &o};
+	const base_flag_group g = {"Flags", status_flags, 4, &o};
 	char **pos;
 	int n_pos;
 	int prc = ctl_flags_parse("status", &g, 1, 0, argc, argv, &pos, &n_pos, usage);
@@ -216,15 +225,22 @@ int cmd_status(int argc, char **argv)
 	const char *server = o.remote.server;
 	const char **ids = (const char **)pos;
 	size_t n_ids = (size_t)n_pos;
-	for (size_t i = 0; i < n_ids; i++) {
-		sym_build_id id;
+	sym_build_id *parsed = calloc(n_ids ? n_ids : 1, sizeof(*parsed));
+	for (size_t i = 0; parsed && i < n_ids; i++) {
 		const char *a = ids[i];
-		ctl_lower_build_id(a);
-		if (i < 256 && svc_build_id_parse(a, strlen(a), &id))
+		if (!o.kind || strcmp(o.kind, "go") != 0)  /* hex: lowercased (a Go ID is not hex) */
+			ctl_lower_build_id(a);
+		const char *bad = i < 256 ? svc_build_id_check_kind(o.kind, a, &parsed[i])
+					  : "more than 256 build IDs";
+		if (!bad)
 			continue;
-		fprintf(stderr, "symbolctl status: bad argument '%s'%s\n", a,
-			a[0] == '-' ? "" : " (a build ID is lowercase hex, 2 to 128 digits)");
+		fprintf(stderr, "symbolctl status: bad argument '%s' (%s)\n", a, bad);
 		usage(stderr);
+		free(parsed);
+		free(pos);
+		return CTL_EXIT_USAGE;
+	}
+	if (!parsed) {
 		free(pos);
 		return CTL_EXIT_USAGE;
 	}
@@ -240,9 +256,10 @@ int cmd_status(int argc, char **argv)
 	for (size_t i = 0; i < n_ids; i++) {
 		if (i && !raw)
 			printf("\n");
-		int rc = status_one(server, ids[i], raw, timeout_ms);
+		int rc = status_one(server, &parsed[i], raw, timeout_ms);
 		worst = rc > worst ? rc : worst;
 	}
+	free(parsed);
 	free(pos);
 	return worst;
 }

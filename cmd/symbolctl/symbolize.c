@@ -31,6 +31,7 @@
 struct opts {
 	const char *server;
 	const char *build_id;
+	const char *id_kind;     /* --kind: the build ID's identity kind ("" : gnu) */
 	const char *section;
 	Symbolizer__V1__AddressKind kind;
 	uint64_t memory_start, memory_limit, file_offset;
@@ -51,6 +52,8 @@ static void usage(FILE *out)
 		"\n"
 		"  --server URL           the daemon " CTL_SERVER_HELP "\n"
 		"  --build-id HEX         GNU build ID of the file\n"
+		"  --kind KIND            --build-id is another identity: go (the Go build ID\n"
+		"                         string) or htlhash (the OTel file hash)\n"
 		"  --runtime              addresses are process addresses of a mapping:\n"
 		"    --memory-start A     where the mapping starts (hex)\n"
 		"    --memory-limit A     where it ends (hex; optional)\n"
@@ -79,6 +82,7 @@ static Symbolizer__V1__SymbolizeResponse *call_once(const struct opts *o, const 
 {
 	Symbolizer__V1__Mapping m = SYMBOLIZER__V1__MAPPING__INIT;
 	m.build_id = (char *)o->build_id;
+	m.build_id_kind = (char *)(o->id_kind ? o->id_kind : "");
 	m.address_kind = o->kind;
 	m.memory_start = o->memory_start;
 	m.memory_limit = o->memory_limit;
@@ -290,6 +294,8 @@ static const base_flag symbolize_flags[] = {
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
 	{"--build-id", "HEX", BASE_FLAG_STRING, offsetof(struct opts, build_id), 0, NULL,
 	 "the file's build ID"},
+	{"--kind", "KIND", BASE_FLAG_STRING, offsetof(struct opts, id_kind), 0, NULL,
+	 "the build ID's identity kind: gnu, go, htlhash"},
 	{"--runtime", NULL, BASE_FLAG_BOOL, 0, 0, set_runtime, "runtime addresses"},
 	{"--offsets", NULL, BASE_FLAG_BOOL, 0, 0, set_offsets, "file offsets"},
 	{"--section", "NAME", BASE_FLAG_STRING, offsetof(struct opts, section), 0, NULL,
@@ -322,7 +328,8 @@ static bool check_args(char **pos, int n_pos, struct opts *o, uint64_t *addrs, s
 		fprintf(stderr, "symbolctl symbolize: --build-id is required\n");
 		return false;
 	}
-	ctl_lower_build_id(o->build_id);
+	if (!o->id_kind || strcmp(o->id_kind, "go") != 0)  /* hex (a Go build ID is not) */
+		ctl_lower_build_id(o->build_id);
 	if (o->section && o->kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_FILE_OFFSET) {
 		fprintf(stderr, "symbolctl symbolize: --section and --offsets exclude each other\n");
 		return false;

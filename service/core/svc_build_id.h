@@ -24,6 +24,12 @@ bool svc_build_id_parse(const char *hex, size_t len, sym_build_id *out);
  * wrong with it, for the caller's error (an INVALID mapping, a 400). */
 const char *svc_build_id_check(const char *hex, sym_build_id *out);
 
+/* The same for an identity of any kind written as its kind's edge form
+ * (sym_build_id_from_text): GNU and HTLHASH lowercase hex, GO the Go build ID
+ * string. kind_name is the request's kind field ("" or NULL: "gnu"). NULL
+ * when *out is set, else what is wrong. */
+const char *svc_build_id_check_kind(const char *kind_name, const char *text, sym_build_id *out);
+
 /*
  * An identity's key in the store (sym_build_id_key), as a value. Every stor_
  * call of the service names an identity's entry through SVC_STORE_KEY(id),

@@ -5,6 +5,7 @@
  */
 #include "service/debuginfod/svc_debuginfod.h"
 #include "service/core/svc_build_id.h"
+#include "service/core/svc_identity.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -538,11 +539,15 @@ bool svc_debuginfod_handle(svc_debuginfod *d, struct evhttp_request *req, const 
 	}
 	*r = (dreq){.d = d, .req = req, .head = cmd == EVHTTP_REQ_HEAD};
 	char arg[SVC_DEBUGINFOD_SOURCE_MAX + 1];
-	if (!svc_debuginfod_parse_path(path + 9, r->hex, &r->id, &r->kind, arg)) {
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	if (!svc_debuginfod_parse_path(path + 9, r->hex, &r->id, &r->kind, arg) ||
+	    !svc_debuginfod_query_kind(uri ? evhttp_uri_get_query(uri) : NULL, r->hex, &r->id)) {
 		free(r);
 		svc_dbg_reply_error(d, req, K_INVALID, 400, "bad build ID or path");
 		return true;
 	}
+	/* ?kind=: the file stored under another of its identities (svc_identity.h) */
+	svc_identity_canonical(d->o.store, &r->id, &r->id);
 	if (r->kind == K_STATUS) {
 		sym_build_id id = r->id;
 		free(r);

@@ -30,6 +30,12 @@ enum { K_DEBUGINFO, K_EXECUTABLE, K_SECTION, K_SOURCE, K_STATUS, K_INVALID, K_CO
 bool svc_debuginfod_parse_path(const char *encoded, char *hex, sym_build_id *id, int *kind,
 			       char *arg);
 
+/* ?kind=go|htlhash on a /buildid/ID/... URL: id re-read as that kind's
+ * identity from its hex (htlhash: 32 digits; go: the 64-digit SHA-256 of the
+ * Go build ID string, as /status shows it). True when there is no kind or it
+ * is gnu; false for an unknown kind or an ID of the wrong length. */
+bool svc_debuginfod_query_kind(const char *query, const char *hex, sym_build_id *id);
+
 enum { SVC_DBG_MAX_CODES = 8 };
 
 struct svc_debuginfod {

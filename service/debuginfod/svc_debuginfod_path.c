@@ -12,6 +12,10 @@
 #include "service/debuginfod/svc_debuginfod_impl.h"
 
 #include <string.h>
+#include <sys/queue.h>
+
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 
 #include "base/base_path.h"
 #include "service/core/svc_build_id.h"
@@ -85,4 +89,19 @@ bool svc_debuginfod_parse_path(const char *encoded, char *hex, sym_build_id *id,
 {
 	char decoded[SYM_BUILD_ID_HEX_MAX + 16 + SVC_DEBUGINFOD_SOURCE_MAX + 1];
 	return decode(encoded, decoded, sizeof(decoded)) && parse(decoded, hex, id, kind, arg);
+}
+
+bool svc_debuginfod_query_kind(const char *query, const char *hex, sym_build_id *id)
+{
+	struct evkeyvalq q;
+	TAILQ_INIT(&q);
+	if (!query || evhttp_parse_query_str(query, &q) != 0)
+		return true;
+	const char *k = evhttp_find_header(&q, "kind");
+	sym_id_kind kind = SYM_ID_GNU;
+	bool ok = !k || sym_id_kind_parse(k, strlen(k), &kind);
+	if (ok && kind != SYM_ID_GNU)
+		ok = sym_build_id_from_hex_kind(kind, hex, strlen(hex), id);
+	evhttp_clear_headers(&q);
+	return ok;
 }

@@ -9,6 +9,7 @@
 #include "service/fetch/svc_fetch_impl.h"
 #include "service/core/svc_file_write.h"
 #include "service/core/svc_build_id.h"
+#include "service/core/svc_identity.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -216,8 +217,13 @@ static void job_work(void *arg)
 	if (j->stored != STOR_OK)
 		snprintf(j->error, sizeof(j->error), "%s",
 			 o.verdict == SVC_FILE_FAILED ? serr.msg : "a file as good is held already");
-	else if (j->type == SVC_JOB_STORE)
-		svc_fetch_s3_behind(f, &j->fl->base.id, j->kind, j->source, j->data, j->size);
+	else {
+		/* its Go build ID and file hash find it too */
+		svc_identity_record(f->store, j->data, j->size, &j->fl->base.id);
+		if (j->type == SVC_JOB_STORE)
+			svc_fetch_s3_behind(f, &j->fl->base.id, j->kind, j->source, j->data,
+					    j->size);
+	}
 }
 
 /* Nothing in the sources: on to the upstreams. */

@@ -202,6 +202,14 @@ bool svc_walk_pick(svc_fetch_flight *fl)
 			svc_walk_advance(fl);  /* not this request's: not asked, not noted */
 			continue;
 		}
+		if (!(u->prov->ops->id_kinds & (1u << fl->base.id.kind))) {
+			/* a protocol that has no name for this identity kind (debuginfod:
+			 * GNU build IDs only): not asked, a miss */
+			svc_trace_note(fl, f->n_sources + fl->server, SVC_SOURCE_SKIPPED,
+				       "the protocol has no such identity kind");
+			svc_walk_advance(fl);
+			continue;
+		}
 		if (skip_executable(fl, u))
 			continue;
 		if (svc_slot_should_defer(fl, base_mono_ms())) {

@@ -7,6 +7,7 @@
  * their driver live in the files named in svc_fetch_impl.h.
  */
 #include "service/fetch/svc_fetch_impl.h"
+#include "service/core/svc_identity.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,10 @@ svc_errc svc_fetch_start(svc_fetcher *f, const sym_build_id *id, svc_fetch_kind 
 		return SVC_E_INVALID;
 	if (f->shutting_down)
 		return SVC_E_SHUTTING_DOWN;
+	/* Another identity of a file the store has: that file's (svc_identity.h). */
+	sym_build_id canon;
+	svc_identity_canonical(f->store, id, &canon);
+	id = &canon;
 	svc_fetch_waiter *w = calloc(1, sizeof(*w));
 	if (!w)
 		return SVC_E_NOMEM;

@@ -206,6 +206,7 @@ static void dbgd_classify(svc_provider *p, const svc_provider_ask *ask, svc_http
 
 const svc_provider_ops svc_provider_debuginfod_ops = {
 	.name = "debuginfod",
+	.id_kinds = 1u << SYM_ID_GNU,
 	.create = dbgd_create,
 	.destroy = dbgd_destroy,
 	.start = dbgd_start,

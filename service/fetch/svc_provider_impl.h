@@ -31,6 +31,7 @@
 #include "service/core/svc_config.h"
 #include "service/core/svc_error.h"
 #include "service/fetch/svc_upstream_http.h"
+#include "symbolizer/sym_build_id.h"
 
 /* What a request asks for. */
 typedef enum svc_provider_want {
@@ -82,6 +83,9 @@ typedef struct svc_provider_req svc_provider_req;
 
 typedef struct svc_provider_ops {
 	const char *name;        /* "debuginfod" */
+	/* The identity kinds it can be asked for: bit (1u << sym_id_kind) each
+	 * (debuginfod: GNU build IDs only, the protocol has no other name). */
+	unsigned id_kinds;
 	/* One upstream at url (as configured, credentials included); peer: of
 	 * the peer tier. NULL with err set. */
 	svc_provider *(*create)(const svc_provider_env *env, const char *url, bool peer,

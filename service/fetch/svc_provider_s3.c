@@ -183,4 +183,7 @@ const svc_provider_ops svc_provider_s3_ops = {
 	.start = s3p_start,
 	.cancel = s3p_cancel,
 	.classify = s3p_classify,
+	/* Objects are keyed by identity kind and value: any kind the store keys
+	 * files by (the canonical identity: GNU, else the file hash). */
+	.id_kinds = (1u << SYM_ID_GNU) | (1u << SYM_ID_GO) | (1u << SYM_ID_HTLHASH),
 };

@@ -14,6 +14,8 @@
 #include "service/debuginfod/svc_debuginfod.h"
 #include "service/http/svc_server.h"
 #include "service/layout/svc_layout.h"
+#include "service/otlp/svc_otlp.h"
+#include "proto/otlp/opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "service/symbolize/svc_profile.h"
 #include "service/symbolize/svc_symbolize.h"
 #include "service/upload/svc_upload.h"
@@ -200,6 +202,48 @@ const svc_room svc_room_profile = {
 	.n_methods = SVC_ROOM_COUNT(profile_methods),
 };
 
+/* ---- otlp: SymbolizeOTLP (OpenTelemetry profiles, issue 27) ---- */
+
+static void *otlp_create(const svc_room_ctx *c, svc_error *err)
+{
+	(void)err;
+	svc_otlp_options oo = {
+		.base = c->base, .resolver = c->resolver, .pool = c->pool,
+		/* protobuf-c's structs outweigh the wire bytes: its own cap. */
+		.max_decoded_bytes = (size_t)c->max_request_bytes * SVC_PROFILE_BYTES_PER_REQUEST * 4,
+		.max_mappings = c->max_mappings,
+		.max_locations = (size_t)c->max_locations * SVC_PROFILE_LOCATIONS_PER_CALL,
+		.default_wait_ms = c->default_wait_ms, .max_wait_ms = c->max_wait_ms,
+		.max_new_lookups = c->max_new_lookups,
+	};
+	return svc_otlp_create(&oo);
+}
+
+static void otlp_destroy(void *obj)
+{
+	svc_otlp_destroy(obj);
+}
+
+static void otlp_metrics(const void *obj, base_buf *b)
+{
+	svc_otlp_render_metrics(obj, b);
+}
+
+static const svc_room_method otlp_methods[] = {
+	{.name = "SymbolizeOTLP", .handle = svc_otlp_handle,
+	 .request = &opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor,
+	 .response = &opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor},
+};
+
+const svc_room svc_room_otlp = {
+	.name = "otlp",
+	.create = otlp_create,
+	.destroy = otlp_destroy,
+	.render_metrics = otlp_metrics,
+	.methods = otlp_methods,
+	.n_methods = SVC_ROOM_COUNT(otlp_methods),
+};
+
 /* ---- debuginfod: GET|HEAD /buildid/... ---- */
 
 static void debuginfod_reply(void *arg, struct evhttp_request *req, int status,
@@ -269,6 +313,7 @@ const svc_room *const svc_daemon_rooms[] = {
 	&svc_room_layout,
 	&svc_room_upload,
 	&svc_room_profile,
+	&svc_room_otlp,
 	&svc_room_debuginfod,
 };
 const size_t svc_daemon_n_rooms = SVC_ROOM_COUNT(svc_daemon_rooms);

@@ -24,6 +24,7 @@ extern const svc_room svc_room_symbolize;
 extern const svc_room svc_room_layout;
 extern const svc_room svc_room_upload;
 extern const svc_room svc_room_profile;
+extern const svc_room svc_room_otlp;
 extern const svc_room svc_room_debuginfod;
 
 /* The table: a new room is one row here (svc_rooms.c). */

@@ -220,6 +220,7 @@ int svc_status_render(stor_db *store, const svc_fetcher *fetcher, const svc_reso
 	if (!doc)
 		return 500;
 	add_str(doc, "build_id", hex);
+	add_str(doc, "build_id_kind", sym_id_kind_name(id->kind)); /* the file's own (canonical) */
 	summary(doc, &m, known, &ri, fetching, now);
 	add_i64(doc, "now_ms", now);
 	add_str(doc, "resolving", ri.stage);

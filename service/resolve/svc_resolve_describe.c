@@ -6,14 +6,17 @@
  * build; and the build memory budget. Nothing here starts work.
  */
 #include "service/resolve/svc_resolver_impl.h"
+#include "service/core/svc_identity.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "base/base_clock.h"
 
-bool svc_resolver_is_new(const svc_resolver *r, const sym_build_id *id)
+bool svc_resolver_is_new(const svc_resolver *r, const sym_build_id *in)
 {
+	sym_build_id canon, *id = &canon;
+	svc_identity_canonical(r->o.store, in, &canon);
 	return !svc_index_cache_peek(r->o.cache, id) && !svc_resolve_neg_peek(r, id) &&
 	       !svc_flight_find(&r->flights[SVC_ARTIFACT_SYMBOLS], id);
 }
@@ -27,8 +30,10 @@ static const char *stage_name(const svc_resolve_flight *f)
 	}
 }
 
-void svc_resolver_describe(const svc_resolver *r, const sym_build_id *id, svc_resolver_info *out)
+void svc_resolver_describe(const svc_resolver *r, const sym_build_id *in, svc_resolver_info *out)
 {
+	sym_build_id canon, *id = &canon;
+	svc_identity_canonical(r->o.store, in, &canon);
 	memset(out, 0, sizeof(*out));
 	int64_t mono = base_mono_ms(), to_real = base_real_ms() - mono;
 	const svc_index_entry *e = svc_index_cache_peek(r->o.cache, id);

@@ -18,6 +18,7 @@
  *   DONE          cached or remembered; every waiter called
  */
 #include "service/resolve/svc_resolver_impl.h"
+#include "service/core/svc_identity.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,10 +261,14 @@ svc_resolve_waiter *svc_resolve_join(svc_resolver *r, const sym_build_id *id,
 				     svc_resolution *now)
 {
 	memset(now, 0, sizeof(*now));
+	/* A Go build ID or file hash the store has an alias for: its file's own
+	 * identity (svc_identity.h), so every identity shares one flight and cache. */
+	sym_build_id canon;
+	svc_identity_canonical(r->o.store, id, &canon);
 	enum svc_resolve_stage first;
-	if (from_memory(r, id, kind, now, &first))
+	if (from_memory(r, &canon, kind, now, &first))
 		return NULL;
-	return join_flight(r, id, kind, first, cb, arg, now);
+	return join_flight(r, &canon, kind, first, cb, arg, now);
 }
 
 /* ---- background rechecks ---- */

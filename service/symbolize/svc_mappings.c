@@ -89,7 +89,7 @@ void svc_mappings_destroy(svc_mappings *m)
 /* Why a mapping cannot be resolved; NULL when it can. */
 static const char *check(const Symbolizer__V1__Mapping *pm, sym_build_id *id)
 {
-	const char *bad = svc_build_id_check(pm->build_id, id);
+	const char *bad = svc_build_id_check_kind(pm->build_id_kind, pm->build_id, id);
 	if (!bad && (unsigned)pm->address_kind > SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_SECTION)
 		bad = "address_kind is not one of ELF, RUNTIME, FILE_OFFSET, SECTION";
 	if (!bad && pm->section && strlen(pm->section) > 255)

@@ -177,7 +177,7 @@ static void stored(void *job, bool cancelled)
 	}
 	if (p->result == UP_STORED || p->result == UP_REPLACED) {
 		u->bytes += p->size;
-		u->o.replaced(u->o.arg, &p->id);
+		u->o.replaced(u->o.arg, &p->store_id);
 		if (p->has_alt && svc_fetch_start(u->o.fetcher, &p->alt_id, SVC_FETCH_DEBUGINFO,
 						  SVC_FETCH_POLICY_FULL, alt_fetched, p) == SVC_OK)
 			return;
@@ -197,11 +197,15 @@ static void start(upload *p)
 
 /* ---- the request ---- */
 
-/* "ID/debuginfo" or "ID/executable" into p; false when malformed. */
-static bool parse_path(upload *p, const char *rest)
+/* "ID/debuginfo" or "ID/executable" into p, ID of the kind ?kind= names
+ * (gnu or htlhash: hex); false when malformed. */
+static bool parse_path(upload *p, const char *rest, sym_id_kind kind)
 {
 	const char *slash = strchr(rest, '/');
-	if (!slash || !svc_build_id_parse(rest, (size_t)(slash - rest), &p->id))
+	if (!slash || kind == SYM_ID_GO ||
+	    !svc_build_id_parse(rest, (size_t)(slash - rest), &p->id) ||
+	    (kind != SYM_ID_GNU &&
+	     !sym_build_id_from_hex_kind(kind, rest, (size_t)(slash - rest), &p->id)))
 		return false;
 	sym_build_id_to_hex(&p->id, p->hex);
 	if (!strcmp(slash + 1, "debuginfo"))
@@ -211,16 +215,22 @@ static bool parse_path(upload *p, const char *rest)
 	return true;
 }
 
-static bool query_force(const char *query)
+/* ?force=1 and ?kind=NAME (the ID's identity kind; gnu when absent). False
+ * for a kind that is not one. */
+static bool query_opts(const char *query, bool *force, sym_id_kind *kind)
 {
 	struct evkeyvalq q;
 	TAILQ_INIT(&q);
+	*force = false;
+	*kind = SYM_ID_GNU;
 	if (!query || evhttp_parse_query_str(query, &q) != 0)
-		return false;
+		return true;
 	const char *v = evhttp_find_header(&q, "force");
-	bool force = v && (!strcmp(v, "1") || !strcmp(v, "true"));
+	*force = v && (!strcmp(v, "1") || !strcmp(v, "true"));
+	const char *k = evhttp_find_header(&q, "kind");
+	bool ok = !k || sym_id_kind_parse(k, strlen(k), kind);
 	evhttp_clear_headers(&q);
-	return force;
+	return ok;
 }
 
 /* Who may upload; false when refused (answered). */
@@ -293,12 +303,14 @@ bool svc_upload_handle(svc_upload *u, struct evhttp_request *req, const char *pa
 		reply(u, req, UP_ERROR, 500, "out of memory");
 		return true;
 	}
-	*p = (upload){.u = u, .req = req, .force = query_force(query)};
-	if (!parse_path(p, path + 9)) {
+	*p = (upload){.u = u, .req = req};
+	sym_id_kind kind;
+	if (!query_opts(query, &p->force, &kind) || !parse_path(p, path + 9, kind)) {
 		free(p);
 		reply(u, req, UP_BAD_PATH, 400,
 		      "expected PUT /buildid/ID/debuginfo or /buildid/ID/executable with ID "
-		      "lowercase hex, even, 2..128 digits");
+		      "lowercase hex, even, 2..128 digits (?kind=htlhash: 32 digits, the file "
+		      "hash; a Go build ID is not an upload path: use either of those)");
 		return true;
 	}
 	if (!(p->in = body(u, req, &p->size))) {

@@ -46,6 +46,8 @@ typedef struct upload {
 	struct upload *next_same;    /* queued behind this one for the same build ID */
 	struct upload *next_active;  /* the list of build IDs being uploaded */
 	sym_build_id id;
+	sym_build_id store_id;       /* the worker's: the file's canonical identity
+				      * (svc_identity.h), the key it is stored under */
 	char hex[SYM_BUILD_ID_HEX_MAX];
 	bool want_debuginfo;         /* PUT .../debuginfo */
 	bool force;                  /* ?force=1 */

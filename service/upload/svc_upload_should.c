@@ -157,7 +157,7 @@ static void ask(struct call *c, size_t i)
 	k->c = c;
 	k->offers_executable = in->kind == SYMBOLIZER__V1__UPLOAD_KIND__UPLOAD_KIND_EXECUTABLE;
 	sym_build_id id;
-	const char *bad = svc_build_id_check(in->build_id, &id);
+	const char *bad = svc_build_id_check_kind(in->build_id_kind, in->build_id, &id);
 	if (bad) {
 		k->answer = ANSWER(INVALID);
 		snprintf(k->reason, sizeof(k->reason), "%s", bad);

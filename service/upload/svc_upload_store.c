@@ -13,6 +13,7 @@
 #include "service/core/svc_build_id.h"
 #include "service/core/svc_file_write.h"
 #include "service/fetch/svc_s3.h"
+#include "service/core/svc_identity.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 
 #include "source/src_source.h"
 #include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_file_id.h"
 
 static void answer(upload *p, int result, int status, const char *fmt, const char *a,
 		   const char *b)
@@ -57,13 +59,15 @@ static bool s3_write(void *arg, const stor_meta *meta)
 	upload *p = arg;
 	struct svc_s3 *s3 = p->u->o.fetcher ? svc_fetcher_s3(p->u->o.fetcher) : NULL;
 	char key[SVC_S3_KEY_MAX];
-	const char *idk = sym_id_kind_name(p->id.kind);
+	const char *idk = sym_id_kind_name(p->store_id.kind);
+	char hex[SYM_BUILD_ID_HEX_MAX];
 	if (!s3)
 		return true;
-	if (!idk || !svc_s3_key(s3, idk, p->hex,
+	sym_build_id_to_hex(&p->store_id, hex);
+	if (!idk || !svc_s3_key(s3, idk, hex,
 				meta->kind == STOR_KIND_DEBUGINFO ? "debuginfo" : "executable", key,
 				sizeof(key))) {
-		answer(p, UP_ERROR, 500, "s3: no key for %s%s", p->hex, "");
+		answer(p, UP_ERROR, 500, "s3: no key for %s%s", hex, "");
 		return false;
 	}
 	svc_error err = {0};
@@ -90,6 +94,12 @@ void svc_upload_store_work(void *job)
 		return answer(p, UP_ERROR, 500, "out of memory%s%s", "", "");
 	if (!check(p, &kind, &info))
 		return;
+	/* The file's key: its GNU build ID, else its file hash; its other
+	 * identities become aliases of it (also when it is held already). */
+	sym_build_id ids[SYM_ID_KINDS];
+	const sym_build_id *canon = sym_file_ids_canonical(ids, sym_file_ids(p->data, p->size, ids));
+	p->store_id = canon ? *canon : p->id;
+	svc_identity_record(db, p->data, p->size, &p->store_id);
 	stor_meta m;
 	memset(&m, 0, sizeof(m));
 	m.kind = kind == SRC_KIND_DEBUGINFO ? STOR_KIND_DEBUGINFO : STOR_KIND_EXECUTABLE;
@@ -102,7 +112,8 @@ void svc_upload_store_work(void *job)
 	}
 	svc_file_outcome o;
 	stor_error serr = {0};
-	svc_file_write(db, &p->id, &m, p->data, p->size, &info, p->force, s3_write, p, &o, &serr);
+	svc_file_write(db, &p->store_id, &m, p->data, p->size, &info, p->force, s3_write, p, &o,
+		       &serr);
 	const char *held = svc_file_rank_name(o.held), *offered = svc_file_rank_name(o.offered);
 	switch (o.verdict) {
 	case SVC_FILE_SAME:

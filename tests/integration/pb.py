@@ -31,10 +31,12 @@ def field_bytes(num, data):
 ELF, RUNTIME, FILE_OFFSET, SECTION = 0, 1, 2, 3
 
 
-def mapping(build_id, memory_start=0, memory_limit=0, file_offset=0, kind=ELF, section=""):
+def mapping(build_id, memory_start=0, memory_limit=0, file_offset=0, kind=ELF, section="",
+            id_kind=""):
     return (field_bytes(1, build_id) + field_varint(2, memory_start) +
             field_varint(3, memory_limit) + field_varint(4, file_offset) +
-            field_varint(5, kind) + (field_bytes(6, section) if section else b""))
+            field_varint(5, kind) + (field_bytes(6, section) if section else b"") +
+            (field_bytes(7, id_kind) if id_kind else b""))
 
 
 def location(mapping_index, address, is_return=False):

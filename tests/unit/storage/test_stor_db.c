@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "storage/stor_alias.h"
 #include "storage/stor_db.h"
 #include "test.h"
 
@@ -589,6 +590,38 @@ TEST(derived_blobs_of_the_exact_file)
 	REQUIRE(db);
 	REQUIRE(put(db, 9, STOR_KIND_DEBUGINFO, 500) == STOR_OK);
 	CHECK(stor_put_index_of(db, id, 20, now.fetch_time, "NEW", 3, &err) == STOR_E_STALE);
+	stor_close(db);
+	rm_rf(dir);
+	free(dir);
+}
+
+TEST(identity_aliases)
+{
+	char *dir = temp_dir();
+	stor_db *db = open_db(dir, 0);
+	REQUIRE(db);
+	stor_error err = {0};
+	uint8_t alias[66] = {1, 2, 3}, canon[20] = {9, 9}, got[STOR_ID_MAX];
+	size_t n = 0;
+	alias[64] = 2; /* a non-GNU kind's key: 66 bytes */
+	alias[65] = 16;
+	CHECK(stor_get_alias(db, alias, 66, got, &n, &err) == STOR_E_NOT_FOUND);
+	REQUIRE(stor_put_alias(db, alias, 66, canon, 20, &err) == STOR_OK);
+	REQUIRE(stor_get_alias(db, alias, 66, got, &n, &err) == STOR_OK);
+	CHECK(n == 20 && memcmp(got, canon, 20) == 0);
+	/* 65 bytes is no key (GNU: 1..64, other kinds: 66) */
+	CHECK(stor_put_alias(db, alias, 65, canon, 20, &err) == STOR_E_INVALID);
+	CHECK(stor_get_alias(db, alias, 65, got, &n, &err) == STOR_E_INVALID);
+	/* an alias is not an entry: the store's entries and verify are unchanged */
+	stor_meta m;
+	CHECK(stor_get_meta(db, alias, 66, &m, &err) == STOR_E_NOT_FOUND);
+	CHECK(stor_verify(db, &err) == STOR_OK);
+	stor_close(db);
+	/* kept across a reopen */
+	db = open_db(dir, 0);
+	REQUIRE(db);
+	REQUIRE(stor_get_alias(db, alias, 66, got, &n, &err) == STOR_OK);
+	CHECK(n == 20);
 	stor_close(db);
 	rm_rf(dir);
 	free(dir);
