@@ -5,7 +5,7 @@
 #include "symbolizer/sym_file_id.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_elf_util_impl.h"
-#include "symbolizer/sym_sha256_impl.h"
+#include "base/base_sha256.h"
 
 #include <gelf.h>
 #include <libelf.h>
@@ -19,15 +19,15 @@ void sym_htlhash(const void *data, size_t size, sym_build_id *out)
 {
 	const uint8_t *p = data;
 	size_t part = size < HTL_PART ? size : HTL_PART;
-	uint8_t len[8], digest[SYM_SHA256_LEN];
+	uint8_t len[8], digest[BASE_SHA256_LEN];
 	for (int i = 0; i < 8; i++)
 		len[i] = (uint8_t)((uint64_t)size >> (56 - 8 * i));
-	sym_sha256 s;
-	sym_sha256_init(&s);
-	sym_sha256_update(&s, p, part);
-	sym_sha256_update(&s, p + size - part, part);
-	sym_sha256_update(&s, len, sizeof(len));
-	sym_sha256_final(&s, digest);
+	base_sha256 s;
+	base_sha256_init(&s);
+	base_sha256_update(&s, p, part);
+	base_sha256_update(&s, p + size - part, part);
+	base_sha256_update(&s, len, sizeof(len));
+	base_sha256_final(&s, digest);
 	memset(out, 0, sizeof(*out));
 	out->kind = SYM_ID_HTLHASH;
 	out->len = HTL_LEN;
@@ -41,15 +41,12 @@ bool sym_go_build_id_of_text(const char *text, size_t len, sym_build_id *out)
 	for (size_t i = 0; i < len; i++)
 		if (text[i] <= ' ' || text[i] > '~')
 			return false;
-	uint8_t digest[SYM_SHA256_LEN];
-	sym_sha256 s;
-	sym_sha256_init(&s);
-	sym_sha256_update(&s, text, len);
-	sym_sha256_final(&s, digest);
+	uint8_t digest[BASE_SHA256_LEN];
+	base_sha256_of(text, len, digest);
 	memset(out, 0, sizeof(*out));
 	out->kind = SYM_ID_GO;
-	out->len = SYM_SHA256_LEN;
-	memcpy(out->bytes, digest, SYM_SHA256_LEN);
+	out->len = BASE_SHA256_LEN;
+	memcpy(out->bytes, digest, BASE_SHA256_LEN);
 	return true;
 }
 

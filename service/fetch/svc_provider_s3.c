@@ -15,13 +15,13 @@
  * Source files are not kept in S3 (a not found, without a request).
  */
 #include "service/fetch/svc_provider_impl.h"
+#include "base/base_sha256.h"
 #include "service/fetch/svc_s3.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include "symbolizer/sym_build_id.h"
@@ -102,21 +102,21 @@ static void set_why(svc_provider_answer *a, svc_answer_class cls, const char *fm
 static bool body_sha256(const svc_http_result *res, char out[65])
 {
 	if (res->fd < 0) {
-		svc_s3_sha256_hex(res->body, res->size, out);
+		base_sha256_hex(res->body, res->size, out);
 		return true;
 	}
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	unsigned char md[EVP_MAX_MD_SIZE], buf[1 << 16];
-	unsigned len = 0;
-	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	base_sha256 s;
+	uint8_t md[BASE_SHA256_LEN], buf[1 << 16];
+	bool ok = base_sha256_init(&s);
 	for (off_t off = 0; ok && (size_t)off < res->size;) {
 		ssize_t n = pread(res->fd, buf, sizeof(buf), off);
-		ok = n > 0 && EVP_DigestUpdate(ctx, buf, (size_t)n);
+		ok = n > 0;
+		if (ok)
+			base_sha256_update(&s, buf, (size_t)n);
 		off += n > 0 ? n : 0;
 	}
-	ok = ok && EVP_DigestFinal_ex(ctx, md, &len) && len == 32;
-	EVP_MD_CTX_free(ctx);
-	for (unsigned i = 0; ok && i < 32; i++)
+	ok = base_sha256_final(&s, md) && ok;
+	for (unsigned i = 0; ok && i < BASE_SHA256_LEN; i++)
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 	return ok;
 }

@@ -102,9 +102,6 @@ enum { SVC_S3_GET_OK, SVC_S3_GET_MISSING, SVC_S3_GET_FAILED, SVC_S3_GET_BAD };
 /* symbolizer_s3_* families into out. */
 void svc_s3_metrics_render(const svc_s3 *s3, base_buf *out);
 
-/* SHA-256 of data as 64 lowercase hex digits and a NUL. */
-void svc_s3_sha256_hex(const uint8_t *data, size_t size, char out[65]);
-
 /* Parses a credentials file's text (AWS shared-credentials lines
  * "aws_access_key_id = V" and "aws_secret_access_key = V"; the first of each
  * wins; '#' and ';' comments, [profile] lines ignored). False with err set

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * svc_s3_creds: the S3 tier's pure helpers (svc_s3.h): the credentials
- * file's parser (outside bytes: capped, fuzzed by tests/fuzz) and SHA-256
- * (OpenSSL's libcrypto, which libcurl already loads).
+ * file's parser (outside bytes: capped, fuzzed by tests/fuzz). SHA-256 is
+ * base_sha256's.
  */
 #include "service/fetch/svc_s3.h"
 
@@ -10,15 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/sha.h>
-
-void svc_s3_sha256_hex(const uint8_t *data, size_t size, char out[65])
-{
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	SHA256(data, size, md);
-	for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
 
 /* The value of "name = value" in line [p, end) into out; 0: not this name,
  * 1: taken, -1: too long or empty. */

@@ -15,6 +15,8 @@
 
 #include <curl/curl.h>
 
+#include "base/base_sha256.h"
+
 typedef struct reply {
 	char code[64];           /* <Code> of an error body */
 	char err_body[2048];
@@ -230,7 +232,7 @@ static bool send_parts(svc_s3 *s3, const char *url, const char *id, const uint8_
 		if ((size_t)snprintf(purl, sizeof(purl), "%s?partNumber=%zu&uploadId=%s", url, i + 1,
 				     id) >= sizeof(purl))
 			return svc_error_set(err, SVC_E_UPSTREAM, "s3: upload ID too long"), false;
-		svc_s3_sha256_hex(data + off, len, sha);
+		base_sha256_hex(data + off, len, sha);
 		struct curl_slist *h = NULL;
 		if (!add_header(&h, "x-amz-content-sha256", sha)) {
 			curl_slist_free_all(h);
@@ -276,7 +278,7 @@ static svc_errc put_multipart(svc_s3 *s3, const char *url, const uint8_t *data, 
 	if (ok) {
 		base_buf resp;
 		base_buf_init(&resp, 1 << 16);
-		svc_s3_sha256_hex(done.data, done.len, body_sha);
+		base_sha256_hex(done.data, done.len, body_sha);
 		h = NULL;
 		ok = add_header(&h, "x-amz-content-sha256", body_sha);
 		reply f = {.method = "POST", .post = (const char *)done.data, .post_len = done.len,
@@ -306,7 +308,7 @@ svc_errc svc_s3_put(svc_s3 *s3, const char *key, const uint8_t *data, size_t siz
 	char url[SVC_S3_KEY_MAX + 1024], sha[65], h1[128], h2[128];
 	if (!svc_s3_url(s3, key, url, sizeof(url)))
 		return svc_error_set(err, SVC_E_INVALID, "s3: key too long");
-	svc_s3_sha256_hex(data, size, sha);
+	base_sha256_hex(data, size, sha);
 	snprintf(h1, sizeof(h1), "x-amz-meta-sha256: %s", sha);
 	snprintf(h2, sizeof(h2), "x-amz-content-sha256: %s", sha);
 	struct curl_slist *h = curl_slist_append(NULL, h1), *t;
@@ -359,7 +361,7 @@ svc_errc svc_s3_get(svc_s3 *s3, const char *key, uint64_t max, uint8_t **out, si
 	else if (st != 200)
 		rc = status_error(s3, "GET", st, &r, err);
 	if (rc == SVC_OK) {
-		svc_s3_sha256_hex(b.data, b.len, sha);
+		base_sha256_hex(b.data, b.len, sha);
 		what = SVC_S3_GET_BAD;
 		if (!r.sha[0] || strcasecmp(sha, r.sha) || (r.length >= 0 && (size_t)r.length != b.len))
 			rc = svc_error_set(err, SVC_E_BAD_FILE, "s3 %s: object does not verify", key);

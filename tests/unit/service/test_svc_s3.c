@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base_sha256.h"
+
 #include "service/core/svc_config.h"
 #include "service/fetch/svc_s3.h"
 #include "test.h"
@@ -130,7 +132,7 @@ TEST(keys_and_urls)
 TEST(sha256)
 {
 	char hex[65];
-	svc_s3_sha256_hex((const uint8_t *)"abc", 3, hex);
+	base_sha256_hex((const uint8_t *)"abc", 3, hex);
 	CHECK_STREQ(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
