@@ -15,12 +15,18 @@
  * - cap the bytes of one request (headers and body) ourselves, so that
  *   evhttp's own cap never answers 413: its 413 then only ever means a body it
  *   could not parse (a garbage chunk size), and is rewritten to 400 as it is
- *   written out.
+ *   written out;
+ * - spot HTTP/2's connection preface ("PRI * HTTP/2.0", gRPC's prior
+ *   knowledge) as a connection's first bytes, and hand its socket to the
+ *   HTTP/2 server (svc_h2_impl.h) instead of evhttp.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -53,6 +59,8 @@ struct conn {
 	bool busy;          /* a request is in a handler's hands */
 	bool too_large;
 	bool headers_seen;  /* the end of the request's headers went by */
+	bool decided;       /* HTTP/1.1 or HTTP/2 (its first 4 bytes seen) */
+	struct evbuffer *h2_first; /* HTTP/2: the bytes read, for svc_h2_accept */
 	unsigned writing;   /* replies handed to evhttp, not yet written */
 };
 
@@ -68,6 +76,9 @@ struct svc_conns {
 	uint64_t writing;   /* the connections' writing, summed */
 	void (*reply_ended)(void *arg);
 	void *reply_ended_arg;
+	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
+	void *h2_arg;
+	uint64_t h2_handed;
 	conn *head, *tail;
 	conn_vec pending;  /* created, not yet attached to their evhttp connection */
 	struct event *attach, *resume;
@@ -224,6 +235,8 @@ static void conn_free(conn *c)
 		evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
 	if (c->deadline)
 		event_free(c->deadline);
+	if (c->h2_first)
+		evbuffer_free(c->h2_first);
 	free(c);
 	cs->open--;
 	if (cs->paused_full && cs->open < cs->max_conns) {
@@ -251,12 +264,50 @@ static void send_413(conn *c)
 		(void)errno;
 }
 
+/* A connection that opened with HTTP/2's preface goes to the HTTP/2 server
+ * (svc_h2_impl.h) with the bytes read so far; evhttp lets it go. */
+static void hand_over(conn *c)
+{
+	svc_conns *cs = c->cs;
+	struct evbuffer *first = c->h2_first;
+	evutil_socket_t fd = bufferevent_getfd(c->bev);
+	/* The socket leaves evhttp's bufferevent (its events too) and
+	 * moves to a descriptor of its own; the number evhttp knows gets
+	 * an unconnected socket for evhttp to shut down (libevent 2.1
+	 * keeps its own copy of the number), closed here. */
+	bufferevent_setfd(c->bev, -1);
+	int own = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	int dummy = own >= 0 ? socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+	if (dummy >= 0) {
+		dup3(dummy, fd, O_CLOEXEC);
+		close(dummy);
+	} else if (own >= 0) {
+		close(own);
+		own = -1;
+	}
+	c->h2_first = NULL;
+	evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+	evhttp_connection_free(c->evcon);
+	if (fd >= 0)
+		close(fd);  /* the unconnected one; evhttp only shut it down */
+	conn_free(c);
+	if (own >= 0) {
+		cs->h2_handed++;
+		cs->h2_accept(cs->h2_arg, own, first);
+	}
+	evbuffer_free(first);
+}
+
 /* The request deadline passed, or the request went over the cap (too_large). */
 static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	conn *c = arg;
+	if (c->h2_first && c->evcon) {
+		hand_over(c);
+		return;
+	}
 	if (c->busy || !c->evcon)
 		return;
 	if (c->too_large) {
@@ -308,10 +359,33 @@ static bool declared_too_large(conn *c, struct evbuffer *buf, uint64_t cap)
 	return false;
 }
 
+/* A new connection's first bytes: false when they are (or may still be)
+ * HTTP/2's preface. Its bytes then leave evhttp's buffer (evhttp waits for a
+ * line) and deadline_cb hands the socket over. */
+static bool h2_preface(conn *c, struct evbuffer *buf)
+{
+	static const char pri[4] = "PRI ";
+	char head[4];
+	size_t n = evbuffer_get_length(buf);
+	if (evbuffer_copyout(buf, head, n < 4 ? n : 4) < 0 || memcmp(head, pri, n < 4 ? n : 4))
+		return c->decided = true;
+	if (n < 4)
+		return false;  /* no line for evhttp yet: wait for more */
+	c->decided = true;
+	if (!(c->h2_first = evbuffer_new()))
+		return true;
+	evbuffer_remove_buffer(buf, c->h2_first, n);
+	bufferevent_disable(c->bev, EV_READ);
+	event_active(c->deadline, EV_TIMEOUT, 0);
+	return false;
+}
+
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
 	conn *c = arg;
-	if (!info->n_added)
+	if (!info->n_added || c->h2_first)
+		return;
+	if (!c->decided && c->cs->h2_accept && !h2_preface(c, buf))
 		return;
 	/* evhttp reads again only once the last reply is out. */
 	c->busy = false;
@@ -510,6 +584,8 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->request_timeout_ms = o->request_timeout_ms;
 	cs->reply_ended = o->reply_ended;
 	cs->reply_ended_arg = o->arg;
+	cs->h2_accept = o->h2_accept;
+	cs->h2_arg = o->h2_arg;
 	cs->attach = event_new(base, -1, 0, attach_cb, cs);
 	cs->resume = evtimer_new(base, resume_cb, cs);
 	if (!cs->attach || !cs->resume) {
@@ -567,4 +643,7 @@ void svc_conns_render_metrics(const svc_conns *cs, base_buf *b)
 	base_expo_family(b, "symbolizer_http_malformed_bodies_total", "counter",
 			 "Request bodies evhttp could not parse (answered 400).");
 	base_expo_u64(b, "symbolizer_http_malformed_bodies_total", "", cs->rewritten);
+	base_expo_family(b, "symbolizer_http_h2_handed_total", "counter",
+			 "Connections that opened with HTTP/2's preface, handed to the HTTP/2 server.");
+	base_expo_u64(b, "symbolizer_http_h2_handed_total", "", cs->h2_handed);
 }

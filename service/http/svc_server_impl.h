@@ -27,6 +27,7 @@
 /* The RPC service the rooms' methods belong to (its routes: /<service>/<Method>). */
 #define SVC_SERVER_SERVICE "symbolizer.v1.SymbolizerService"
 
+struct evbuffer;
 struct evhttp;
 struct evhttp_request;
 struct evhttp_bound_socket;
@@ -42,6 +43,11 @@ typedef struct svc_conns_options {
 	 * away): the server's shutdown check. NULL: none. */
 	void (*reply_ended)(void *arg);
 	void *arg;
+	/* A new connection opened with HTTP/2's preface: its socket (a
+	 * descriptor of its own) and the bytes read so far are handed over,
+	 * and evhttp lets it go. NULL: HTTP/1.1 only. */
+	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
+	void *h2_arg;
 } svc_conns_options;
 svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 			    const svc_conns_options *o);
@@ -85,6 +91,7 @@ struct svc_server {
 	size_t n_routes;
 	svc_metrics metrics;
 	svc_conns *conns;
+	struct svc_h2 *h2;           /* HTTP/2 (gRPC) connections (svc_h2_impl.h) */
 	bool stopping;
 	struct event *stop_check;
 };

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_h2_stream: one HTTP/2 stream of a gRPC call (svc_h2_impl.h): its
+ * request's headers (the header list capped), its message (capped from the
+ * prefix on), the call through the RPC table (svc_rpc_serve: Connect's
+ * handler, checks, caps, deadline and metrics), then the response: HEADERS,
+ * one length-prefixed message in DATA, and trailers with grpc-status and
+ * grpc-message; an error is a trailers-only response. A stream closed while
+ * its call runs is orphaned and freed by the call's answer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <nghttp2/nghttp2.h>
+
+#include "base/base_clock.h"
+#include "service/http/svc_h2_impl.h"
+#include "service/rpc/svc_grpc.h"
+
+#define MAKE_NV(n, v, vlen)                                                                   \
+	{(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vlen), NGHTTP2_NV_FLAG_NONE}
+#define NV(n, v) MAKE_NV(n, v, strlen(v))
+
+h2_stream *h2_stream_new(h2_conn *c, int32_t id)
+{
+	h2_stream *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	svc_h2 *h = c->h;
+	s->conn = c;
+	s->id = id;
+	s->opened_ms = base_mono_ms();
+	uint64_t cap = h->o.max_message_bytes + SVC_GRPC_PREFIX;
+	base_buf_init(&s->body, cap > SIZE_MAX ? SIZE_MAX : (size_t)cap);
+	s->next = c->streams;
+	if (c->streams)
+		c->streams->prev = s;
+	c->streams = s;
+	h->n_streams++;
+	h->streams_total++;
+	return s;
+}
+
+static void stream_free(h2_stream *s)
+{
+	base_buf_deinit(&s->body);
+	if (s->out)
+		evbuffer_free(s->out);
+	free(s);
+}
+
+/* Off its connection: freed, or orphaned while its call runs. */
+static void detach(h2_stream *s)
+{
+	if (!s->conn)
+		return;
+	h2_conn_unlink_stream(s->conn, s);
+	s->conn->h->n_streams--;
+	s->conn = NULL;
+	if (!s->calling)
+		stream_free(s);
+}
+
+void h2_stream_closed(h2_stream *s)
+{
+	detach(s);
+}
+
+void h2_stream_conn_gone(h2_stream *s)
+{
+	detach(s);
+}
+
+static void copy_value(char *dst, size_t size, const uint8_t *v, size_t len, bool *bad)
+{
+	if (len >= size) {
+		*bad = true;
+		len = size - 1;
+	}
+	memcpy(dst, v, len);
+	dst[len] = '\0';
+}
+
+bool h2_stream_header(h2_stream *s, const uint8_t *name, size_t nlen, const uint8_t *value,
+		      size_t vlen)
+{
+	svc_h2 *h = s->conn->h;
+	s->header_bytes += nlen + vlen + 32;  /* RFC 9113's size of an entry */
+	if (s->header_bytes > h->o.max_header_list_bytes) {
+		h->header_list_too_large++;
+		return false;
+	}
+#define IS(lit) (nlen == sizeof(lit) - 1 && memcmp(name, lit, nlen) == 0)
+	if (IS(":method"))
+		s->post = vlen == 4 && memcmp(value, "POST", 4) == 0;
+	else if (IS(":path"))
+		copy_value(s->path, sizeof(s->path), value, vlen, &s->bad_header);
+	else if (IS("content-type"))
+		copy_value(s->ctype, sizeof(s->ctype), value, vlen, &s->bad_header);
+	else if (IS("grpc-encoding"))
+		copy_value(s->encoding, sizeof(s->encoding), value, vlen, &s->bad_header);
+	else if (IS("grpc-accept-encoding"))
+		copy_value(s->accept, sizeof(s->accept), value, vlen, &s->bad_header);
+	else if (IS("grpc-timeout"))
+		copy_value(s->timeout, sizeof(s->timeout), value, vlen, &s->bad_header);
+#undef IS
+	return true;
+}
+
+/* ---- the response ---- */
+
+static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size_t len,
+			uint32_t *flags, nghttp2_data_source *src, void *arg)
+{
+	(void)arg;
+	h2_stream *s = src->ptr;
+	int n = evbuffer_remove(s->out, buf, len);
+	if (n < 0)
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	if (evbuffer_get_length(s->out) == 0) {
+		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		char status[12];
+		snprintf(status, sizeof(status), "%d", s->status);
+		nghttp2_nv t[] = {NV("grpc-status", status)};
+		if (nghttp2_submit_trailer(session, id, t, 1) != 0)
+			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	return n;
+}
+
+/* A trailers-only response (an error, or grpc-status of err's code). */
+static void send_error(h2_stream *s, const svc_error *err)
+{
+	char status[12];
+	snprintf(status, sizeof(status), "%d", svc_grpc_status(err->code));
+	svc_grpc_percent_encode(err->msg, s->message, sizeof(s->message));
+	nghttp2_nv nv[] = {
+		NV(":status", "200"),
+		NV("content-type", "application/grpc"),
+		NV("grpc-accept-encoding", "gzip,identity"),
+		NV("grpc-status", status),
+		NV("grpc-message", s->message),
+	};
+	nghttp2_session *session = s->conn->session;
+	nghttp2_submit_response(session, s->id, nv, s->message[0] ? 5 : 4, NULL);
+}
+
+/* A plain HTTP status, for a request that is not gRPC. */
+static void send_http(h2_stream *s, const char *status)
+{
+	nghttp2_nv nv[] = {NV(":status", status)};
+	nghttp2_submit_response(s->conn->session, s->id, nv, 1, NULL);
+}
+
+static void answer(void *arg, const svc_error *err, struct evbuffer *response, bool gzipped)
+{
+	h2_stream *s = arg;
+	s->calling = false;
+	s->answered = true;
+	if (!s->conn) {  /* the client left */
+		stream_free(s);
+		return;
+	}
+	h2_conn *c = s->conn;
+	size_t n = response ? evbuffer_get_length(response) : 0;
+	uint8_t prefix[SVC_GRPC_PREFIX];
+	svc_error e;
+	if (!err && (n > UINT32_MAX || !(s->out = evbuffer_new()))) {
+		svc_error_set(&e, SVC_E_NOMEM, "out of memory writing the response");
+		err = &e;
+	}
+	if (err) {
+		send_error(s, err);
+		h2_conn_flush(c);
+		return;
+	}
+	svc_grpc_prefix(prefix, gzipped ? 1 : 0, (uint32_t)n);
+	evbuffer_add(s->out, prefix, sizeof(prefix));
+	evbuffer_remove_buffer(response, s->out, n);
+	s->status = 0;
+	nghttp2_data_provider dp = {.source.ptr = s, .read_callback = read_out};
+	bool json = false;
+	svc_grpc_content_type(s->ctype, "application/grpc", &json);
+	nghttp2_nv nv[] = {
+		NV(":status", "200"),
+		NV("content-type", json ? "application/grpc+json" : "application/grpc"),
+		NV("grpc-accept-encoding", "gzip,identity"),
+		NV("grpc-encoding", "gzip"),
+	};
+	nghttp2_submit_response(c->session, s->id, nv, gzipped ? 4 : 3, &dp);
+	h2_conn_flush(c);
+}
+
+/* Refuses the stream's call now (before it starts). */
+static void refuse(h2_stream *s, svc_errc code, const char *msg)
+{
+	svc_error err;
+	svc_error_set(&err, code, "%s", msg);
+	s->answered = true;
+	send_error(s, &err);
+}
+
+void h2_stream_data(h2_stream *s, const uint8_t *data, size_t len)
+{
+	if (s->answered)
+		return;  /* refused already: the rest is dropped */
+	if (!base_buf_append(&s->body, data, len)) {
+		svc_error err;
+		svc_error_set(&err, SVC_E_TOO_LARGE,
+			      "gRPC message over the limit of %llu bytes",
+			      (unsigned long long)s->conn->h->o.max_message_bytes);
+		s->answered = true;
+		send_error(s, &err);
+		/* The client may stop sending: the answer is out. */
+		nghttp2_submit_rst_stream(s->conn->session, NGHTTP2_FLAG_NONE, s->id,
+					  NGHTTP2_NO_ERROR);
+	}
+}
+
+/* The checks of gRPC's headers; false: answered. */
+static bool check_headers(h2_stream *s, svc_rpc_request *r)
+{
+	if (!svc_grpc_content_type(s->ctype, "application/grpc", &r->json)) {
+		send_http(s, "415");  /* PROTOCOL-HTTP2.md: not gRPC */
+		s->answered = true;
+		return false;
+	}
+	if (!s->post) {
+		send_http(s, "405");
+		s->answered = true;
+		return false;
+	}
+	if (s->bad_header) {
+		refuse(s, SVC_E_INVALID, "a request header is over its length limit");
+		return false;
+	}
+	r->timeout_ms = -1;
+	if (s->timeout[0] && !svc_grpc_parse_timeout(s->timeout, &r->timeout_ms)) {
+		refuse(s, SVC_E_INVALID, "grpc-timeout must be 1 to 8 digits and a unit (HMSmun)");
+		return false;
+	}
+	if (s->encoding[0] && strcasecmp(s->encoding, "identity") != 0 &&
+	    strcasecmp(s->encoding, "gzip") != 0) {
+		refuse(s, SVC_E_UNIMPLEMENTED, "grpc-encoding is not supported (gzip, identity are)");
+		return false;
+	}
+	r->gzip_out = svc_grpc_lists_gzip(s->accept);
+	return true;
+}
+
+void h2_stream_request_done(h2_stream *s)
+{
+	s->request_done = true;
+	if (s->answered)
+		return;
+	svc_h2 *h = s->conn->h;
+	svc_rpc_request r = {.path = s->path};
+	if (!check_headers(s, &r))
+		return;
+	svc_error err;
+	bool compressed = false;
+	if (svc_grpc_parse_unary(s->body.data, s->body.len, h->o.max_message_bytes, &r.body,
+				 &r.len, &compressed, &err) != SVC_OK) {
+		s->answered = true;
+		send_error(s, &err);
+		return;
+	}
+	if (compressed && strcasecmp(s->encoding, "gzip") != 0) {
+		/* PROTOCOL-HTTP2.md: a compressed message without its encoding. */
+		refuse(s, SVC_E_INTERNAL, "compressed message without grpc-encoding");
+		return;
+	}
+	r.gzip_in = compressed;
+	svc_rpc_sink sink = {.answer = answer, .arg = s};
+	s->calling = true;
+	if (!svc_grpc_services_serve(h, s->path, r.body, r.len, compressed, &sink))
+		svc_rpc_serve(h->o.rpc, &r, &sink);
+}
