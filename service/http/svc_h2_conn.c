@@ -161,6 +161,19 @@ static int on_close(nghttp2_session *session, int32_t stream_id, uint32_t error_
 	return 0;
 }
 
+/* A refused stream's trailers-only answer is out: the rest of its request
+ * is not wanted. */
+static int on_sent(nghttp2_session *session, const nghttp2_frame *frame, void *arg)
+{
+	(void)arg;
+	if (frame->hd.type != NGHTTP2_HEADERS || !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
+		return 0;
+	h2_stream *s = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+	if (s && s->reset_after_answer && !s->request_done)
+		nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_NO_ERROR);
+	return 0;
+}
+
 static int on_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame, int lib_error,
 			    void *arg)
 {
@@ -207,7 +220,8 @@ static void write_cb(struct bufferevent *bev, void *arg)
 	(void)bev;
 	h2_conn *c = arg;
 	c->last_activity_ms = base_mono_ms();
-	send_some(c);
+	if (send_some(c) && c->h->stopping && c->h->o.ended)
+		c->h->o.ended(c->h->o.arg);  /* written out: the shutdown check */
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -256,6 +270,7 @@ static nghttp2_session_callbacks *callbacks(void)
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
 	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_sent);
 	return cb;
 }
 
@@ -360,7 +375,14 @@ void svc_h2_shutdown(svc_h2 *h)
 
 uint64_t svc_h2_streams(const svc_h2 *h)
 {
-	return h ? h->n_streams : 0;
+	if (!h)
+		return 0;
+	/* A stream closes when its last frame is handed to the socket's
+	 * buffer: a connection with bytes still to write counts too. */
+	uint64_t n = h->n_streams;
+	for (const h2_conn *c = h->conns; c; c = c->next)
+		n += evbuffer_get_length(bufferevent_get_output(c->bev)) > 0;
+	return n;
 }
 
 void svc_h2_render_metrics(const svc_h2 *h, base_buf *b)

@@ -53,7 +53,8 @@ void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first);
 /* GOAWAY on every connection: streams opened already are answered and
  * written, new ones refused; each connection closes once it has none. */
 void svc_h2_shutdown(svc_h2 *h);
-/* Streams opened and not yet closed, on every connection. */
+/* Streams opened and not yet closed, and connections with bytes still to
+ * write, on every connection. */
 uint64_t svc_h2_streams(const svc_h2 *h);
 /* symbolizer_h2_* families. */
 void svc_h2_render_metrics(const svc_h2 *h, base_buf *b);
@@ -80,6 +81,7 @@ struct h2_stream {
 	char accept[96];             /* grpc-accept-encoding */
 	char timeout[16];            /* grpc-timeout */
 	bool post, bad_header, request_done, calling, answered, closed_early;
+	bool reset_after_answer;     /* RST_STREAM(NO_ERROR) once the answer is out */
 	svc_error refused;           /* code != SVC_OK: refused before the call */
 	base_buf body;               /* prefix and message, capped */
 	struct evbuffer *out;        /* the response's frames (DATA) */

@@ -214,9 +214,9 @@ void h2_stream_data(h2_stream *s, const uint8_t *data, size_t len)
 			      (unsigned long long)s->conn->h->o.max_message_bytes);
 		s->answered = true;
 		send_error(s, &err);
-		/* The client may stop sending: the answer is out. */
-		nghttp2_submit_rst_stream(s->conn->session, NGHTTP2_FLAG_NONE, s->id,
-					  NGHTTP2_NO_ERROR);
+		/* The client may stop sending once the answer is out (RFC 9113
+		 * 8.1): RST_STREAM(NO_ERROR) after it, svc_h2_conn.c's on_sent. */
+		s->reset_after_answer = true;
 	}
 }
 

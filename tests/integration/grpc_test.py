@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""gRPC on the daemon's port (h2c, prior knowledge) from Debian's grpcio and a
+raw HTTP/2 client (python3-h2), beside Connect over HTTP/1.1.
+
+    grpc_test.py --symbolizerd BIN --fixtures DIR [CASE...]
+
+Cases: every method of the service descriptor answers over gRPC what it
+answers over Connect (real requests, and an empty one, whatever it gets), so a
+method added to the table later is covered with no change here; the
+generated stub's Symbolize has lines; gzip both ways (grpcio's request
+compression; the response's compressed flag and grpc-encoding seen raw);
+status codes and grpc-message (percent-encoded, decoded by grpcio);
+grpc-timeout is the call's deadline (a hanging upstream answers PENDING
+within it); a bad grpc-timeout, a compressed message without grpc-encoding,
+an unknown grpc-encoding, a non-gRPC content type and GET are refused; the
+message cap; SETTINGS (concurrent streams, header list) and many calls in
+parallel on one connection; grpc.health.v1 Check; HTTP/1.1 keeps working on
+the same port; SIGTERM sends GOAWAY and the call in flight is answered.
+"""
+import argparse
+import gzip
+import os
+import shutil
+import signal
+import struct
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pb  # noqa: E402
+import profile_pb  # noqa: E402
+from daemon_lib import Daemon  # noqa: E402
+from daemon_test import function_addresses  # noqa: E402
+from grpc_lib import H2, PATH, debian_modules, frame, stubs  # noqa: E402
+from upstream_lib import FaultServer, build_id, check, run_cases, tempdir  # noqa: E402
+
+MAX_STREAMS = 8
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--symbolizerd", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+    grpc = debian_modules()
+    fx = lambda name: os.path.join(args.fixtures, name)  # noqa: E731
+    work = tempdir("grpc-test-")
+    spb, spb_grpc = stubs(work)
+    debug = os.path.join(work, "debug")
+    for name in ("c_O2_dw5", "layout_c_dw5"):
+        bid = build_id(fx(name))
+        os.makedirs(os.path.join(debug, ".build-id", bid[:2]), exist_ok=True)
+        shutil.copy(fx(name), os.path.join(debug, ".build-id", bid[:2], bid[2:] + ".debug"))
+    d = Daemon(args.symbolizerd, os.path.join(work, "data"), os.path.join(work, "d.log"),
+               debug_dirs=[debug], extra=["--max-request-bytes", "64K",
+                                          "--max-concurrent-streams", str(MAX_STREAMS),
+                                          "--gzip-min-bytes", "1024"])
+    target = "127.0.0.1:%d" % d.port
+    channel = grpc.insecure_channel(target)
+    bid = build_id(fx("c_O2_dw5"))
+    addrs = function_addresses(fx("c_O2_dw5"), 300, 7)
+
+    def raw_call(method, body, timeout=60, compression=None, ch=None):
+        """grpcio's generic unary call with bytes in and out."""
+        fn = (ch or channel).unary_unary(PATH + method if not method.startswith("/") else method,
+                                         request_serializer=None, response_deserializer=None)
+        return fn(body, timeout=timeout, compression=compression)
+
+    def grpc_error(method, body, **kw):
+        try:
+            raw_call(method, body, **kw)
+        except grpc.RpcError as e:
+            return e.code(), e.details()
+        check(False, "%s: expected an error" % method)
+
+    def symbolize_req(n=len(addrs)):
+        return spb.SymbolizeRequest(
+            mappings=[spb.Mapping(build_id=bid)],
+            locations=[spb.Location(mapping_index=0, address=a) for a in addrs[:n]],
+            options=spb.Options(max_wait_ms=30000))
+
+    def profile_req():
+        prof = {"sample_type": [(1, 2)], "string_table": [b"", b"samples", b"count"],
+                "mapping": [{"id": 1, "memory_start": 0, "memory_limit": 1 << 40,
+                             "build_id": 3}],
+                "location": [{"id": i + 1, "mapping_id": 1, "address": a}
+                             for i, a in enumerate(addrs[:20])],
+                "sample": [{"location_id": [i + 1], "value": [1]} for i in range(20)]}
+        prof["string_table"].append(bid.encode())
+        return spb.SymbolizeProfileRequest(profile=profile_pb.encode(prof),
+                                           options=spb.Options(max_wait_ms=30000))
+
+    real = {
+        "Symbolize": symbolize_req(),
+        "GetTypeLayouts": spb.GetTypeLayoutsRequest(build_id=build_id(fx("layout_c_dw5")),
+                                                    types=["struct holder", "nope"],
+                                                    options=spb.Options(max_wait_ms=30000)),
+        "ShouldUpload": spb.ShouldUploadRequest(candidates=[spb.UploadCandidate(build_id=bid)]),
+        "SymbolizeProfile": profile_req(),
+    }
+
+    def case_every_method():
+        service = spb.DESCRIPTOR.services_by_name["SymbolizerService"]
+        check(len(service.methods) >= 4, "methods: %r" % [m.name for m in service.methods])
+        for m in service.methods:
+            out_cls = getattr(spb, m.output_type.name)
+            for label, req in (("real", real.get(m.name)), ("empty", b"")):
+                if req is None:
+                    continue
+                body = req if isinstance(req, bytes) else req.SerializeToString()
+                status, hdrs, data = d.post(body, path=PATH + m.name)
+                if status == 200:
+                    got = out_cls.FromString(raw_call(m.name, body))
+                    want = out_cls.FromString(data)
+                    check(got == want, "%s %s: gRPC and Connect answers differ" % (m.name, label))
+                    print("  %s (%s): gRPC == Connect, %d bytes" % (m.name, label, len(data)))
+                else:
+                    import json
+                    ccode = json.loads(data)["code"]
+                    code, msg = grpc_error(m.name, body)
+                    check(code.name.lower() == ccode.replace("canceled", "cancelled"),
+                          "%s %s: gRPC %s, Connect %s" % (m.name, label, code, ccode))
+                    print("  %s (%s): %s both ways" % (m.name, label, ccode))
+        stub = spb_grpc.SymbolizerServiceStub(channel)
+        r = stub.Symbolize(symbolize_req(), timeout=60)
+        check(r.mappings[0].status == spb.MappingResult.STATUS_OK, "stub: %r" % r.mappings)
+        check(sum(1 for loc in r.locations if loc.lines) >= len(addrs) * 0.9,
+              "stub: lines for %d of %d" % (sum(1 for loc in r.locations if loc.lines),
+                                            len(addrs)))
+        check(d.metric('symbolizer_rpc_requests_total{method="Symbolize",code="ok"}') >= 2,
+              "gRPC calls not in the RPC metrics")
+
+    def case_gzip_both_ways():
+        want = raw_call("Symbolize", symbolize_req().SerializeToString())
+        got = raw_call("Symbolize", symbolize_req().SerializeToString(),
+                       compression=grpc.Compression.Gzip)
+        check(got == want, "gzipped request: a different answer")
+        gz_channel = grpc.insecure_channel(target, compression=grpc.Compression.Gzip)
+        check(raw_call("Symbolize", symbolize_req().SerializeToString(), ch=gz_channel) == want,
+              "gzip channel: a different answer")
+        gz_channel.close()
+        body = symbolize_req().SerializeToString()
+        h = H2(d.port)
+        hdrs, data, trailers = h.call(PATH + "Symbolize", frame(gzip.compress(body), True),
+                                      [("grpc-encoding", "gzip"),
+                                       ("grpc-accept-encoding", "gzip")])
+        check(trailers.get("grpc-status") == "0", "raw gzip: %r %r" % (hdrs, trailers))
+        check(hdrs.get("grpc-encoding") == "gzip" and data[0] == 1,
+              "response not gzipped: %r flag %r" % (hdrs, data[:1]))
+        n = struct.unpack(">I", data[1:5])[0]
+        check(len(data) == 5 + n and gzip.decompress(data[5:]) == want,
+              "gzipped response: %d bytes, prefix says %d" % (len(data), n))
+        hdrs, data, trailers = h.call(PATH + "Symbolize", frame(body),
+                                      [("grpc-accept-encoding", "identity")])
+        check(data[0] == 0 and data[5:] == want and "grpc-encoding" not in hdrs,
+              "identity: %r" % hdrs)
+        check("gzip" in hdrs.get("grpc-accept-encoding", ""), "grpc-accept-encoding: %r" % hdrs)
+        h.close()
+        print("  gzip: request (grpcio), response (flag 1, grpc-encoding), identity")
+
+    def case_status_codes():
+        SC = grpc.StatusCode
+        code, msg = grpc_error("Symbolize", b"\xff\xff\xff")
+        check(code == SC.INVALID_ARGUMENT, "malformed message: %s %s" % (code, msg))
+        code, msg = grpc_error("Nope%41", b"")
+        check(code == SC.UNIMPLEMENTED and "Nope%41" in msg,
+              "unknown method (grpc-message percent-encoded): %s %r" % (code, msg))
+        svc = "caf\u00e9 100%\n".encode()
+        code, msg = grpc_error("/grpc.health.v1.Health/Check", b"\x0a" + bytes([len(svc)]) + svc)
+        check(code == SC.NOT_FOUND and "caf\u00e9 100%\n" in msg,
+              "health of an unknown service (UTF-8, %%, newline in grpc-message): %s %r"
+              % (code, msg))
+        code, msg = grpc_error("Symbolize", symbolize_req(0).SerializeToString() +
+                               b"\x0a\x00" * 40000)
+        check(code == SC.RESOURCE_EXHAUSTED and "limit" in msg, "over the cap: %s %s"
+              % (code, msg))
+        h = H2(d.port)
+        body = symbolize_req(3).SerializeToString()
+        cases = [
+            ("bad grpc-timeout", frame(body), [("grpc-timeout", "soon")], "3"),
+            ("9-digit grpc-timeout", frame(body), [("grpc-timeout", "123456789S")], "3"),
+            ("compressed without grpc-encoding", frame(gzip.compress(body), True), [], "13"),
+            ("unknown grpc-encoding", frame(body), [("grpc-encoding", "br")], "12"),
+            ("truncated message", frame(body)[:-2], [], "3"),
+            ("two messages", frame(body) + frame(body), [], "3"),
+            ("no message", b"", [], "3"),
+            ("not gzip", frame(b"nope", True), [("grpc-encoding", "gzip")], "3"),
+        ]
+        for label, payload, extra, want in cases:
+            hdrs, data, trailers = h.call(PATH + "Symbolize", payload, extra)
+            status = trailers.get("grpc-status", hdrs.get("grpc-status"))
+            check(hdrs.get(":status") == "200" and status == want and not data,
+                  "%s: %r %r" % (label, hdrs, trailers))
+            print("  %s: grpc-status %s (%s)" % (label, want, hdrs.get("grpc-message")))
+        hdrs, _, _ = h.call(PATH + "Symbolize", frame(body), [("content-type", "text/plain")])
+        check(hdrs.get(":status") == "415", "text/plain: %r" % hdrs)
+        sid = h.conn.get_next_available_stream_id()
+        h.conn.send_headers(sid, [(":method", "GET"), (":scheme", "http"),
+                                  (":authority", "x"), (":path", PATH + "Symbolize"),
+                                  ("content-type", "application/grpc")], end_stream=True)
+        h.flush()
+        h.pump(lambda s: s.ended(sid))
+        check(dict(h.of("ResponseReceived", sid)[0].headers).get(":status") == "405", "GET")
+        h.close()
+
+    def case_health():
+        out = raw_call("/grpc.health.v1.Health/Check", b"")
+        check(out == b"\x08\x01", "Check(''): %r" % out)
+        out = raw_call("/grpc.health.v1.Health/Check",
+                       b"\x0a" + bytes([31]) + b"symbolizer.v1.SymbolizerService")
+        check(out == b"\x08\x01", "Check(SymbolizerService): %r" % out)
+
+    def case_streams_and_settings():
+        h = H2(d.port)
+        h.pump(lambda s: s.of("RemoteSettingsChanged"))
+        s = h.of("RemoteSettingsChanged")[0].changed_settings
+        import h2.settings
+        check(s[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS].new_value == MAX_STREAMS,
+              "SETTINGS_MAX_CONCURRENT_STREAMS: %r" % s)
+        check(s[h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE].new_value == 16384,
+              "SETTINGS_MAX_HEADER_LIST_SIZE: %r" % s)
+        h.close()
+        want = raw_call("Symbolize", symbolize_req(50).SerializeToString())
+        fn = channel.unary_unary(PATH + "Symbolize")
+        futures = [fn.future(symbolize_req(50).SerializeToString(), timeout=120)
+                   for _ in range(64)]
+        check(all(f.result() == want for f in futures), "parallel calls differ")
+        check(d.metric("symbolizer_h2_streams_total") >= 64, "streams not counted")
+        print("  64 calls on one connection, %d at once at most" % MAX_STREAMS)
+
+    def case_http1_beside():
+        r = d.symbolize([pb.mapping(bid)], [pb.location(0, a) for a in addrs[:5]],
+                        max_wait_ms=30000)
+        check(pb.STATUS[r["mappings"][0]["status"]] == "OK", "Connect: %r" % r["mappings"])
+        status, _, body = d.request("/healthz")
+        check(status == 200, "/healthz: %d" % status)
+        check(d.metric("symbolizer_http_h2_handed_total") >= 1, "no HTTP/2 connection counted")
+        check(d.metric("symbolizer_h2_connections_total") >= 1, "h2 connections not counted")
+
+    def case_deadline_and_goaway():
+        hang = "cd" * 20
+        fs = FaultServer(work, "hang", {hang + "/debuginfo": "hang"})
+        d2 = Daemon(args.symbolizerd, os.path.join(work, "data2"), os.path.join(work, "d2.log"),
+                    upstreams=[fs.url])
+        ch2 = grpc.insecure_channel("127.0.0.1:%d" % d2.port)
+        req = spb.SymbolizeRequest(mappings=[spb.Mapping(build_id=hang)],
+                                   locations=[spb.Location(address=1)],
+                                   options=spb.Options(max_wait_ms=60000)).SerializeToString()
+        try:
+            t0 = time.monotonic()
+            out = spb.SymbolizeResponse.FromString(raw_call("Symbolize", req, timeout=1.0,
+                                                            ch=ch2))
+            took = time.monotonic() - t0
+            check(out.mappings[0].status == spb.MappingResult.STATUS_PENDING, "deadline: %r" % out.mappings)
+            print("  grpc-timeout 1 s: PENDING after %.2f s" % took)
+            # SIGTERM with a call in flight and an idle connection: GOAWAY, the call answered.
+            h = H2(d2.port)
+            h.pump(lambda s: s.of("RemoteSettingsChanged"))
+            fut = ch2.unary_unary(PATH + "Symbolize").future(req, timeout=60)
+            deadline = time.monotonic() + 30
+            while d2.metric("symbolizer_calls_in_flight") != 1:
+                check(time.monotonic() < deadline, "the call never got in flight")
+                time.sleep(0.05)
+            d2.proc.send_signal(signal.SIGTERM)
+            out = spb.SymbolizeResponse.FromString(fut.result())
+            check(out.mappings[0].status == spb.MappingResult.STATUS_PENDING, "in flight: %r" % out.mappings)
+            check(h.pump(lambda s: s.of("ConnectionTerminated")), "no GOAWAY")
+            ev = h.of("ConnectionTerminated")[0]
+            check(ev.error_code == 0, "GOAWAY error %r" % ev.error_code)
+            h.close()
+            d2.proc.wait(30)
+            check(d2.stop() == 0, "exit status after SIGTERM")
+            print("  SIGTERM: GOAWAY (NO_ERROR), the call in flight answered, exit 0")
+        finally:
+            ch2.close()
+            if d2.proc.poll() is None:
+                d2.stop()
+            fs.stop()
+
+    cases = [("every_method", case_every_method), ("gzip_both_ways", case_gzip_both_ways),
+             ("status_codes", case_status_codes), ("health", case_health),
+             ("streams_and_settings", case_streams_and_settings),
+             ("http1_beside", case_http1_beside),
+             ("deadline_and_goaway", case_deadline_and_goaway)]
+    try:
+        rc = run_cases(cases, args.cases)
+    finally:
+        channel.close()
+        check(d.stop() == 0, "daemon exit status")
+    if rc == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()
