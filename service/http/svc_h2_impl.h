@@ -21,6 +21,7 @@
 #include <event2/util.h>
 
 #include "base/base_buf.h"
+#include "service/http/svc_grpc_impl.h"
 #include "service/rpc/svc_rpc.h"
 
 struct event_base;
@@ -130,10 +131,5 @@ void h2_stream_conn_gone(h2_stream *s);
 /* Writes what the session has to send (not inside a receive). */
 void h2_conn_flush(h2_conn *c);
 void h2_conn_unlink_stream(h2_conn *c, h2_stream *s);
-
-/* svc_grpc_services.c: grpc.health.v1.Health and server reflection, answered
- * like a method; false: path is not theirs. */
-bool svc_grpc_services_serve(svc_h2 *h, const char *path, const uint8_t *msg, size_t len,
-			     bool compressed, const svc_rpc_sink *sink);
 
 #endif

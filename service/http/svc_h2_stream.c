@@ -276,6 +276,7 @@ void h2_stream_request_done(h2_stream *s)
 	r.gzip_in = compressed;
 	svc_rpc_sink sink = {.answer = answer, .arg = s};
 	s->calling = true;
-	if (!svc_grpc_services_serve(h, s->path, r.body, r.len, compressed, &sink))
+	bool serving = !h->stopping && (!h->o.serving || h->o.serving(h->o.arg));
+	if (!svc_grpc_services_serve(h->o.rpc, serving, s->path, r.body, r.len, compressed, &sink))
 		svc_rpc_serve(h->o.rpc, &r, &sink);
 }

@@ -29,6 +29,7 @@
 #include "base/base_log.h"
 #include "base/base_version.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/http/svc_grpc_impl.h"
 #include "service/http/svc_h2_impl.h"
 #include "service/http/svc_rooms.h"
 #include "service/http/svc_server_impl.h"
@@ -332,6 +333,19 @@ static bool start_http(svc_server *s, svc_error *err)
 		.ended = reply_ended,
 		.arg = s,
 	};
+	svc_grpc_web_options wo = {
+		.rpc = s->rpc,
+		.max_message_bytes = s->o.max_request_bytes,
+		.cors_allowed_origins = s->o.cors_allowed_origins,
+		.serving = serving,
+		.reply = rpc_reply,
+		.arg = s,
+	};
+	s->o.cors_allowed_origins = NULL;  /* the caller's string; the object has a copy */
+	if (!(s->web = svc_grpc_web_create(&wo))) {
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
+		return false;
+	}
 	if (!(s->h2 = svc_h2_create(s->base, &ho))) {
 		svc_error_set(err, SVC_E_NOMEM, "out of memory");
 		return false;
@@ -483,6 +497,7 @@ void svc_server_destroy(svc_server *s)
 	svc_response_pool_destroy(s->responses);
 	if (s->stop_check)
 		event_free(s->stop_check);
+	svc_grpc_web_destroy(s->web);
 	svc_rpc_destroy(s->rpc);
 	free(s->routes);
 	stor_close(s->store);

@@ -92,6 +92,7 @@ struct svc_server {
 	svc_metrics metrics;
 	svc_conns *conns;
 	struct svc_h2 *h2;           /* HTTP/2 (gRPC) connections (svc_h2_impl.h) */
+	struct svc_grpc_web *web;    /* gRPC-Web and CORS on the RPC routes (svc_grpc_impl.h) */
 	bool stopping;
 	struct event *stop_check;
 };

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <event2/buffer.h>
+
 #include "service/rpc/svc_connect.h"
 
 svc_errc svc_grpc_parse_unary(const uint8_t *buf, size_t len, uint64_t cap,
@@ -121,4 +123,121 @@ bool svc_grpc_content_type(const char *ctype, const char *prefix, bool *json)
 bool svc_grpc_lists_gzip(const char *value)
 {
 	return value && svc_connect_lists_gzip(value);
+}
+
+static int b64_value(unsigned char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+')
+		return 62;
+	if (ch == '/')
+		return 63;
+	return -1;
+}
+
+svc_errc svc_grpc_base64_decode(const char *in, size_t len, uint8_t *out, size_t *out_len)
+{
+	size_t o = 0;
+	if (len % 4)
+		return SVC_E_INVALID;
+	for (size_t i = 0; i < len; i += 4) {
+		int v[4];
+		int pad = 0;
+		for (int k = 0; k < 4; k++) {
+			unsigned char ch = (unsigned char)in[i + k];
+			if (ch == '=' && k >= 2) {
+				pad++;
+				v[k] = 0;
+				continue;
+			}
+			if (pad)  /* a character after padding */
+				return SVC_E_INVALID;
+			if ((v[k] = b64_value(ch)) < 0)
+				return SVC_E_INVALID;
+		}
+		uint32_t q = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
+			     (uint32_t)v[3];
+		out[o++] = (uint8_t)(q >> 16);
+		if (pad < 2)
+			out[o++] = (uint8_t)(q >> 8);
+		if (pad < 1)
+			out[o++] = (uint8_t)q;
+	}
+	*out_len = o;
+	return SVC_OK;
+}
+
+bool svc_grpc_base64_encode(const uint8_t *in, size_t len, struct evbuffer *out)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char q[4];
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= in[i + 2];
+		q[0] = abc[v >> 18 & 63];
+		q[1] = abc[v >> 12 & 63];
+		q[2] = i + 1 < len ? abc[v >> 6 & 63] : '=';
+		q[3] = i + 2 < len ? abc[v & 63] : '=';
+		if (evbuffer_add(out, q, 4) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* HealthCheckRequest.service (field 1, a string), the only field we read;
+ * others skipped. False: not a valid message. */
+bool svc_grpc_health_request(const uint8_t *p, size_t len, char *service, size_t size)
+{
+	service[0] = '\0';
+	size_t i = 0;
+	while (i < len) {
+		uint64_t key = 0;
+		for (int shift = 0;; shift += 7) {
+			if (i >= len || shift > 63)
+				return false;
+			key |= (uint64_t)(p[i] & 0x7f) << shift;
+			if (!(p[i++] & 0x80))
+				break;
+		}
+		unsigned wt = key & 7;
+		uint64_t n = 0;
+		if (wt == 0 || wt == 2) {
+			for (int shift = 0;; shift += 7) {
+				if (i >= len || shift > 63)
+					return false;
+				n |= (uint64_t)(p[i] & 0x7f) << shift;
+				if (!(p[i++] & 0x80))
+					break;
+			}
+		} else if (wt == 1 || wt == 5) {
+			n = wt == 1 ? 8 : 4;
+			if (len - i < n)
+				return false;
+			i += n;
+			continue;
+		} else {
+			return false;
+		}
+		if (wt == 0)
+			continue;
+		if (n > len - i)
+			return false;
+		if (key >> 3 == 1) {
+			if (n >= size)
+				return false;
+			memcpy(service, p + i, (size_t)n);
+			service[n] = '\0';
+		}
+		i += (size_t)n;
+	}
+	return true;
 }

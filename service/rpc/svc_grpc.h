@@ -54,6 +54,25 @@ int svc_grpc_status(svc_errc code);
  * *json: +json. prefix: "application/grpc" or "application/grpc-web" etc. */
 bool svc_grpc_content_type(const char *ctype, const char *prefix, bool *json);
 
+/*
+ * gRPC-Web text (application/grpc-web-text): standard base64, as one string
+ * or as padded chunks one after another (each frame encoded on its own).
+ * Decodes len bytes of in into out (room for len / 4 * 3); SVC_E_INVALID on
+ * a character outside the alphabet, a length not a multiple of 4, or
+ * padding inside a quantum.
+ */
+svc_errc svc_grpc_base64_decode(const char *in, size_t len, uint8_t *out, size_t *out_len);
+/* Appends the base64 of in (padded) to out; false: out of memory. */
+struct evbuffer;
+bool svc_grpc_base64_encode(const uint8_t *in, size_t len, struct evbuffer *out);
+
+/*
+ * grpc.health.v1.HealthCheckRequest's service (field 1) into service (size
+ * bytes with the NUL; other fields skipped). False: not a valid message, or
+ * the name does not fit.
+ */
+bool svc_grpc_health_request(const uint8_t *p, size_t len, char *service, size_t size);
+
 /* Whether a grpc-accept-encoding / grpc-encoding list names gzip. */
 bool svc_grpc_lists_gzip(const char *value);
 

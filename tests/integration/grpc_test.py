@@ -17,6 +17,10 @@ an unknown grpc-encoding, a non-gRPC content type and GET are refused; the
 message cap; SETTINGS (concurrent streams, header list) and many calls in
 parallel on one connection; grpc.health.v1 Check; HTTP/1.1 keeps working on
 the same port; SIGTERM sends GOAWAY and the call in flight is answered.
+gRPC-Web over HTTP/1.1: binary and -text (base64 in chunks), the trailer
+frame, gzip, errors trailers-only, health; CORS off by default, and with
+--cors-allowed-origins a preflight and the allowed origins echoed (Connect
+calls too).
 """
 import argparse
 import gzip
@@ -280,7 +284,126 @@ def main():
                 d2.stop()
             fs.stop()
 
-    cases = [("every_method", case_every_method), ("gzip_both_ways", case_gzip_both_ways),
+    def web_post(port, path, body, headers):
+        """A gRPC-Web call over HTTP/1.1: (status, lowercase headers, body)."""
+        import http.client
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        c.request("POST", path, body, headers)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+
+    def web_frames(data):
+        """(message, trailers dict) of a gRPC-Web response body."""
+        msg, trailers = None, {}
+        while data:
+            flag, n = struct.unpack(">BI", data[:5])
+            payload, data = data[5:5 + n], data[5 + n:]
+            check(len(payload) == n, "truncated gRPC-Web frame")
+            if flag & 0x80:
+                for line in payload.decode().split("\r\n"):
+                    if line:
+                        k, v = line.split(":", 1)
+                        trailers[k.strip()] = v.strip()
+            else:
+                check(msg is None, "two messages in a unary answer")
+                msg = gzip.decompress(payload) if flag & 1 else payload
+        return msg, trailers
+
+    def case_grpc_web():
+        import base64
+        body = symbolize_req().SerializeToString()
+        want = raw_call("Symbolize", body)
+        for ctype in ("application/grpc-web", "application/grpc-web+proto"):
+            status, hdrs, data = web_post(d.port, PATH + "Symbolize", frame(body),
+                                          {"Content-Type": ctype, "X-Grpc-Web": "1"})
+            check(status == 200 and hdrs["content-type"] == "application/grpc-web+proto",
+                  "%s: %d %r" % (ctype, status, hdrs))
+            msg, trailers = web_frames(data)
+            check(msg == want and trailers.get("grpc-status") == "0",
+                  "%s: answer %r" % (ctype, trailers))
+        # -text: base64 both ways; the request sent as two padded chunks.
+        f = frame(body)
+        text = base64.b64encode(f[:7]) + base64.b64encode(f[7:])
+        status, hdrs, data = web_post(d.port, PATH + "Symbolize", text,
+                                      {"Content-Type": "application/grpc-web-text",
+                                       "grpc-accept-encoding": "gzip"})
+        check(status == 200 and hdrs["content-type"] == "application/grpc-web-text+proto",
+              "text: %d %r" % (status, hdrs))
+        msg, trailers = web_frames(base64.b64decode(data))
+        check(msg == want and trailers.get("grpc-status") == "0",
+              "text: %r %r %d/%d" % (trailers, hdrs, len(msg or b""), len(want)))
+        # gzipped request, errors trailers-only, bad base64, health
+        status, hdrs, data = web_post(d.port, PATH + "Symbolize", frame(gzip.compress(body), True),
+                                      {"Content-Type": "application/grpc-web",
+                                       "grpc-encoding": "gzip"})
+        check(web_frames(data)[0] == want, "gzipped gRPC-Web request")
+        for label, path, payload, ctype, code in (
+                ("malformed", PATH + "Symbolize", frame(b"\xff\xff"), "application/grpc-web", "3"),
+                ("unknown method", PATH + "Nope", frame(b""), "application/grpc-web", "12"),
+                ("not base64", PATH + "Symbolize", b"@@@@", "application/grpc-web-text", "3"),
+                ("truncated", PATH + "Symbolize", frame(body)[:9], "application/grpc-web", "3"),
+                ("over the cap", PATH + "Symbolize", frame(b"\0" * 70000),
+                 "application/grpc-web", "8")):
+            status, hdrs, data = web_post(d.port, path, payload, {"Content-Type": ctype})
+            check(status == 200 and hdrs.get("grpc-status") == code and not data,
+                  "%s: %d %r %r" % (label, status, hdrs, data[:100]))
+        status, hdrs, data = web_post(d.port, "/grpc.health.v1.Health/Check", frame(b""),
+                                      {"Content-Type": "application/grpc-web"})
+        check(web_frames(data)[0] == b"\x08\x01", "health over gRPC-Web: %r" % data)
+        # CORS is off by default: no header, a preflight is refused.
+        status, hdrs, _ = web_post(d.port, PATH + "Symbolize", frame(body),
+                                   {"Content-Type": "application/grpc-web",
+                                    "Origin": "http://dash.example"})
+        check("access-control-allow-origin" not in hdrs, "CORS on by default: %r" % hdrs)
+        import http.client
+        c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+        c.request("OPTIONS", PATH + "Symbolize", headers={
+            "Origin": "http://dash.example", "Access-Control-Request-Method": "POST"})
+        r = c.getresponse()
+        r.read()
+        check(r.status >= 400 and not r.getheader("Access-Control-Allow-Origin"),
+              "preflight with CORS off: %d" % r.status)
+        c.close()
+        print("  gRPC-Web binary, -text (chunked base64), gzip, errors trailers-only, health")
+
+    def case_cors():
+        d3 = Daemon(args.symbolizerd, os.path.join(work, "data3"), os.path.join(work, "d3.log"),
+                    extra=["--cors-allowed-origins", "http://dash.example, https://b.example"])
+        try:
+            import http.client
+            c = http.client.HTTPConnection("127.0.0.1", d3.port, timeout=60)
+            c.request("OPTIONS", PATH + "Symbolize", headers={
+                "Origin": "https://b.example", "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type,x-grpc-web,grpc-timeout"})
+            r = c.getresponse()
+            r.read()
+            h = {k.lower(): v for k, v in r.getheaders()}
+            check(r.status == 204 and h.get("access-control-allow-origin") == "https://b.example",
+                  "preflight: %d %r" % (r.status, h))
+            for need in ("x-grpc-web", "grpc-timeout", "content-type", "connect-protocol-version"):
+                check(need in h.get("access-control-allow-headers", ""), "allow-headers: %r" % h)
+            check("POST" in h.get("access-control-allow-methods", ""), "allow-methods: %r" % h)
+            c.close()
+            req = spb.SymbolizeRequest(mappings=[spb.Mapping(build_id="ab" * 20)]).SerializeToString()
+            status, hdrs, data = web_post(d3.port, PATH + "Symbolize", frame(req),
+                                          {"Content-Type": "application/grpc-web",
+                                           "Origin": "http://dash.example"})
+            check(hdrs.get("access-control-allow-origin") == "http://dash.example" and
+                  "grpc-status" in hdrs.get("access-control-expose-headers", ""),
+                  "gRPC-Web with CORS: %r" % hdrs)
+            # Connect on the same route gets the same headers; another origin none.
+            status, hdrs, _ = d3.post(req, {"Origin": "http://dash.example"})
+            check(status == 200 and hdrs.get("access-control-allow-origin") == "http://dash.example",
+                  "Connect with CORS: %d %r" % (status, hdrs))
+            status, hdrs, _ = d3.post(req, {"Origin": "http://evil.example"})
+            check("access-control-allow-origin" not in hdrs, "another origin: %r" % hdrs)
+            print("  preflight 204, allowed origins echoed, others not")
+        finally:
+            check(d3.stop() == 0, "CORS daemon exit status")
+
+    cases = [("every_method", case_every_method), ("grpc_web", case_grpc_web), ("cors", case_cors), ("gzip_both_ways", case_gzip_both_ways),
              ("status_codes", case_status_codes), ("health", case_health),
              ("streams_and_settings", case_streams_and_settings),
              ("http1_beside", case_http1_beside),

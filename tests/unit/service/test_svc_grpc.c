@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+
 #include "service/rpc/svc_grpc.h"
 #include "test.h"
 
@@ -137,6 +139,32 @@ TEST(content_types)
 	CHECK(svc_grpc_lists_gzip("identity,deflate,gzip"));
 	CHECK(!svc_grpc_lists_gzip("identity"));
 	CHECK(!svc_grpc_lists_gzip(NULL));
+}
+
+TEST(base64_both_ways_and_in_chunks)
+{
+	uint8_t out[64];
+	size_t n = 0;
+	CHECK_EQ_U(svc_grpc_base64_decode("aGVsbG8=", 8, out, &n), SVC_OK);
+	CHECK(n == 5 && memcmp(out, "hello", 5) == 0);
+	/* padded chunks one after another (gRPC-Web frames encoded apart) */
+	CHECK_EQ_U(svc_grpc_base64_decode("aGk=aGVsbG8=YQ==", 16, out, &n), SVC_OK);
+	CHECK(n == 8 && memcmp(out, "hihelloa", 8) == 0);
+	CHECK_EQ_U(svc_grpc_base64_decode("", 0, out, &n), SVC_OK);
+	CHECK(n == 0);
+	CHECK_EQ_U(svc_grpc_base64_decode("aGk", 3, out, &n), SVC_E_INVALID);    /* length */
+	CHECK_EQ_U(svc_grpc_base64_decode("a=Gk", 4, out, &n), SVC_E_INVALID);   /* early pad */
+	CHECK_EQ_U(svc_grpc_base64_decode("aG=k", 4, out, &n), SVC_E_INVALID);   /* after pad */
+	CHECK_EQ_U(svc_grpc_base64_decode("aG\nk", 4, out, &n), SVC_E_INVALID); /* alphabet */
+	struct evbuffer *b = evbuffer_new();
+	REQUIRE(b);
+	CHECK(svc_grpc_base64_encode((const uint8_t *)"hello", 5, b));
+	CHECK(svc_grpc_base64_encode((const uint8_t *)"\xfb\xff", 2, b));
+	size_t len = evbuffer_get_length(b);
+	char text[32] = {0};
+	evbuffer_copyout(b, text, len);
+	CHECK_STREQ(text, "aGVsbG8=+/8=");
+	evbuffer_free(b);
 }
 
 TEST_MAIN()
