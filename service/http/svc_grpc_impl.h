@@ -25,6 +25,15 @@ struct evhttp_request;
 bool svc_grpc_services_serve(svc_rpc *rpc, bool serving, const char *path, const uint8_t *msg,
 			     size_t len, bool compressed, const svc_rpc_sink *sink);
 
+/* svc_grpc_reflection.c: the paths of ServerReflectionInfo (v1, v1alpha). */
+#define SVC_GRPC_REFLECTION_V1 "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+#define SVC_GRPC_REFLECTION_V1ALPHA                                                          \
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+/* The ServerReflectionResponse to one ServerReflectionRequest (req, len),
+ * appended to out; false: out of memory. The two versions' messages are the
+ * same bytes. Any thread. */
+bool svc_grpc_reflection_answer(const uint8_t *req, size_t len, struct evbuffer *out);
+
 /* ---- svc_grpc_web.c ---- */
 
 typedef struct svc_grpc_web svc_grpc_web;

@@ -83,6 +83,9 @@ struct h2_stream {
 	char timeout[16];            /* grpc-timeout */
 	bool post, bad_header, request_done, calling, answered, closed_early;
 	bool reset_after_answer;     /* RST_STREAM(NO_ERROR) once the answer is out */
+	/* A bidirectional stream (server reflection): an answer per message as
+	 * it comes, trailers once the request ends. */
+	bool streaming, response_started;
 	svc_error refused;           /* code != SVC_OK: refused before the call */
 	base_buf body;               /* prefix and message, capped */
 	struct evbuffer *out;        /* the response's frames (DATA) */

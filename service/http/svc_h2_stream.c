@@ -117,15 +117,17 @@ static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size
 {
 	(void)arg;
 	h2_stream *s = src->ptr;
+	if (s->streaming && !s->request_done && evbuffer_get_length(s->out) == 0)
+		return NGHTTP2_ERR_DEFERRED;  /* resumed by the next answer (reflect) */
 	int n = evbuffer_remove(s->out, buf, len);
 	if (n < 0)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-	if (evbuffer_get_length(s->out) == 0) {
+	if (evbuffer_get_length(s->out) == 0 && (!s->streaming || s->request_done)) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
 		char status[12];
 		snprintf(status, sizeof(status), "%d", s->status);
-		nghttp2_nv t[] = {NV("grpc-status", status)};
-		if (nghttp2_submit_trailer(session, id, t, 1) != 0)
+		nghttp2_nv t[] = {NV("grpc-status", status), NV("grpc-message", s->message)};
+		if (nghttp2_submit_trailer(session, id, t, s->message[0] ? 2 : 1) != 0)
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
 	return n;
@@ -203,10 +205,90 @@ static void refuse(h2_stream *s, svc_errc code, const char *msg)
 	send_error(s, &err);
 }
 
+/* ---- a bidirectional stream: server reflection ---- */
+
+static bool is_reflection(const h2_stream *s)
+{
+	bool json;
+	return s->post && svc_grpc_content_type(s->ctype, "application/grpc", &json) && !json &&
+	       (strcmp(s->path, SVC_GRPC_REFLECTION_V1) == 0 ||
+		strcmp(s->path, SVC_GRPC_REFLECTION_V1ALPHA) == 0);
+}
+
+/* Answers each whole message of the body, then starts or resumes the
+ * response's DATA (the trailers follow once the request ends). */
+static void reflect(h2_stream *s)
+{
+	size_t off = 0;
+	while (s->body.len - off >= SVC_GRPC_PREFIX && s->status == 0) {
+		const uint8_t *p = s->body.data + off;
+		size_t n = (size_t)p[1] << 24 | (size_t)p[2] << 16 | (size_t)p[3] << 8 | p[4];
+		if (p[0] != 0) {
+			s->status = svc_grpc_status(SVC_E_UNIMPLEMENTED);
+			svc_grpc_percent_encode("reflection requests are not compressed here",
+						s->message, sizeof(s->message));
+			break;
+		}
+		if (s->body.len - off - SVC_GRPC_PREFIX < n)
+			break;
+		struct evbuffer *msg = evbuffer_new();
+		uint8_t prefix[SVC_GRPC_PREFIX];
+		if (!msg || !svc_grpc_reflection_answer(p + SVC_GRPC_PREFIX, n, msg)) {
+			if (msg)
+				evbuffer_free(msg);
+			s->status = svc_grpc_status(SVC_E_NOMEM);
+			break;
+		}
+		svc_grpc_prefix(prefix, 0, (uint32_t)evbuffer_get_length(msg));
+		evbuffer_add(s->out, prefix, sizeof(prefix));
+		evbuffer_add_buffer(s->out, msg);
+		evbuffer_free(msg);
+		off += SVC_GRPC_PREFIX + n;
+	}
+	memmove(s->body.data, s->body.data + off, s->body.len - off);
+	s->body.len -= off;
+	nghttp2_session *session = s->conn->session;
+	if (s->response_started) {
+		nghttp2_session_resume_data(session, s->id);
+		return;
+	}
+	s->response_started = true;
+	nghttp2_data_provider dp = {.source.ptr = s, .read_callback = read_out};
+	nghttp2_nv nv[] = {
+		NV(":status", "200"),
+		NV("content-type", "application/grpc"),
+		NV("grpc-accept-encoding", "identity"),
+	};
+	nghttp2_submit_response(session, s->id, nv, 3, &dp);
+}
+
+/* Whether the stream is (now) a reflection stream, its data handled. */
+static bool reflect_data(h2_stream *s, const uint8_t *data, size_t len)
+{
+	if (!s->streaming) {
+		if (!is_reflection(s))
+			return false;
+		if (!(s->out = evbuffer_new())) {
+			refuse(s, SVC_E_NOMEM, "out of memory");
+			return true;
+		}
+		s->streaming = true;
+	}
+	if (!base_buf_append(&s->body, data, len) && s->status == 0) {
+		s->status = svc_grpc_status(SVC_E_TOO_LARGE);
+		svc_grpc_percent_encode("reflection request over the message limit", s->message,
+					sizeof(s->message));
+	}
+	reflect(s);
+	return true;
+}
+
 void h2_stream_data(h2_stream *s, const uint8_t *data, size_t len)
 {
 	if (s->answered)
 		return;  /* refused already: the rest is dropped */
+	if (reflect_data(s, data, len))
+		return;
 	if (!base_buf_append(&s->body, data, len)) {
 		svc_error err;
 		svc_error_set(&err, SVC_E_TOO_LARGE,
@@ -255,6 +337,8 @@ void h2_stream_request_done(h2_stream *s)
 {
 	s->request_done = true;
 	if (s->answered)
+		return;
+	if (reflect_data(s, NULL, 0))
 		return;
 	svc_h2 *h = s->conn->h;
 	svc_rpc_request r = {.path = s->path};

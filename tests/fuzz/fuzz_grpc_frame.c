@@ -6,7 +6,8 @@
  * they accept must be consistent: the message lies inside the input and
  * within the cap, a timeout is never negative, decoded base64 fits its bound
  * and (unpadded) encodes back to the same text, a service name is NUL-terminated in its
- * buffer; grpc-message's encoding of the bytes is printable ASCII.
+ * buffer; grpc-message's encoding of the bytes is printable ASCII; a
+ * ServerReflectionRequest always gets an answer (service/http/svc_grpc_reflection.c).
  */
 #include <assert.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 
 #include <event2/buffer.h>
 
+#include "service/http/svc_grpc_impl.h"
 #include "service/rpc/svc_grpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,6 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			evbuffer_free(b);
 	}
 	free(out);
+	struct evbuffer *refl = evbuffer_new();
+	if (refl) {
+		/* a ServerReflectionResponse, echoing the request (field 2) */
+		assert(svc_grpc_reflection_answer(data, size, refl));
+		assert(evbuffer_get_length(refl) >= size + 2);
+		evbuffer_free(refl);
+	}
 	char service[64];
 	if (svc_grpc_health_request(data, size, service, sizeof(service)))
 		assert(strlen(service) < sizeof(service));

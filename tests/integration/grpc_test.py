@@ -217,6 +217,63 @@ def main():
                        b"\x0a" + bytes([31]) + b"symbolizer.v1.SymbolizerService")
         check(out == b"\x08\x01", "Check(SymbolizerService): %r" % out)
 
+    def case_reflection():
+        """ServerReflectionInfo (v1 and v1alpha) on one stream: several requests, one
+        answer each, in order; the trailers once the request ends."""
+        import pb as wire
+        from google.protobuf import descriptor_pb2
+
+        def fields(data):
+            out = {}
+            for num, _, v in wire.parse(data):
+                out.setdefault(num, []).append(v)
+            return out
+        for version in ("v1", "v1alpha"):
+            path = "/grpc.reflection.%s.ServerReflection/ServerReflectionInfo" % version
+            reqs = [wire.field_bytes(7, b""),                                   # list_services
+                    wire.field_bytes(4, b"symbolizer.v1.SymbolizerService"),    # a symbol
+                    wire.field_bytes(4, b"symbolizer.v1.SymbolizeRequest"),
+                    wire.field_bytes(3, b"symbolizer/v1/symbolizer.proto"),     # a file
+                    wire.field_bytes(4, b"nope.Nothing"),                        # unknown
+                    wire.field_bytes(1, b"h") + wire.field_bytes(6, b"x.Y"),    # extensions
+                    b"\xff"]                                                    # malformed
+            h = H2(d.port)
+            sid = h.request(path, frame(reqs[0]), end=False)
+            for r in reqs[1:]:
+                h.conn.send_data(sid, frame(r))
+                h.flush()
+            h.conn.end_stream(sid)
+            h.flush()
+            check(h.pump(lambda s: s.ended(sid)), "reflection stream did not end")
+            data = b"".join(e.data for e in h.of("DataReceived", sid))
+            trailers = dict(h.of("TrailersReceived", sid)[0].headers)
+            check(trailers.get("grpc-status") == "0", "reflection trailers %r" % trailers)
+            answers = []
+            while data:
+                n = struct.unpack(">I", data[1:5])[0]
+                answers.append(fields(data[5:5 + n]))
+                data = data[5 + n:]
+            check(len(answers) == len(reqs), "%d answers to %d requests" % (len(answers),
+                                                                          len(reqs)))
+            for a, r in zip(answers, reqs):
+                check(a.get(2, [None])[0] == r, "original_request not echoed")
+            listed = [fields(sv)[1][0] for sv in fields(answers[0][6][0]).get(1, [])]
+            check(b"symbolizer.v1.SymbolizerService" in listed, "list_services: %r" % listed)
+            for k in (1, 2, 3):
+                files = fields(answers[k][4][0])[1]
+                fd = descriptor_pb2.FileDescriptorProto.FromString(files[0])
+                check(fd.name == "symbolizer/v1/symbolizer.proto" and
+                      [m.name for m in fd.service[0].method] ==
+                      [m.name for m in spb.DESCRIPTOR.services_by_name["SymbolizerService"].methods],
+                      "descriptor of answer %d: %s" % (k, fd.name))
+            err = fields(answers[4][7][0])
+            check(err[1][0] == 5, "unknown symbol: %r" % err)
+            check(answers[5][1][0] == b"h" and fields(answers[5][7][0])[1][0] == 12,
+                  "extensions: %r" % answers[5])
+            check(fields(answers[6][7][0])[1][0] == 3, "malformed: %r" % answers[6])
+            h.close()
+        print("  v1 and v1alpha: list_services, symbols, a file, errors; 7 answers in order")
+
     def case_streams_and_settings():
         h = H2(d.port)
         h.pump(lambda s: s.of("RemoteSettingsChanged"))
@@ -404,7 +461,7 @@ def main():
             check(d3.stop() == 0, "CORS daemon exit status")
 
     cases = [("every_method", case_every_method), ("grpc_web", case_grpc_web), ("cors", case_cors), ("gzip_both_ways", case_gzip_both_ways),
-             ("status_codes", case_status_codes), ("health", case_health),
+             ("status_codes", case_status_codes), ("health", case_health), ("reflection", case_reflection),
              ("streams_and_settings", case_streams_and_settings),
              ("http1_beside", case_http1_beside),
              ("deadline_and_goaway", case_deadline_and_goaway)]

@@ -17,6 +17,8 @@
 //      grpc-message (malformed message, unknown method, over the cap, an
 //      unknown service's health), grpc.health.v1 Check;
 //   4. buf curl --protocol connect|grpc|grpcweb with --schema: the same answer;
+//      --protocol grpc without --schema (server reflection v1 and v1alpha):
+//      every method listed, the same answer;
 //   5. SIGTERM: exit status 0.
 //
 // Usage: node grpc_client.mjs --symbolizerd PATH --fixtures DIR --proto DIR --buf PATH
@@ -230,6 +232,16 @@ async function main() {
       if (ref) check(JSON.stringify(out) === ref, `buf curl ${proto}: a different answer`);
       ref = JSON.stringify(out);
       ok(`buf curl --protocol ${proto} --schema: STATUS_OK, the same answer`);
+    }
+    // 4b. without --schema: server reflection (v1, then v1alpha)
+    for (const rp of ["grpc-v1", "grpc-v1alpha"]) {
+      const env = ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--reflect-protocol", rp];
+      const methods = run(a.buf, [...env, "--list-methods", `http://${target}`]).trim().split("\n");
+      for (const m of Object.values(svc.methods))
+        check(methods.includes(`${SERVICE}/${m.name}`), `reflection ${rp}: ${m.name} not listed: ${methods}`);
+      const out = JSON.parse(run(a.buf, [...env, "--data", small, `http://${target}/${SERVICE}/Symbolize`]));
+      check(JSON.stringify(out) === ref, `buf curl without --schema (${rp}): a different answer`);
+      ok(`buf curl --protocol grpc without --schema (reflection ${rp}): every method listed, the same answer`);
     }
   } catch (e) {
     failed = true;
