@@ -242,7 +242,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	for (h2_stream *s = c->streams; s; s = s->next) {
 		/* A call in flight ends by its own deadline; a request that never
 		 * ends or an answer never read does not. */
-		if (s->calling || s->closed_early || now - s->opened_ms < limit)
+		if (s->calling || s->watching || s->closed_early || now - s->opened_ms < limit)
 			continue;
 		s->closed_early = true;
 		h->streams_timed_out++;
@@ -362,7 +362,10 @@ void svc_h2_shutdown(svc_h2 *h)
 	h->stopping = true;
 	for (h2_conn *c = h->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->goaway)
+		/* Watch streams end first (their last status out before GOAWAY). */
+		for (h2_stream *st = c->streams; st; st = st->next)
+			h2_stream_stopping(st);
+		if (!send_some(c) || c->goaway)
 			continue;
 		c->goaway = true;
 		/* The streams opened already are served; new ones are refused. */

@@ -86,6 +86,8 @@ struct h2_stream {
 	/* A bidirectional stream (server reflection): an answer per message as
 	 * it comes, trailers once the request ends. */
 	bool streaming, response_started;
+	bool finished;               /* a stream's answers are all out: the trailers */
+	bool watching;               /* grpc.health.v1.Health/Watch: open till shutdown */
 	svc_error refused;           /* code != SVC_OK: refused before the call */
 	base_buf body;               /* prefix and message, capped */
 	struct evbuffer *out;        /* the response's frames (DATA) */
@@ -129,6 +131,10 @@ void h2_stream_request_done(h2_stream *s);
 void h2_stream_closed(h2_stream *s);
 /* The connection goes: every stream freed or orphaned. */
 void h2_stream_conn_gone(h2_stream *s);
+
+/* The connection's server is stopping: a Watch stream gets NOT_SERVING and
+ * its trailers. */
+void h2_stream_stopping(h2_stream *s);
 
 /* svc_h2_conn.c */
 /* Writes what the session has to send (not inside a receive). */

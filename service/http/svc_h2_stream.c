@@ -117,12 +117,12 @@ static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size
 {
 	(void)arg;
 	h2_stream *s = src->ptr;
-	if (s->streaming && !s->request_done && evbuffer_get_length(s->out) == 0)
-		return NGHTTP2_ERR_DEFERRED;  /* resumed by the next answer (reflect) */
+	if (s->streaming && !s->finished && evbuffer_get_length(s->out) == 0)
+		return NGHTTP2_ERR_DEFERRED;  /* resumed by the next answer (reflect, watch) */
 	int n = evbuffer_remove(s->out, buf, len);
 	if (n < 0)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-	if (evbuffer_get_length(s->out) == 0 && (!s->streaming || s->request_done)) {
+	if (evbuffer_get_length(s->out) == 0 && (!s->streaming || s->finished)) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
 		char status[12];
 		snprintf(status, sizeof(status), "%d", s->status);
@@ -215,6 +215,8 @@ static bool is_reflection(const h2_stream *s)
 		strcmp(s->path, SVC_GRPC_REFLECTION_V1ALPHA) == 0);
 }
 
+static void start_or_resume(h2_stream *s);
+
 /* Answers each whole message of the body, then starts or resumes the
  * response's DATA (the trailers follow once the request ends). */
 static void reflect(h2_stream *s)
@@ -247,6 +249,14 @@ static void reflect(h2_stream *s)
 	}
 	memmove(s->body.data, s->body.data + off, s->body.len - off);
 	s->body.len -= off;
+	s->finished = s->request_done;
+	start_or_resume(s);
+}
+
+/* The response of a stream answered as it goes: HEADERS once, then DATA as
+ * s->out fills (read_out defers while it is empty and not finished). */
+static void start_or_resume(h2_stream *s)
+{
 	nghttp2_session *session = s->conn->session;
 	if (s->response_started) {
 		nghttp2_session_resume_data(session, s->id);
@@ -333,12 +343,65 @@ static bool check_headers(h2_stream *s, svc_rpc_request *r)
 	return true;
 }
 
+/* grpc.health.v1.Health/Watch: the status now, then NOT_SERVING at shutdown
+ * (h2_stream_stopping); the stream stays open until then. */
+static void health_message(h2_stream *s, int status)
+{
+	uint8_t m[SVC_GRPC_PREFIX + 2];
+	svc_grpc_prefix(m, 0, 2);
+	m[5] = 0x08;
+	m[6] = (uint8_t)status;
+	evbuffer_add(s->out, m, sizeof(m));
+}
+
+static bool watch(h2_stream *s)
+{
+	bool json;
+	if (strcmp(s->path, SVC_GRPC_HEALTH_PREFIX "Watch") != 0 || !s->post ||
+	    !svc_grpc_content_type(s->ctype, "application/grpc", &json) || json)
+		return false;
+	svc_h2 *h = s->conn->h;
+	const uint8_t *msg;
+	size_t n;
+	bool z;
+	svc_error err;
+	char service[200];
+	if (svc_grpc_parse_unary(s->body.data, s->body.len, 4096, &msg, &n, &z, &err) != SVC_OK ||
+	    z || !svc_grpc_health_request(msg, n, service, sizeof(service))) {
+		refuse(s, SVC_E_INVALID, "grpc.health.v1.HealthCheckRequest: malformed");
+		return true;
+	}
+	if (!(s->out = evbuffer_new())) {
+		refuse(s, SVC_E_NOMEM, "out of memory");
+		return true;
+	}
+	s->streaming = s->watching = true;
+	bool serving = !h->stopping && (!h->o.serving || h->o.serving(h->o.arg));
+	bool known = !service[0] || strcmp(service, svc_rpc_service(h->o.rpc)) == 0;
+	/* SERVING 1, NOT_SERVING 2, SERVICE_UNKNOWN 3 */
+	health_message(s, !known ? 3 : serving ? 1 : 2);
+	s->finished = h->stopping;
+	start_or_resume(s);
+	return true;
+}
+
+void h2_stream_stopping(h2_stream *s)
+{
+	if (!s->watching || s->finished)
+		return;
+	health_message(s, 2);
+	s->finished = true;
+	s->status = svc_grpc_status(SVC_E_SHUTTING_DOWN);
+	svc_grpc_percent_encode("server shutting down", s->message, sizeof(s->message));
+	nghttp2_session_resume_data(s->conn->session, s->id);
+}
+
 void h2_stream_request_done(h2_stream *s)
 {
 	s->request_done = true;
 	if (s->answered)
 		return;
-	if (reflect_data(s, NULL, 0))
+	if (reflect_data(s, NULL, 0) || watch(s))
 		return;
 	svc_h2 *h = s->conn->h;
 	svc_rpc_request r = {.path = s->path};

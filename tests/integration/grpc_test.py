@@ -317,9 +317,13 @@ def main():
             took = time.monotonic() - t0
             check(out.mappings[0].status == spb.MappingResult.STATUS_PENDING, "deadline: %r" % out.mappings)
             print("  grpc-timeout 1 s: PENDING after %.2f s" % took)
-            # SIGTERM with a call in flight and an idle connection: GOAWAY, the call answered.
+            # SIGTERM with a call in flight, a health Watch and an idle connection:
+            # GOAWAY, the call answered, the Watch told NOT_SERVING.
             h = H2(d2.port)
             h.pump(lambda s: s.of("RemoteSettingsChanged"))
+            watch = h.request("/grpc.health.v1.Health/Watch", frame(b""))
+            check(h.pump(lambda s: s.of("DataReceived", watch)), "Watch: no first status")
+            check(h.of("DataReceived", watch)[0].data == frame(b"\x08\x01"), "Watch: not SERVING")
             fut = ch2.unary_unary(PATH + "Symbolize").future(req, timeout=60)
             deadline = time.monotonic() + 30
             while d2.metric("symbolizer_calls_in_flight") != 1:
@@ -331,10 +335,15 @@ def main():
             check(h.pump(lambda s: s.of("ConnectionTerminated")), "no GOAWAY")
             ev = h.of("ConnectionTerminated")[0]
             check(ev.error_code == 0, "GOAWAY error %r" % ev.error_code)
+            check(h.pump(lambda s: s.ended(watch)), "Watch did not end")
+            got = b"".join(e.data for e in h.of("DataReceived", watch))
+            check(got == frame(b"\x08\x01") + frame(b"\x08\x02"), "Watch: %r" % got)
+            check(dict(h.of("TrailersReceived", watch)[0].headers).get("grpc-status") == "14",
+                  "Watch trailers")
             h.close()
             d2.proc.wait(30)
             check(d2.stop() == 0, "exit status after SIGTERM")
-            print("  SIGTERM: GOAWAY (NO_ERROR), the call in flight answered, exit 0")
+            print("  SIGTERM: GOAWAY (NO_ERROR), the call in flight answered, Watch NOT_SERVING, exit 0")
         finally:
             ch2.close()
             if d2.proc.poll() is None:
