@@ -203,6 +203,7 @@ static const base_flag pprof_flags[] = {
 	{"--output -o", "OUT", BASE_FLAG_STRING, offsetof(struct opts, out), 0, NULL,
 	 "where the symbolized profile goes"},
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	CTL_RPC_PROTOCOL_FLAG,
 	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, wait_ms), 0, NULL,
 	 "how long the daemon may look for debug info"},
 	{"--timeout", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, timeout_ms), 0, NULL,

@@ -3,7 +3,7 @@
 """gRPC on the daemon's port (h2c, prior knowledge) from Debian's grpcio and a
 raw HTTP/2 client (python3-h2), beside Connect over HTTP/1.1.
 
-    grpc_test.py --symbolizerd BIN --fixtures DIR [CASE...]
+    grpc_test.py --symbolizerd BIN --symbolctl BIN --fixtures DIR [CASE...]
 
 Cases: every method of the service descriptor answers over gRPC what it
 answers over Connect (real requests, and an empty one, whatever it gets), so a
@@ -20,7 +20,7 @@ the same port; SIGTERM sends GOAWAY and the call in flight is answered.
 gRPC-Web over HTTP/1.1: binary and -text (base64 in chunks), the trailer
 frame, gzip, errors trailers-only, health; CORS off by default, and with
 --cors-allowed-origins a preflight and the allowed origins echoed (Connect
-calls too).
+calls too). symbolctl --protocol connect|grpc|grpc-web answers alike.
 """
 import argparse
 import gzip
@@ -47,6 +47,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symbolizerd", required=True)
     ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--symbolctl", required=True)
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
     grpc = debian_modules()
@@ -469,10 +470,33 @@ def main():
         finally:
             check(d3.stop() == 0, "CORS daemon exit status")
 
+    def case_symbolctl_protocols():
+        """symbolctl --protocol connect|grpc|grpc-web: the same frames."""
+        import subprocess
+        outs = {}
+        for proto in ("connect", "grpc", "grpc-web"):
+            r = subprocess.run([args.symbolctl, "symbolize", "--server", d.url, "--protocol", proto,
+                                "--build-id", bid] + ["0x%x" % a for a in addrs[:20]],
+                               capture_output=True, text=True, timeout=120)
+            check(r.returncode == 0, "symbolctl --protocol %s: %d %s" % (proto, r.returncode,
+                                                                        r.stderr))
+            outs[proto] = r.stdout
+        check(outs["grpc"] == outs["connect"] == outs["grpc-web"], "symbolctl: protocols differ")
+        check(outs["grpc"].count(".c:") >= 10, "symbolctl: few frames:\n" + outs["grpc"])
+        r = subprocess.run([args.symbolctl, "symbolize", "--server", d.url, "--protocol", "grpc",
+                            "--build-id", bid, "--timeout", "5s", "0x1"], capture_output=True,
+                           text=True, timeout=120)
+        check(r.returncode in (0, 1), "symbolctl grpc with a timeout: %s" % r.stderr)
+        r = subprocess.run([args.symbolctl, "symbolize", "--server", d.url, "--protocol", "spdy",
+                            "--build-id", bid, "0x1"], capture_output=True, text=True)
+        check(r.returncode == 2 and "spdy" in r.stderr, "a bad --protocol: %d" % r.returncode)
+        print("  20 addresses: the same frames over connect, grpc and grpc-web")
+
     cases = [("every_method", case_every_method), ("grpc_web", case_grpc_web), ("cors", case_cors), ("gzip_both_ways", case_gzip_both_ways),
              ("status_codes", case_status_codes), ("health", case_health), ("reflection", case_reflection),
              ("streams_and_settings", case_streams_and_settings),
              ("http1_beside", case_http1_beside),
+             ("symbolctl_protocols", case_symbolctl_protocols),
              ("deadline_and_goaway", case_deadline_and_goaway)]
     try:
         rc = run_cases(cases, args.cases)
