@@ -127,8 +127,8 @@ static const base_flag flags[] = {
 	  "time from a request's first byte to its last, header and body;\n"
 	  "a slower client is disconnected (30s; 0: none)"),
 	F("--max-concurrent-streams", "N", BASE_FLAG_U32, max_concurrent_streams, 100000,
-	  "HTTP/2 (gRPC) streams open at once on one connection\n"
-	  "(SETTINGS_MAX_CONCURRENT_STREAMS; 100)"),
+	  "gRPC's HTTP/2 streams open at once on one connection,\n"
+	  "its SETTINGS_MAX_CONCURRENT_STREAMS (100)"),
 	F("--cors-allowed-origins", "LIST", BASE_FLAG_STRING, cors_allowed_origins, 0,
 	  "browser origins allowed to call the RPC methods (Connect and\n"
 	  "gRPC-Web), separated by commas, or * for any (none: CORS off)"),
