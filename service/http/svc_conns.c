@@ -16,19 +16,14 @@
  *   evhttp's own cap never answers 413: its 413 then only ever means a body it
  *   could not parse (a garbage chunk size), and is rewritten to 400 as it is
  *   written out;
- * - spot HTTP/2's connection preface ("PRI * HTTP/2.0", gRPC's prior
- *   knowledge) as a connection's first bytes, and hand its socket to the
- *   HTTP/2 server (svc_h2_impl.h) instead of evhttp.
+ * - hand a connection opening with HTTP/2's preface (gRPC's prior knowledge)
+ *   to the HTTP/2 server (svc_conns_h2.c, svc_h2_impl.h) instead of evhttp.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <event2/buffer.h>
@@ -78,7 +73,6 @@ struct svc_conns {
 	void *reply_ended_arg;
 	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
 	void *h2_arg;
-	uint64_t h2_handed;
 	conn *head, *tail;
 	conn_vec pending;  /* created, not yet attached to their evhttp connection */
 	struct event *attach, *resume;
@@ -264,37 +258,17 @@ static void send_413(conn *c)
 		(void)errno;
 }
 
-/* A connection that opened with HTTP/2's preface goes to the HTTP/2 server
- * (svc_h2_impl.h) with the bytes read so far; evhttp lets it go. */
+/* To the HTTP/2 server with the bytes read so far; evhttp lets it go. */
 static void hand_over(conn *c)
 {
 	svc_conns *cs = c->cs;
 	struct evbuffer *first = c->h2_first;
-	evutil_socket_t fd = bufferevent_getfd(c->bev);
-	/* The socket leaves evhttp's bufferevent (its events too) and
-	 * moves to a descriptor of its own; the number evhttp knows gets
-	 * an unconnected socket for evhttp to shut down (libevent 2.1
-	 * keeps its own copy of the number), closed here. */
-	bufferevent_setfd(c->bev, -1);
-	int own = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-	int dummy = own >= 0 ? socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
-	if (dummy >= 0) {
-		dup3(dummy, fd, O_CLOEXEC);
-		close(dummy);
-	} else if (own >= 0) {
-		close(own);
-		own = -1;
-	}
 	c->h2_first = NULL;
 	evhttp_connection_set_closecb(c->evcon, NULL, NULL);
-	evhttp_connection_free(c->evcon);
-	if (fd >= 0)
-		close(fd);  /* the unconnected one; evhttp only shut it down */
+	int own = svc_conns_take_socket(c->bev, c->evcon);
 	conn_free(c);
-	if (own >= 0) {
-		cs->h2_handed++;
+	if (own >= 0)  /* counted there: symbolizer_h2_connections_total */
 		cs->h2_accept(cs->h2_arg, own, first);
-	}
 	evbuffer_free(first);
 }
 
@@ -359,22 +333,17 @@ static bool declared_too_large(conn *c, struct evbuffer *buf, uint64_t cap)
 	return false;
 }
 
-/* A new connection's first bytes: false when they are (or may still be)
- * HTTP/2's preface. Its bytes then leave evhttp's buffer (evhttp waits for a
- * line) and deadline_cb hands the socket over. */
+/* False when the first bytes are (or may be) HTTP/2's preface; they then
+ * leave evhttp's buffer and deadline_cb hands the socket over. */
 static bool h2_preface(conn *c, struct evbuffer *buf)
 {
-	static const char pri[4] = "PRI ";
-	char head[4];
-	size_t n = evbuffer_get_length(buf);
-	if (evbuffer_copyout(buf, head, n < 4 ? n : 4) < 0 || memcmp(head, pri, n < 4 ? n : 4))
-		return c->decided = true;
-	if (n < 4)
-		return false;  /* no line for evhttp yet: wait for more */
-	c->decided = true;
+	int seen = svc_conns_preface(buf);
+	c->decided = seen != 0;
+	if (seen <= 0)
+		return seen < 0;  /* not HTTP/2: evhttp's; or not sure yet: wait */
 	if (!(c->h2_first = evbuffer_new()))
 		return true;
-	evbuffer_remove_buffer(buf, c->h2_first, n);
+	evbuffer_remove_buffer(buf, c->h2_first, evbuffer_get_length(buf));
 	bufferevent_disable(c->bev, EV_READ);
 	event_active(c->deadline, EV_TIMEOUT, 0);
 	return false;
@@ -548,24 +517,6 @@ uint64_t svc_conns_replies_writing(const svc_conns *cs)
 	return cs ? cs->writing : 0;
 }
 
-static uint64_t raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 1024;
-	rlim_t want = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-		rlim_t was = rl.rlim_cur;
-		rl.rlim_cur = want;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-			base_logf(BASE_LOG_INFO, "raised the open-files limit", "from=%llu to=%llu",
-				  (unsigned long long)was, (unsigned long long)want);
-		else
-			rl.rlim_cur = was;
-	}
-	return rl.rlim_cur == RLIM_INFINITY ? (uint64_t)1 << 20 : (uint64_t)rl.rlim_cur;
-}
-
 svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 			    const svc_conns_options *o)
 {
@@ -575,7 +526,7 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->base = base;
 	cs->http = http;
 	conn_vec_init(&cs->pending, SIZE_MAX / sizeof(conn *));
-	uint64_t limit = raise_nofile();
+	uint64_t limit = svc_nofile_raise();
 	/* Descriptors kept for the store, upstreams, files and the pool. */
 	uint64_t reserve = limit / 4 > 128 ? limit / 4 : 128;
 	uint64_t auto_max = limit > reserve + 16 ? limit - reserve : 16;
@@ -643,7 +594,4 @@ void svc_conns_render_metrics(const svc_conns *cs, base_buf *b)
 	base_expo_family(b, "symbolizer_http_malformed_bodies_total", "counter",
 			 "Request bodies evhttp could not parse (answered 400).");
 	base_expo_u64(b, "symbolizer_http_malformed_bodies_total", "", cs->rewritten);
-	base_expo_family(b, "symbolizer_http_h2_handed_total", "counter",
-			 "Connections that opened with HTTP/2's preface, handed to the HTTP/2 server.");
-	base_expo_u64(b, "symbolizer_http_h2_handed_total", "", cs->h2_handed);
 }

@@ -62,6 +62,19 @@ void svc_conns_reply_started(svc_conns *cs, struct evhttp_request *req);
 /* Replies handed to evhttp and not yet ended. */
 uint64_t svc_conns_replies_writing(const svc_conns *cs);
 void svc_conns_render_metrics(const svc_conns *cs, base_buf *b);
+
+/* svc_nofile.c: raises RLIMIT_NOFILE's soft limit to the hard one (logged);
+ * the limit then (1 << 20 for unlimited). */
+uint64_t svc_nofile_raise(void);
+
+/* svc_conns_h2.c: a new connection's first bytes in buf: 1 when they open
+ * HTTP/2's preface, -1 when they cannot, 0 when too few tell. */
+int svc_conns_preface(struct evbuffer *buf);
+struct bufferevent;
+struct evhttp_connection;
+/* Frees evhttp's connection but keeps its socket: the socket's descriptor of
+ * our own (-1: failed, the socket closed). */
+int svc_conns_take_socket(struct bufferevent *bev, struct evhttp_connection *evcon);
 void svc_conns_destroy(svc_conns *cs);
 
 /* A row of the router's table: a route and the object its handler gets. */
