@@ -16,7 +16,8 @@
 # requests/s, p50/p99/max latency per request, and the CPU the daemon and the
 # client used (cores). Then bench_lookup's warm in-process rate (one core) on
 # the same addresses, and bench_response's (the daemon's lookups, response
-# tables and encoding, in process), so the protocol's cost is visible.
+# tables and encoding, in process), so the protocol's cost is visible; and gRPC
+# rows next to Connect binary, both through h2load (bench_rpc_grpc.sh).
 #
 # The clients read each response with a walk over its wire format; more runs
 # at 16 x 1,000, for comparison: one decodes every response with protobuf-c;
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
 	--pool) pool=$2; shift 2 ;;
 	--workers) workers=$2; shift 2 ;;
 	--daemon-arg) daemon_args+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
 	*) echo "bench_rpc: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -144,6 +145,10 @@ for round in 1 2 3 4 5; do
 	run 16 1000 250 json
 	run 16 1000 250 json --gzip
 done
+
+# gRPC rows next to Connect binary (h2load for both; printed by bench_rpc_grpc.sh).
+bash "$root/bench/bench_rpc_grpc.sh" "$port" "$bid" "$tmp/addrs.txt" "$scale" "$daemon_pid" \
+	> "$tmp/grpc.out"
 
 "$bench_lookup" "$dbg" "$tmp/addrs.txt" > "$tmp/lookup.out"
 "$bench_response" "$dbg" "$tmp/addrs.txt" --batch 1000 > "$tmp/response.out"
@@ -246,6 +251,8 @@ print("  RPC / in-process frames per second: %.2f (1 client, 1,000) ... %.2f (be
 if errors:
     print("  daemon logged %d error line(s)" % errors)
 EOF
+
+cat "$tmp/grpc.out"
 
 # The pprof row: a 100k-location profile end to end, next to pprof's own symbolization.
 bash "$root/bench/bench_pprof.sh" --build "$build"

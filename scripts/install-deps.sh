@@ -59,6 +59,11 @@ PKGS=(
   python3-protobuf
   # symbolctl pprof --perf (issue 31): perf record -g in tests/integration/perf_test.py
   linux-perf
+  # gRPC on the daemon's port (issue 26): nghttp2 for HTTP/2 (service/http/svc_h2_*);
+  # the tests' real clients: grpcio with stubs from our .proto (grpc-tools), a raw
+  # HTTP/2 client (python3-h2) and nghttp/h2load (nghttp2-client) for the attack
+  # tests and bench_rpc's gRPC rows
+  libnghttp2-dev python3-grpcio python3-grpc-tools python3-h2 nghttp2-client
 )
 missing=()
 for p in "${PKGS[@]}"; do

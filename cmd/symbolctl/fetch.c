@@ -20,6 +20,7 @@
 #include "cmd/symbolctl/commands.h"
 #include "service/core/svc_build_id.h"
 #include "cmd/symbolctl/ctl_flags.h"
+#include "cmd/symbolctl/rpc_call.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "cmd/symbolctl/fetch_server.h"
 #include "cmd/symbolctl/progress.h"
@@ -279,6 +280,7 @@ static const base_flag fetch_flags[] = {
 	 "no progress line"},
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct fetch_flags, server), 0, NULL,
 	 "the daemon to warm"},
+	CTL_RPC_PROTOCOL_FLAG,
 	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct fetch_flags, wait_ms), 0, NULL,
 	 "how long to keep asking the daemon"},
 };

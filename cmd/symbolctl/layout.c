@@ -15,6 +15,7 @@
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/debug_file.h"
+#include "cmd/symbolctl/rpc_call.h"
 #include "cmd/symbolctl/file_map.h"
 #include "cmd/symbolctl/layout_print.h"
 #include "cmd/symbolctl/layout_remote.h"
@@ -69,6 +70,7 @@ static const base_flag layout_flags[] = {
 	{"--save", "FILE", BASE_FLAG_STRING, offsetof(struct opts, blob_out), 0, NULL,
 	 "also write the layout blob"},
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	CTL_RPC_PROTOCOL_FLAG,
 	{"--build-id", "HEX", BASE_FLAG_STRING, offsetof(struct opts, build_id), 0, NULL,
 	 "the file's build ID"},
 	{"--wait", "S", BASE_FLAG_INT, offsetof(struct opts, wait_s), INT_MAX, NULL,

@@ -251,6 +251,7 @@ static const base_flag pprof_flags[] = {
 	{"--quiet -q", NULL, BASE_FLAG_BOOL, offsetof(struct opts, quiet), 0, NULL,
 	 "no summary of the perf.data file"},
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	CTL_RPC_PROTOCOL_FLAG,
 	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, wait_ms), 0, NULL,
 	 "how long the daemon may look for debug info"},
 	{"--timeout", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, timeout_ms), 0, NULL,

@@ -9,6 +9,17 @@
 #include "cmd/symbolctl/rpc_call.h"
 #include "service/rpc/svc_client.h"
 
+static svc_client_protocol protocol = SVC_CLIENT_CONNECT;
+
+bool ctl_rpc_parse_protocol(void *settings, const char *value, char *err, size_t err_size)
+{
+	(void)settings;
+	if (svc_client_protocol_parse(value, &protocol))
+		return true;
+	snprintf(err, err_size, "'%.40s' is not connect, grpc or grpc-web", value);
+	return false;
+}
+
 bool ctl_rpc_call(const char *server, const char *method, const ProtobufCMessage *req,
 		  const ProtobufCMessageDescriptor *resp_desc, int64_t timeout_ms,
 		  ProtobufCMessage **resp, char why[CTL_RPC_WHY_MAX])
@@ -27,6 +38,7 @@ bool ctl_rpc_call(const char *server, const char *method, const ProtobufCMessage
 		.request = buf,
 		.request_size = size,
 		.timeout_ms = timeout_ms,
+		.protocol = protocol,
 	};
 	svc_client_result res;
 	svc_errc e = svc_client_unary(&call, &res);

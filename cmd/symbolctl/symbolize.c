@@ -70,6 +70,7 @@ static void usage(FILE *out)
 		"  --wait DUR             how long to keep asking while the daemon fetches or\n"
 		"                         indexes the file (default 60s)\n"
 		"  --timeout DUR          deadline of each call (Connect-Timeout-Ms; default 30s)\n"
+		"  --protocol NAME      connect (the default), grpc (HTTP/2) or grpc-web\n"
 		"\n"
 		"1 means the daemon's answer for the build ID was not OK (not_found, error,\n"
 		"pending when --wait ran out, ...) or an input line was not an address; 3 that\n"
@@ -292,6 +293,7 @@ static bool set_file_offset(void *obj, const char *value, char *err, size_t err_
 
 static const base_flag symbolize_flags[] = {
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	CTL_RPC_PROTOCOL_FLAG,
 	{"--build-id", "HEX", BASE_FLAG_STRING, offsetof(struct opts, build_id), 0, NULL,
 	 "the file's build ID"},
 	{"--kind", "KIND", BASE_FLAG_STRING, offsetof(struct opts, id_kind), 0, NULL,

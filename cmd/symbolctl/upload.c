@@ -74,6 +74,7 @@ static void usage(FILE *out)
 
 static const base_flag upload_flags[] = {
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
+	CTL_RPC_PROTOCOL_FLAG,
 	{"--token-file", "F", BASE_FLAG_STRING, offsetof(struct opts, token_file), 0, NULL,
 	 "the daemon's upload token"},
 	{"--force", NULL, BASE_FLAG_BOOL, offsetof(struct opts, force), 0, NULL,

@@ -12,19 +12,19 @@
  *   log that once per interval;
  * - give a client --request-timeout from the first byte of a request to its
  *   last (header and body): a client that trickles is cut off;
- * - cap the bytes of one request (headers and body) ourselves, so that
- *   evhttp's own cap never answers 413: its 413 then only ever means a body it
- *   could not parse (a garbage chunk size), and is rewritten to 400 as it is
- *   written out.
+ * - cap the bytes of one request ourselves, its body's cap decided from its
+ *   head (svc_request_head.c: only an authorized upload may send many), so
+ *   evhttp's own cap never answers 413 (its 413 means a body it could not
+ *   parse, rewritten to 400);
+ * - hand a connection opening with HTTP/2's preface (gRPC's prior knowledge)
+ *   to the HTTP/2 server (svc_conns_h2.c, svc_h2_impl.h) instead of evhttp.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -53,7 +53,8 @@ struct conn {
 	uint64_t bytes;     /* of the request under way (0: idle) */
 	bool busy;          /* a request is in a handler's hands */
 	bool too_large;
-	bool headers_seen;  /* the end of the request's headers went by */
+	bool decided;       /* HTTP/1.1 or HTTP/2 (its first 4 bytes seen) */
+	struct evbuffer *h2_first; /* HTTP/2: the bytes read, for svc_h2_accept */
 	unsigned writing;   /* replies handed to evhttp, not yet written */
 	svc_head_scan head; /* the request's head as it arrives (body_cap) */
 	uint64_t head_bytes, cap;  /* the head's bytes; the body's cap once decided */
@@ -73,6 +74,8 @@ struct svc_conns {
 	void *reply_ended_arg;
 	uint64_t (*body_cap)(void *arg, const svc_head_scan *head, const char *peer);
 	void *body_cap_arg;
+	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
+	void *h2_arg;
 	conn *head, *tail;
 	conn_vec pending;  /* created, not yet attached to their evhttp connection */
 	struct event *attach, *resume;
@@ -230,6 +233,8 @@ static void conn_free(conn *c)
 	if (c->deadline)
 		event_free(c->deadline);
 	svc_head_reset(&c->head);
+	if (c->h2_first)
+		evbuffer_free(c->h2_first);
 	free(c);
 	cs->open--;
 	if (cs->paused_full && cs->open < cs->max_conns) {
@@ -257,12 +262,30 @@ static void send_413(conn *c)
 		(void)errno;
 }
 
+/* To the HTTP/2 server with the bytes read so far; evhttp lets it go. */
+static void hand_over(conn *c)
+{
+	svc_conns *cs = c->cs;
+	struct evbuffer *first = c->h2_first;
+	c->h2_first = NULL;
+	evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+	int own = svc_conns_take_socket(c->bev, c->evcon);
+	conn_free(c);
+	if (own >= 0)  /* counted there: symbolizer_h2_connections_total */
+		cs->h2_accept(cs->h2_arg, own, first);
+	evbuffer_free(first);
+}
+
 /* The request deadline passed, or the request went over the cap (too_large). */
 static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	conn *c = arg;
+	if (c->h2_first && c->evcon) {
+		hand_over(c);
+		return;
+	}
 	if (c->busy || !c->evcon)
 		return;
 	if (c->too_large) {
@@ -274,60 +297,6 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 			  "bytes=%llu", (unsigned long long)c->bytes);
 	}
 	evhttp_connection_free(c->evcon); /* closed_cb frees c */
-}
-
-/* The Content-Length of the header lines still in buf, if over cap: a body
- * declared too large is refused before it is read. evhttp drains header lines
- * as they complete, so what is left is a partial line and the new bytes, up to
- * the blank line that ends the headers. */
-static bool declared_too_large(conn *c, struct evbuffer *buf, uint64_t cap)
-{
-	size_t n = evbuffer_get_length(buf);
-	if (n > 64 * 1024 + 4)
-		n = 64 * 1024 + 4;
-	const char *p = (const char *)evbuffer_pullup(buf, (ev_ssize_t)n);
-	if (!p)
-		return false;
-	static const char name[] = "content-length:";
-	for (size_t i = 0; i < n;) {
-		const char *nl = memchr(p + i, '\n', n - i);
-		size_t end = nl ? (size_t)(nl - p) : n;
-		size_t len = end - i;
-		if (len <= 1 && nl) { /* the blank line */
-			c->headers_seen = true;
-			return false;
-		}
-		if (nl && len > sizeof(name) - 1 &&
-		    evutil_ascii_strncasecmp(p + i, name, sizeof(name) - 1) == 0) {
-			uint64_t v = 0;
-			for (size_t k = i + sizeof(name) - 1; k < end; k++) {
-				if (p[k] >= '0' && p[k] <= '9')
-					v = v > UINT64_MAX / 10 - 1 ? UINT64_MAX : v * 10 + (uint64_t)(p[k] - '0');
-			}
-			if (v > cap)
-				return true;
-		}
-		if (!nl)
-			break;
-		i = end + 1;
-	}
-	return false;
-}
-
-/* The peer's address as text ("127.0.0.1", "::1"); "" when unknown. */
-static void peer_of(conn *c, char *out, size_t size)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	out[0] = '\0';
-	evutil_socket_t fd = bufferevent_getfd(c->bev);
-	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
-		return;
-	const void *a = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-						  : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
-	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
-		return;
-	evutil_inet_ntop(ss.ss_family, a, out, size);
 }
 
 /* The head of the request read so far, from the n bytes just added to buf:
@@ -354,18 +323,39 @@ static bool read_head(conn *c, struct evbuffer *buf, size_t n)
 	if (!c->head.done)
 		return false;
 	char peer[64];
-	peer_of(c, peer, sizeof(peer));
-	c->cap = cs->body_cap(cs->body_cap_arg, &c->head, peer);
+	svc_peer_text(bufferevent_getfd(c->bev), peer, sizeof(peer));
+	c->cap = cs->body_cap ? cs->body_cap(cs->body_cap_arg, &c->head, peer) : cs->max_request_bytes;
 	bool over = c->head.has_length && c->head.content_length > c->cap;
 	svc_head_reset(&c->head);
 	c->head.done = true;  /* until the next request */
 	return over;
 }
 
+/* False when the first bytes are (or may be) HTTP/2's preface; they then
+ * leave evhttp's buffer and deadline_cb hands the socket over. */
+static bool h2_preface(conn *c, struct evbuffer *buf)
+{
+	int seen = svc_conns_preface(buf);
+	c->decided = seen != 0;
+	if (seen <= 0)
+		return seen < 0;  /* not HTTP/2: evhttp's; or not sure yet: wait */
+	if (!(c->h2_first = evbuffer_new()))
+		return true;
+	evbuffer_remove_buffer(buf, c->h2_first, evbuffer_get_length(buf));
+	bufferevent_disable(c->bev, EV_READ);
+	event_active(c->deadline, EV_TIMEOUT, 0);
+	return false;
+}
+
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
 	conn *c = arg;
-	if (!info->n_added)
+	if (!info->n_added || c->h2_first)
+		return;
+	/* Bytes held back while the preface was undecided are read as the
+	 * head's too, once it is HTTP/1.1. */
+	size_t fresh = c->decided ? info->n_added : evbuffer_get_length(buf);
+	if (!c->decided && c->cs->h2_accept && !h2_preface(c, buf))
 		return;
 	/* evhttp reads again only once the last reply is out. */
 	c->busy = false;
@@ -377,17 +367,11 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	}
 	c->bytes += info->n_added;
 	touch(c);
-	bool over;
-	if (cs->body_cap) {
-		bool deciding = !c->head.done;
-		over = deciding && read_head(c, buf, info->n_added);
-		uint64_t limit = c->head.done && c->cap ? c->head_bytes + c->cap
-							: cs->max_request_bytes;
-		over = over || c->bytes > limit;
-	} else {
-		over = c->bytes > cs->max_request_bytes ||
-		       (!c->headers_seen && declared_too_large(c, buf, cs->max_request_bytes));
-	}
+	/* The cap: the head's first (and Content-Length against the body's cap
+	 * once the head is read), then the request's whole. */
+	bool over = !c->head.done && read_head(c, buf, fresh);
+	uint64_t limit = c->head.done && c->cap ? c->head_bytes + c->cap : cs->max_request_bytes;
+	over = over || c->bytes > limit;
 	if (over && !c->too_large) {
 		/* Not from here: evhttp is reading. The callback runs next. */
 		c->too_large = true;
@@ -504,7 +488,6 @@ void svc_conns_request(svc_conns *cs, struct evhttp_request *req)
 	c->bytes = 0;
 	c->busy = true;
 	c->too_large = false;
-	c->headers_seen = false;
 	svc_head_reset(&c->head);
 	c->head_bytes = c->cap = 0;
 	evtimer_del(c->deadline);
@@ -539,24 +522,6 @@ uint64_t svc_conns_replies_writing(const svc_conns *cs)
 	return cs ? cs->writing : 0;
 }
 
-static uint64_t raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 1024;
-	rlim_t want = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-		rlim_t was = rl.rlim_cur;
-		rl.rlim_cur = want;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-			base_logf(BASE_LOG_INFO, "raised the open-files limit", "from=%llu to=%llu",
-				  (unsigned long long)was, (unsigned long long)want);
-		else
-			rl.rlim_cur = was;
-	}
-	return rl.rlim_cur == RLIM_INFINITY ? (uint64_t)1 << 20 : (uint64_t)rl.rlim_cur;
-}
-
 svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 			    const svc_conns_options *o)
 {
@@ -566,7 +531,7 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->base = base;
 	cs->http = http;
 	conn_vec_init(&cs->pending, SIZE_MAX / sizeof(conn *));
-	uint64_t limit = raise_nofile();
+	uint64_t limit = svc_nofile_raise();
 	/* Descriptors kept for the store, upstreams, files and the pool. */
 	uint64_t reserve = limit / 4 > 128 ? limit / 4 : 128;
 	uint64_t auto_max = limit > reserve + 16 ? limit - reserve : 16;
@@ -577,6 +542,8 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->reply_ended_arg = o->arg;
 	cs->body_cap = o->body_cap;
 	cs->body_cap_arg = o->arg;
+	cs->h2_accept = o->h2_accept;
+	cs->h2_arg = o->h2_arg;
 	cs->attach = event_new(base, -1, 0, attach_cb, cs);
 	cs->resume = evtimer_new(base, resume_cb, cs);
 	if (!cs->attach || !cs->resume) {

@@ -18,6 +18,7 @@
 
 #include "base/base_clock.h"
 #include "base/base_expo.h"
+#include "service/http/svc_h2_impl.h"
 #include "service/http/svc_server_impl.h"
 
 void svc_metrics_init(svc_metrics *m)
@@ -72,6 +73,8 @@ bool svc_metrics_render(struct svc_server *s, struct evbuffer *out)
 	svc_rpc_render_metrics(s->rpc, &b);
 	svc_metrics_render_http(&s->metrics, &b);
 	svc_conns_render_metrics(s->conns, &b);
+	if (s->h2)
+		svc_h2_render_metrics(s->h2, &b);
 	svc_room_set_render_metrics(&s->rooms, &b);
 	svc_rpc_render_calls(s->rpc, &b);
 	svc_resolver_metrics_render(s->resolver, &b);

@@ -15,6 +15,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <event2/util.h>
+
 void svc_head_reset(svc_head_scan *h)
 {
 	free(h->line);
@@ -104,4 +109,17 @@ size_t svc_head_feed(svc_head_scan *h, const char *p, size_t n)
 		h->line = NULL;
 	}
 	return i;
+}
+
+void svc_peer_text(int fd, char *out, size_t size)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	out[0] = '\0';
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
+		return;
+	if (ss.ss_family == AF_INET)
+		evutil_inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, size);
+	else if (ss.ss_family == AF_INET6)
+		evutil_inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, out, size);
 }

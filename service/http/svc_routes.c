@@ -16,6 +16,7 @@
 
 #include "base/base_log.h"
 #include "base/base_version.h"
+#include "service/http/svc_grpc_impl.h"
 #include "service/http/svc_server_impl.h"
 #include "service/http/svc_status.h"
 
@@ -86,10 +87,23 @@ static void handle_metrics(svc_server *s, struct evhttp_request *req)
 
 /* ---- the table ---- */
 
+/* gRPC-Web (and CORS) first, then Connect (svc_grpc_impl.h). */
 static bool rpc_route(void *obj, struct evhttp_request *req, const char *path, const char *query)
 {
 	(void)query;
-	return svc_rpc_handle(obj, req, path);
+	svc_server *s = obj;
+	if (s->web && svc_grpc_web_handle(s->web, req, path))
+		return true;
+	return svc_rpc_handle(s->rpc, req, path);
+}
+
+/* grpc.health.v1 over gRPC-Web (over HTTP/2 it is svc_h2_stream.c's). */
+static bool grpc_services_route(void *obj, struct evhttp_request *req, const char *path,
+				const char *query)
+{
+	(void)query;
+	svc_server *s = obj;
+	return s->web && svc_grpc_web_handle(s->web, req, path);
 }
 
 static bool healthz_route(void *obj, struct evhttp_request *req, const char *path,
@@ -119,7 +133,9 @@ static bool metrics_route(void *obj, struct evhttp_request *req, const char *pat
 /* Every HTTP method: svc_rpc answers the ones it does not serve itself. */
 static const svc_room_route rpc_routes[] = {
 	{SVC_ROUTE_ANY, "/" SVC_SERVER_SERVICE "/", rpc_route},
+	{SVC_ROUTE_ANY, SVC_GRPC_HEALTH_PREFIX, grpc_services_route},
 };
+#define N_RPC (sizeof(rpc_routes) / sizeof(rpc_routes[0]))
 
 #define GET_OR_HEAD (EVHTTP_REQ_GET | EVHTTP_REQ_HEAD)
 static const svc_room_route own_routes[] = {
@@ -131,10 +147,11 @@ static const svc_room_route own_routes[] = {
 
 bool svc_routes_build(svc_server *s)
 {
-	size_t n = 1 + svc_room_set_n_routes(&s->rooms) + N_OWN, k = 0;
+	size_t n = N_RPC + svc_room_set_n_routes(&s->rooms) + N_OWN, k = 0;
 	if (!(s->routes = calloc(n, sizeof(*s->routes))))
 		return false;
-	s->routes[k++] = (svc_route){&rpc_routes[0], s->rpc};
+	for (size_t j = 0; j < N_RPC; j++)
+		s->routes[k++] = (svc_route){&rpc_routes[j], s};
 	for (size_t i = 0; i < s->rooms.n_rows; i++)
 		for (size_t j = 0; j < s->rooms.rows[i]->n_routes; j++)
 			s->routes[k++] = (svc_route){&s->rooms.rows[i]->routes[j], s->rooms.objs[i]};

@@ -29,6 +29,8 @@
 #include "base/base_log.h"
 #include "base/base_version.h"
 #include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/http/svc_grpc_impl.h"
+#include "service/http/svc_h2_impl.h"
 #include "service/http/svc_rooms.h"
 #include "service/http/svc_server_impl.h"
 #include "service/http/svc_status.h"
@@ -311,7 +313,19 @@ static void record_address(svc_server *s, evutil_socket_t fd)
 	}
 }
 
-/* evhttp on --listen. False: err is set. */
+/* grpc.health.v1: serving while the store is open and the server not stopping. */
+static bool serving(void *arg)
+{
+	svc_server *s = arg;
+	return !s->stopping && s->store;
+}
+
+static void h2_accept(void *arg, int fd, struct evbuffer *first)
+{
+	svc_h2_accept(arg, fd, first);
+}
+
+/* evhttp on --listen, HTTP/2 beside it. False: err is set. */
 static bool start_http(svc_server *s, svc_error *err)
 {
 	char host[256];
@@ -329,6 +343,33 @@ static bool start_http(svc_server *s, svc_error *err)
 	 * a whole body before routing: svc_conns reads each request's head first
 	 * and asks body_cap, which gives --max-upload-bytes to an authorized
 	 * upload only (svc_upload.h), the small cap to the rest. */
+	svc_h2_options ho = {
+		.rpc = s->rpc,
+		.max_concurrent_streams = s->o.max_concurrent_streams ? s->o.max_concurrent_streams : 100,
+		.max_header_list_bytes = 16 * 1024,
+		.max_message_bytes = s->o.max_request_bytes,
+		.stream_timeout_ms = s->o.request_timeout_ms,
+		.serving = serving,
+		.ended = reply_ended,
+		.arg = s,
+	};
+	svc_grpc_web_options wo = {
+		.rpc = s->rpc,
+		.max_message_bytes = s->o.max_request_bytes,
+		.cors_allowed_origins = s->o.cors_allowed_origins,
+		.serving = serving,
+		.reply = rpc_reply,
+		.arg = s,
+	};
+	s->o.cors_allowed_origins = NULL;  /* the caller's string; the object has a copy */
+	if (!(s->web = svc_grpc_web_create(&wo))) {
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
+		return false;
+	}
+	if (!(s->h2 = svc_h2_create(s->base, &ho))) {
+		svc_error_set(err, SVC_E_NOMEM, "out of memory");
+		return false;
+	}
 	svc_conns_options co = {
 		.max_connections = s->o.max_connections,
 		.max_request_bytes = small_cap(s),
@@ -336,6 +377,8 @@ static bool start_http(svc_server *s, svc_error *err)
 		.reply_ended = reply_ended,
 		.body_cap = body_cap,
 		.arg = s,
+		.h2_accept = h2_accept,
+		.h2_arg = s->h2,
 	};
 	if (!(s->conns = svc_conns_create(s->base, s->http, &co))) {
 		svc_error_set(err, SVC_E_NOMEM, "out of memory");
@@ -408,7 +451,7 @@ static void stop_check_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	svc_server *s = arg;
 	if (svc_rpc_calls_in_flight(s->rpc) == 0 && svc_conns_replies_writing(s->conns) == 0 &&
-	    svc_room_set_in_flight(&s->rooms) == 0) {
+	    svc_h2_streams(s->h2) == 0 && svc_room_set_in_flight(&s->rooms) == 0) {
 		base_logf(BASE_LOG_INFO, "calls drained", NULL);
 		event_base_loopexit(s->base, NULL);
 	}
@@ -428,6 +471,8 @@ void svc_server_shutdown(svc_server *s)
 	}
 	svc_resolver_stop(s->resolver);
 	svc_room_set_stop(&s->rooms);
+	/* HTTP/2: GOAWAY; the streams opened already are answered. */
+	svc_h2_shutdown(s->h2);
 	/* Calls waiting for fetches or builds answer now (PENDING where unfinished). */
 	svc_rpc_shutdown(s->rpc);
 	event_active(s->stop_check, EV_TIMEOUT, 0);
@@ -459,6 +504,8 @@ void svc_server_destroy(svc_server *s)
 	svc_resolver_destroy(s->resolver);
 	if (s->conns)
 		svc_conns_unlisten(s->conns);
+	svc_h2_destroy(s->h2);
+	s->h2 = NULL;
 	if (s->http)
 		evhttp_free(s->http);
 	svc_conns_destroy(s->conns);
@@ -471,6 +518,7 @@ void svc_server_destroy(svc_server *s)
 	svc_response_pool_destroy(s->responses);
 	if (s->stop_check)
 		event_free(s->stop_check);
+	svc_grpc_web_destroy(s->web);
 	svc_rpc_destroy(s->rpc);
 	free(s->routes);
 	stor_close(s->store);

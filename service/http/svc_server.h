@@ -62,6 +62,8 @@ typedef struct svc_server_options {
 	uint64_t waiting_calls_bytes; /* memory of calls that wait for work, at most */
 	uint32_t max_connections;    /* open client connections (0: from the open-files limit) */
 	int64_t request_timeout_ms;  /* a request's first byte to its last (header and body) */
+	uint32_t max_concurrent_streams; /* HTTP/2 (gRPC): streams open at once per connection */
+	const char *cors_allowed_origins; /* CORS on the RPC routes: "*" or a list (NULL: off) */
 	const svc_config *config;    /* store and sources; copied where needed */
 	/* The rooms the server is assembled from, in creation order (svc_room.h):
 	 * symbolizerd's table (svc_rooms.h) by default; a test's may add rows. */
@@ -83,6 +85,7 @@ void svc_server_options_init(svc_server_options *o);
  * --upload-token-file FILE --max-upload-bytes SIZE --upload-allow-remote 0|1
  * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
  * --max-connections N --request-timeout DUR --waiting-calls-bytes SIZE
+ * --max-concurrent-streams N --cors-allowed-origins LIST
  */
 base_flag_group svc_server_flags(svc_server_options *o);
 

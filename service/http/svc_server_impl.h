@@ -29,6 +29,7 @@
 /* The RPC service the rooms' methods belong to (its routes: /<service>/<Method>). */
 #define SVC_SERVER_SERVICE "symbolizer.v1.SymbolizerService"
 
+struct evbuffer;
 struct evhttp;
 struct evhttp_request;
 struct evhttp_bound_socket;
@@ -52,6 +53,8 @@ typedef struct svc_head_scan {
  * is body). h->done once the blank line went by. */
 size_t svc_head_feed(svc_head_scan *h, const char *p, size_t n);
 void svc_head_reset(svc_head_scan *h);  /* frees; ready for the next request */
+/* A socket's peer address as text ("127.0.0.1", "::1"); "" when unknown. */
+void svc_peer_text(int fd, char *out, size_t size);
 
 typedef struct svc_conns_options {
 	uint64_t max_connections;   /* 0: from the open-files limit */
@@ -65,6 +68,11 @@ typedef struct svc_conns_options {
 	 * request has max_request_bytes. */
 	uint64_t (*body_cap)(void *arg, const svc_head_scan *head, const char *peer);
 	void *arg;
+	/* A new connection opened with HTTP/2's preface: its socket (a
+	 * descriptor of its own) and the bytes read so far are handed over,
+	 * and evhttp lets it go. NULL: HTTP/1.1 only. */
+	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
+	void *h2_arg;
 } svc_conns_options;
 svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 			    const svc_conns_options *o);
@@ -79,6 +87,19 @@ void svc_conns_reply_started(svc_conns *cs, struct evhttp_request *req);
 /* Replies handed to evhttp and not yet ended. */
 uint64_t svc_conns_replies_writing(const svc_conns *cs);
 void svc_conns_render_metrics(const svc_conns *cs, base_buf *b);
+
+/* svc_nofile.c: raises RLIMIT_NOFILE's soft limit to the hard one (logged);
+ * the limit then (1 << 20 for unlimited). */
+uint64_t svc_nofile_raise(void);
+
+/* svc_conns_h2.c: a new connection's first bytes in buf: 1 when they open
+ * HTTP/2's preface, -1 when they cannot, 0 when too few tell. */
+int svc_conns_preface(struct evbuffer *buf);
+struct bufferevent;
+struct evhttp_connection;
+/* Frees evhttp's connection but keeps its socket: the socket's descriptor of
+ * our own (-1: failed, the socket closed). */
+int svc_conns_take_socket(struct bufferevent *bev, struct evhttp_connection *evcon);
 void svc_conns_destroy(svc_conns *cs);
 
 /* A row of the router's table: a route and the object its handler gets. */
@@ -108,6 +129,8 @@ struct svc_server {
 	size_t n_routes;
 	svc_metrics metrics;
 	svc_conns *conns;
+	struct svc_h2 *h2;           /* HTTP/2 (gRPC) connections (svc_h2_impl.h) */
+	struct svc_grpc_web *web;    /* gRPC-Web and CORS on the RPC routes (svc_grpc_impl.h) */
 	bool stopping;
 	struct event *stop_check;
 };

@@ -34,6 +34,7 @@ void svc_server_options_init(svc_server_options *o)
 	o->max_connections = 0;
 	o->waiting_calls_bytes = 512ull * 1024 * 1024;
 	o->request_timeout_ms = 30000;
+	o->max_concurrent_streams = 100;
 	o->rooms = svc_daemon_rooms;
 	o->n_rooms = svc_daemon_n_rooms;
 }
@@ -128,6 +129,12 @@ static const base_flag flags[] = {
 	F("--request-timeout", "DUR", BASE_FLAG_DURATION, request_timeout_ms, 0,
 	  "time from a request's first byte to its last, header and body;\n"
 	  "a slower client is disconnected (30s; 0: none)"),
+	F("--max-concurrent-streams", "N", BASE_FLAG_U32, max_concurrent_streams, 100000,
+	  "gRPC's HTTP/2 streams open at once on one connection,\n"
+	  "its SETTINGS_MAX_CONCURRENT_STREAMS (100)"),
+	F("--cors-allowed-origins", "LIST", BASE_FLAG_STRING, cors_allowed_origins, 0,
+	  "browser origins allowed to call the RPC methods (Connect and\n"
+	  "gRPC-Web), separated by commas, or * for any (none: CORS off)"),
 };
 #undef F
 

@@ -71,8 +71,19 @@ static svc_errc transport_error(svc_client_result *res, const char *url, CURLcod
 	return rc == CURLE_OPERATION_TIMEDOUT ? SVC_E_DEADLINE : SVC_E_UPSTREAM;
 }
 
+bool svc_client_protocol_parse(const char *name, svc_client_protocol *p)
+{
+	static const char *const names[] = {"connect", "grpc", "grpc-web"};
+	for (int i = 0; i < 3; i++)
+		if (strcmp(name, names[i]) == 0)
+			return *p = (svc_client_protocol)i, true;
+	return false;
+}
+
 svc_errc svc_client_unary(const svc_client_call *call, svc_client_result *res)
 {
+	if (call->protocol != SVC_CLIENT_CONNECT)
+		return svc_client_grpc_unary(call, res);
 	memset(res, 0, sizeof(*res));
 	CURL *h = curl_easy_init();
 	if (!h) {

@@ -240,6 +240,63 @@ bool svc_rpc_handle(svc_rpc *rpc, struct evhttp_request *req, const char *path)
 	return true;
 }
 
+/* ---- calls of other transports (svc_rpc_sink) ---- */
+
+bool svc_rpc_has_path(const svc_rpc *rpc, const char *path)
+{
+	return strncmp(path, rpc->prefix, rpc->prefix_len) == 0 &&
+	       find_method((svc_rpc *)rpc, path + rpc->prefix_len) != NULL;
+}
+
+void svc_rpc_serve(svc_rpc *rpc, const svc_rpc_request *r, const svc_rpc_sink *sink)
+{
+	const char *name = strncmp(r->path, rpc->prefix, rpc->prefix_len) == 0
+				   ? r->path + rpc->prefix_len : NULL;
+	svc_rpc_row *row = name ? find_method(rpc, name) : NULL;
+	svc_error err;
+	if (!row) {
+		svc_error_set(&err, SVC_E_UNIMPLEMENTED, "no method %.200s", r->path);
+		if (rpc->n_rows && name)  /* as svc_rpc_handle counts it */
+			rpc->rows[0].requests[SVC_CONNECT_UNIMPLEMENTED]++;
+		sink->answer(sink->arg, &err, NULL, false);
+		return;
+	}
+	if (rpc->stopping)
+		svc_error_set(&err, SVC_E_SHUTTING_DOWN, "server shutting down");
+	else if (r->json && !row->json_in)
+		svc_error_set(&err, SVC_E_UNIMPLEMENTED, "%s has no JSON codec", row->m.name);
+	else if (rpc->n_calls >= rpc->o.max_inflight_calls)
+		svc_error_set(&err, SVC_E_OVERLOADED, "too many calls in progress (%u); retry later",
+			      rpc->o.max_inflight_calls);
+	else if (r->len > rpc->o.max_request_bytes)
+		svc_error_set(&err, SVC_E_TOO_LARGE,
+			      "request message of %zu bytes is over the limit of %" PRIu64, r->len,
+			      rpc->o.max_request_bytes);
+	else
+		err.code = SVC_OK;
+	if (err.code != SVC_OK) {
+		row->requests[svc_errc_connect(err.code)]++;
+		sink->answer(sink->arg, &err, NULL, false);
+		return;
+	}
+	svc_rpc_call_start_sink(rpc, row, r, sink);
+}
+
+const char *svc_rpc_service(const svc_rpc *rpc)
+{
+	return rpc->service;
+}
+
+size_t svc_rpc_n_methods(const svc_rpc *rpc)
+{
+	return rpc->n_rows;
+}
+
+const char *svc_rpc_method_name(const svc_rpc *rpc, size_t i)
+{
+	return i < rpc->n_rows ? rpc->rows[i].m.name : NULL;
+}
+
 /* ---- lifecycle ---- */
 
 void svc_rpc_shutdown(svc_rpc *rpc)

@@ -100,6 +100,43 @@ void svc_rpc_destroy(svc_rpc *rpc);
  */
 bool svc_rpc_handle(svc_rpc *rpc, struct evhttp_request *req, const char *path);
 
+/*
+ * A call from another transport than Connect's (gRPC over HTTP/2, gRPC-Web:
+ * service/http/svc_h2_*.c): the same methods, checks, caps, deadline, codecs,
+ * in-flight cap and metrics; the answer goes to the sink instead of an
+ * evhttp reply.
+ */
+typedef struct svc_rpc_sink {
+	/*
+	 * The call's answer, once, on the loop's thread (maybe before
+	 * svc_rpc_serve returns): err NULL and the response's bytes (the
+	 * sink's to take with evbuffer_remove_buffer; gzipped: compressed), or
+	 * the error.
+	 */
+	void (*answer)(void *arg, const svc_error *err, struct evbuffer *response,
+		       bool gzipped);
+	void *arg;
+} svc_rpc_sink;
+
+typedef struct svc_rpc_request {
+	const char *path;            /* "/<service>/<Method>" */
+	const uint8_t *body;         /* the message; the caller's until the answer */
+	size_t len;
+	bool gzip_in;                /* body is gzipped (inflated under the cap) */
+	bool gzip_out;               /* the client takes a gzipped response */
+	bool json;                   /* the message is JSON (+json) */
+	int64_t timeout_ms;          /* -1: none */
+} svc_rpc_request;
+
+/* Whether path names a method of the table ("/<service>/<Method>"). */
+bool svc_rpc_has_path(const svc_rpc *rpc, const char *path);
+/* Serves r, answering through sink. An unknown method is unimplemented. */
+void svc_rpc_serve(svc_rpc *rpc, const svc_rpc_request *r, const svc_rpc_sink *sink);
+/* The service's name ("symbolizer.v1.SymbolizerService") and its methods' names. */
+const char *svc_rpc_service(const svc_rpc *rpc);
+size_t svc_rpc_n_methods(const svc_rpc *rpc);
+const char *svc_rpc_method_name(const svc_rpc *rpc, size_t i);
+
 /* Refuses new calls (unavailable) and runs the stop hooks of the calls in flight. */
 void svc_rpc_shutdown(svc_rpc *rpc);
 unsigned svc_rpc_calls_in_flight(const svc_rpc *rpc);

@@ -51,11 +51,14 @@ static bool from_json(svc_rpc_call *c, svc_error *err)
  * (and transcoded when JSON, but for a big JSON body: *later). */
 static bool take_body(svc_rpc_call *c, bool gzip_in, bool *later, svc_error *err)
 {
-	struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
-	size_t len = evbuffer_get_length(in);
-	c->drain = len;
-	c->body = len ? evbuffer_pullup(in, -1) : (const uint8_t *)"";
-	c->body_len = len;
+	if (c->req) {
+		struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
+		size_t n = evbuffer_get_length(in);
+		c->drain = n;
+		c->body = n ? evbuffer_pullup(in, -1) : (const uint8_t *)"";
+		c->body_len = n;
+	}
+	size_t len = c->body_len;
 	if (!c->body) {
 		svc_error_set(err, SVC_E_NOMEM, "out of memory");
 		return false;
@@ -115,23 +118,27 @@ static bool json_later(svc_rpc_call *c)
 	return svc_pool_submit(c->rpc->o.pool, c, json_work, json_done);
 }
 
-void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
-			const svc_rpc_call_headers *h)
+/* A call of row (NULL: out of memory). */
+static svc_rpc_call *call_new(svc_rpc *rpc, svc_rpc_row *row)
 {
 	svc_rpc_call *c = calloc(1, sizeof(*c));
 	struct evbuffer *response = c ? evbuffer_new() : NULL;
 	if (!response) {
 		free(c);
-		svc_error err;
-		svc_error_set(&err, SVC_E_NOMEM, "out of memory");
-		svc_rpc_reply_error(rpc, row, req, &err);
-		return;
+		return NULL;
 	}
 	c->start_ns = base_mono_ns();
 	c->rpc = rpc;
 	c->row = row;
-	c->req = req;
 	c->response = response;
+	return c;
+}
+
+/* The rest of a call's start, whatever its transport. */
+static void call_begin(svc_rpc_call *c, const svc_rpc_call_headers *h)
+{
+	svc_rpc *rpc = c->rpc;
+	svc_rpc_row *row = c->row;
 	c->timeout_ms = h->timeout_ms;
 	if (h->timeout_ms >= 0)
 		c->deadline_ms = c->start_ns / 1000000 + h->timeout_ms;
@@ -153,6 +160,41 @@ void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *r
 	row->m.handle(row->m.ctx, c);
 }
 
+void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
+			const svc_rpc_call_headers *h)
+{
+	svc_rpc_call *c = call_new(rpc, row);
+	if (!c) {
+		svc_error err;
+		svc_error_set(&err, SVC_E_NOMEM, "out of memory");
+		svc_rpc_reply_error(rpc, row, req, &err);
+		return;
+	}
+	c->req = req;
+	call_begin(c, h);
+}
+
+void svc_rpc_call_start_sink(svc_rpc *rpc, svc_rpc_row *row, const svc_rpc_request *r,
+			     const svc_rpc_sink *sink)
+{
+	svc_rpc_call *c = call_new(rpc, row);
+	if (!c) {
+		svc_error err;
+		svc_error_set(&err, SVC_E_NOMEM, "out of memory");
+		row->requests[svc_errc_connect(err.code)]++;
+		sink->answer(sink->arg, &err, NULL, false);
+		return;
+	}
+	c->sink = *sink;
+	c->body = r->len ? r->body : (const uint8_t *)"";
+	c->body_len = r->len;
+	svc_rpc_call_headers h = {
+		.timeout_ms = r->timeout_ms, .gzip_in = r->gzip_in, .gzip_out = r->gzip_out,
+		.json = r->json,
+	};
+	call_begin(c, &h);
+}
+
 /* ---- what the method reads ---- */
 
 const uint8_t *svc_rpc_call_body(const svc_rpc_call *c, size_t *len)
@@ -167,7 +209,7 @@ void svc_rpc_call_drop_body(svc_rpc_call *c)
 	c->inflated = NULL;
 	c->body = (const uint8_t *)"";
 	c->body_len = 0;
-	if (c->drain)
+	if (c->drain && c->req)
 		evbuffer_drain(evhttp_request_get_input_buffer(c->req), c->drain);
 	c->drain = 0;
 }
@@ -290,8 +332,8 @@ bool svc_rpc_call_encode(svc_rpc_call *c)
 
 /* ---- the end ---- */
 
-/* Sends the reply (body may be NULL) and forgets the call. */
-static void call_end(svc_rpc_call *c, int status, struct evbuffer *body)
+/* Takes the call off the list. */
+static void call_unlink(svc_rpc_call *c)
 {
 	svc_rpc *rpc = c->rpc;
 	svc_rpc_call_drop_body(c);
@@ -303,11 +345,32 @@ static void call_end(svc_rpc_call *c, int status, struct evbuffer *body)
 	if (c->next)
 		c->next->prev = c->prev;
 	rpc->n_calls--;
-	svc_rpc_send(rpc, c->req, status, body);
+}
+
+/* Frees the call, then tells the server. */
+static void call_free(svc_rpc_call *c)
+{
+	svc_rpc *rpc = c->rpc;
 	evbuffer_free(c->response);
 	free(c);
 	if (rpc->o.call_ended)
 		rpc->o.call_ended(rpc->o.arg);
+}
+
+/* Sends the reply (body may be NULL) and forgets the call. */
+static void call_end(svc_rpc_call *c, int status, struct evbuffer *body)
+{
+	call_unlink(c);
+	svc_rpc_send(c->rpc, c->req, status, body);
+	call_free(c);
+}
+
+/* A sink's call: answers err (NULL: the response) and forgets the call. */
+static void call_end_sink(svc_rpc_call *c, const svc_error *err)
+{
+	call_unlink(c);
+	c->sink.answer(c->sink.arg, err, err ? NULL : c->response, c->gzipped);
+	call_free(c);
 }
 
 static void account(svc_rpc_call *c, svc_connect_code code)
@@ -332,6 +395,10 @@ bool svc_rpc_call_ok(svc_rpc_call *c)
 		return false;
 	}
 	account(c, SVC_CONNECT_OK);
+	if (!c->req) {
+		call_end_sink(c, NULL);
+		return true;
+	}
 	struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
 	evhttp_add_header(h, "Content-Type", c->json ? "application/json" : "application/proto");
 	evhttp_add_header(h, "Accept-Encoding", "gzip");
@@ -345,6 +412,10 @@ void svc_rpc_call_fail(svc_rpc_call *c, const svc_error *err)
 {
 	svc_connect_code code = svc_errc_connect(err->code);
 	account(c, code);
+	if (!c->req) {
+		call_end_sink(c, err);
+		return;
+	}
 	struct evbuffer *b = svc_rpc_error_body(c->req, err);
 	call_end(c, svc_errc_http_status(err->code), b);
 	if (b)

@@ -41,7 +41,8 @@ struct svc_rpc {
 struct svc_rpc_call {
 	svc_rpc *rpc;
 	svc_rpc_row *row;
-	struct evhttp_request *req;
+	struct evhttp_request *req;  /* NULL: a call of another transport (sink) */
+	svc_rpc_sink sink;
 	svc_rpc_call *prev, *next;
 	int64_t start_ns;
 	int64_t timeout_ms;          /* -1: none */
@@ -86,5 +87,8 @@ typedef struct svc_rpc_call_headers {
 
 void svc_rpc_call_start(svc_rpc *rpc, svc_rpc_row *row, struct evhttp_request *req,
 			const svc_rpc_call_headers *h);
+/* The same for a call of another transport: its message and its sink. */
+void svc_rpc_call_start_sink(svc_rpc *rpc, svc_rpc_row *row, const svc_rpc_request *r,
+			     const svc_rpc_sink *sink);
 
 #endif

@@ -382,7 +382,9 @@ def case_kubernetes(args, work):
                       "Service %s: targetPort %r" % (name, p["targetPort"]))
     for probe in ("readinessProbe", "livenessProbe"):
         g = c.get(probe, {}).get("httpGet", {})
-        check(g.get("path") == "/healthz" and g.get("port") in ports, "%s: %r" % (probe, g))
+        grpc_probe = c.get(probe, {}).get("grpc", {})  # grpc.health.v1 (issue 26)
+        check((g.get("path") == "/healthz" and g.get("port") in ports) or
+              grpc_probe.get("port") in ports.values(), "%s: %r" % (probe, c.get(probe)))
     claims = {t["metadata"]["name"] for t in spec.get("volumeClaimTemplates", [])}
     vols = claims | {v["name"] for v in pod["spec"].get("volumes", [])}
     for m in c.get("volumeMounts", []):

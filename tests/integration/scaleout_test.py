@@ -101,7 +101,8 @@ def nginx_conf(work, front_port, replica_ports):
     """deploy/nginx/symbolizer.conf with the test's ports, in a whole nginx.conf."""
     text = open(ARGS.nginx_conf).read()
     servers = re.findall(r"^\s*server 127\.0\.0\.1:\d+ .*$", text, re.M)
-    check(len(servers) == 2 * REPLICAS, "the shipped config lists %d replicas" % len(servers))
+    # Three upstream blocks (any, owner, and gRPC's since issue 26), each every replica.
+    check(len(servers) == 3 * REPLICAS, "the shipped config lists %d replicas" % len(servers))
     n = [0]
 
     def repl(m):
@@ -111,6 +112,8 @@ def nginx_conf(work, front_port, replica_ports):
 
     text = re.sub(r"^\s*server 127\.0\.0\.1:\d+ .*$", repl, text, flags=re.M)
     text = re.sub(r"listen 8080;", "listen 127.0.0.1:%d;" % front_port, text)
+    # The gRPC listener (issue 26): loopback, a free port.
+    text = re.sub(r"listen 8081 http2;", "listen 127.0.0.1:%d http2;" % free_port(), text)
     site = os.path.join(work, "symbolizer.conf")
     open(site, "w").write(text)
     main = os.path.join(work, "nginx.conf")
