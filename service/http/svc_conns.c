@@ -305,22 +305,7 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 static bool read_head(conn *c, struct evbuffer *buf, size_t n)
 {
 	svc_conns *cs = c->cs;
-	char chunk[4096];
-	size_t len = evbuffer_get_length(buf);
-	struct evbuffer_ptr pos;
-	if (n > len || evbuffer_ptr_set(buf, &pos, len - n, EVBUFFER_PTR_SET) != 0)
-		return false;
-	while (n && !c->head.done) {
-		size_t k = n < sizeof(chunk) ? n : sizeof(chunk);
-		if (evbuffer_copyout_from(buf, &pos, chunk, k) != (ev_ssize_t)k)
-			return false;
-		size_t used = svc_head_feed(&c->head, chunk, k);
-		c->head_bytes += used;
-		if (evbuffer_ptr_set(buf, &pos, k, EVBUFFER_PTR_ADD) != 0)
-			break;
-		n -= k;
-	}
-	if (!c->head.done)
+	if (!svc_head_feed_buffer(&c->head, buf, n, &c->head_bytes))
 		return false;
 	char peer[64];
 	svc_peer_text(bufferevent_getfd(c->bev), peer, sizeof(peer));

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <event2/buffer.h>
 #include <event2/util.h>
 
 void svc_head_reset(svc_head_scan *h)
@@ -122,4 +123,23 @@ void svc_peer_text(int fd, char *out, size_t size)
 		evutil_inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, out, size);
 	else if (ss.ss_family == AF_INET6)
 		evutil_inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, out, size);
+}
+
+bool svc_head_feed_buffer(svc_head_scan *h, struct evbuffer *buf, size_t n, uint64_t *head_bytes)
+{
+	char chunk[4096];
+	size_t len = evbuffer_get_length(buf);
+	struct evbuffer_ptr pos;
+	if (n > len || evbuffer_ptr_set(buf, &pos, len - n, EVBUFFER_PTR_SET) != 0)
+		return false;
+	while (n && !h->done) {
+		size_t k = n < sizeof(chunk) ? n : sizeof(chunk);
+		if (evbuffer_copyout_from(buf, &pos, chunk, k) != (ev_ssize_t)k)
+			return false;
+		*head_bytes += svc_head_feed(h, chunk, k);
+		if (evbuffer_ptr_set(buf, &pos, k, EVBUFFER_PTR_ADD) != 0)
+			break;
+		n -= k;
+	}
+	return h->done;
 }

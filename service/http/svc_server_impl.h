@@ -53,6 +53,9 @@ typedef struct svc_head_scan {
  * is body). h->done once the blank line went by. */
 size_t svc_head_feed(svc_head_scan *h, const char *p, size_t n);
 void svc_head_reset(svc_head_scan *h);  /* frees; ready for the next request */
+/* The same for the last n bytes of buf (those just read); true once the head
+ * ended, *head_bytes counting its bytes. */
+bool svc_head_feed_buffer(svc_head_scan *h, struct evbuffer *buf, size_t n, uint64_t *head_bytes);
 /* A socket's peer address as text ("127.0.0.1", "::1"); "" when unknown. */
 void svc_peer_text(int fd, char *out, size_t size);
 

@@ -161,4 +161,18 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n);
 /* bytes as a quoted standard base64 string, padded. */
 bool svc_rpc_json_put_base64(base_buf *b, const uint8_t *s, size_t n);
 
+/* svc_rpc_json_number.c: an integral value, read exactly from a number's text
+ * (0: integral, in *v; 1: not an integer; 2: an integer past 64 bits). */
+typedef struct svc_rpc_json_integral {
+	uint64_t mag;
+	bool neg;
+} svc_rpc_json_integral;
+int svc_rpc_json_integral_number(const char *s, svc_rpc_json_integral *v);
+/* "123", "-5" or a number in string form ("1e3"). */
+int svc_rpc_json_integral_text(const char *s, svc_rpc_json_integral *v);
+/* The containers (objects, arrays) outside strings; *single_quote and
+ * *huge_int set when the text holds a single-quoted string or an integer
+ * literal past what any field holds. */
+size_t svc_rpc_json_prescan(const char *s, size_t n, bool *single_quote, bool *huge_int);
+
 #endif
