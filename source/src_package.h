@@ -19,6 +19,10 @@
  * src_package_extract() gets one member back from that position: the blocks
  * that overlap it for multi-block xz, else a stream from the start.
  *
+ * One corrupt xz block of a multi-block payload loses only the members that
+ * overlap it (src_pkg_scan_stats.lost; the walk resumes at the next tar
+ * header after it, src_package_resync.c); the others are reported as usual.
+ *
  * Hostile packages end in an error with a stable reason (src_pkg_reason_name):
  * truncated, bad_container, bad_xz_index, too_large (a member or payload past
  * the caps, a zip bomb), bad_path (`..`), too_many_members, timeout, io.
@@ -103,13 +107,28 @@ typedef struct src_pkg_limits {
 
 void src_pkg_limits_init(src_pkg_limits *l);
 
+/* Corrupt xz blocks a scan went past (multi-block payloads): the members
+ * that overlap one are lost, the walk goes on from the next tar header after
+ * it. More than SRC_PKG_BAD_MAX fail the scan (truncated). */
+#define SRC_PKG_BAD_MAX 8
+typedef struct src_pkg_range {
+	uint64_t off, end;       /* uncompressed payload bytes [off, end) */
+} src_pkg_range;
+
 typedef struct src_pkg_scan_stats {
 	uint64_t entries;        /* tar/cpio entries listed */
 	uint64_t members;        /* reported with a build ID */
 	uint64_t sources;        /* reported as sources (not ELF) */
 	uint64_t probed;         /* members read for their build ID */
 	uint64_t blocks_decoded; /* xz blocks decoded (multi-block payloads) */
+	size_t n_lost;           /* ranges lost to corrupt blocks */
+	src_pkg_range lost[SRC_PKG_BAD_MAX];
+	char damage[320];        /* why: the first bad block, its error, the member it cut */
 } src_pkg_scan_stats;
+
+/* Whether a member at [off, off + size) overlaps a lost range: the caller
+ * drops it (its bytes cannot be read back), even if it was reported. */
+bool src_pkg_scan_lost(const src_pkg_scan_stats *st, uint64_t off, uint64_t size);
 
 /*
  * Scans the package at path (fd open on it). Fills *layout (free it with

@@ -44,6 +44,22 @@ typedef struct src_pkg_stream src_pkg_stream;
 
 sym_errc src_pkg_stream_open(int fd, const src_pkg_layout *l, src_pkg_stream **out,
 			     struct archive **a, sym_error *err);
+/* The same from uncompressed position start (a random-access layout only):
+ * the archive read from there, as if it began there (its member offsets are
+ * relative to start). */
+sym_errc src_pkg_stream_open_at(int fd, const src_pkg_layout *l, uint64_t start,
+				src_pkg_stream **out, struct archive **a, sym_error *err);
+/* The block whose decoding failed on corrupt bytes (xz.n_blocks: none). */
+size_t src_pkg_stream_bad_block(const src_pkg_stream *s);
+/* src_package_resync.c: after corrupt block bad, the position of the first
+ * tar header found in a later block that decodes (*skipped: the blocks
+ * passed that do not); *pos = xz.usize when none is left. hint: where the
+ * next header is known to be (the end of the member cut by the bad block),
+ * tried first when past the bad block. */
+sym_errc src_pkg_resync(int fd, const src_pkg_layout *l, size_t bad, uint64_t hint,
+			uint64_t *pos, uint64_t *skipped, sym_error *err);
+/* Whether h (512 bytes) is a tar header: ustar magic, its checksum right. */
+bool src_tar_header_ok(const uint8_t *h);
 /* Blocks decoded so far (random-access layouts). */
 uint64_t src_pkg_stream_blocks(const src_pkg_stream *s);
 /* The last error of the stream's own reads (when libarchive reports a failure). */

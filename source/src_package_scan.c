@@ -46,6 +46,12 @@ BASE_HASH_MAP(link_map, str_key, link_val, str_hash, str_eq)
 typedef struct scan {
 	struct archive *a;
 	src_pkg_stream *st;
+	int fd;
+	const src_pkg_layout *layout;
+	uint64_t base;           /* payload offset the archive was opened at (a resync's) */
+	uint64_t next_hdr;       /* where the header after the last member is */
+	char cur[200];           /* the member being read (for a loss's message) */
+	bool ended;              /* no header after a bad block: the walk is over */
 	const src_pkg_limits *lim;
 	src_pkg_member_fn fn;
 	void *arg;
@@ -266,7 +272,9 @@ static sym_errc on_file(scan *s, const char *path, struct archive_entry *e)
 {
 	la_int64_t sz = archive_entry_size(e);
 	uint64_t size = sz < 0 ? 0 : (uint64_t)sz;
-	uint64_t off = (uint64_t)archive_filter_bytes(s->a, 0);
+	uint64_t off = s->base + (uint64_t)archive_filter_bytes(s->a, 0);
+	s->next_hdr = (off + size + 511) / 512 * 512;
+	snprintf(s->cur, sizeof(s->cur), "%.199s", path);
 	if (size > s->lim->max_member_size || size > s->max_usize || off > s->max_usize - size)
 		return scan_fail(s, SRC_PKG_E_TOO_LARGE, SYM_E_TOO_LARGE,
 				 "member %s: size past the caps (lying size or zip bomb)", path);
@@ -340,6 +348,58 @@ static sym_errc read_xz(int fd, src_pkg_layout *l, const src_pkg_limits *lim,
 	return SYM_OK;
 }
 
+bool src_pkg_scan_lost(const src_pkg_scan_stats *st, uint64_t off, uint64_t size)
+{
+	for (size_t i = 0; i < st->n_lost; i++)
+		if (off < st->lost[i].end && off + size > st->lost[i].off)
+			return true;
+	return false;
+}
+
+/* A read failed (rc): when on a corrupt xz block, the members overlapping it
+ * are lost (stats->lost) and the walk goes on from the next tar header after
+ * it, in a new reader (s->ended when there is none); else rc. */
+static sym_errc skip_bad_block(scan *s, sym_errc rc, bool in_member)
+{
+	const src_xz_index *ix = &s->layout->xz;
+	size_t bad = src_pkg_stream_bad_block(s->st);
+	src_pkg_scan_stats *ss = s->stats;
+	if (bad >= ix->n_blocks || ss->n_lost >= SRC_PKG_BAD_MAX || s->layout->is_cpio)
+		return rc;
+	const src_xz_block *b = &ix->blocks[bad];
+	uint64_t pos, skipped;
+	sym_error e = {0};
+	sym_errc r2 = src_pkg_resync(s->fd, s->layout, bad, s->next_hdr, &pos, &skipped, &e);
+	if (r2)
+		return scan_fail(s, r2 == SYM_E_IO ? SRC_PKG_E_IO : SRC_PKG_E_NOMEM, r2, "%s", e.msg);
+	uint64_t end = b->uoff + b->usize;
+	if (pos >= ix->usize) /* no header after it: the rest is lost */
+		end = ix->usize;
+	else if (skipped && pos > end) /* corrupt blocks passed too: up to the one resumed in */
+		end = ix->blocks[src_xz_find_block(ix, pos)].uoff;
+	ss->lost[ss->n_lost++] = (src_pkg_range){b->uoff, end > b->uoff ? end : b->uoff + b->usize};
+	size_t n = strlen(ss->damage);
+	snprintf(ss->damage + n, sizeof(ss->damage) - n,
+		 "%sxz block %zu of %zu (payload bytes %llu..%llu): %.80s%s%.100s", n ? "; " : "", bad,
+		 ix->n_blocks, (unsigned long long)b->uoff, (unsigned long long)end,
+		 src_pkg_stream_error(s->st)->msg, in_member ? ", member cut: " : "",
+		 in_member ? s->cur : "");
+	ss->blocks_decoded += src_pkg_stream_blocks(s->st);
+	src_pkg_stream_close(s->st, s->a);
+	s->st = NULL;
+	s->a = NULL;
+	s->reason = SRC_PKG_OK;
+	if (s->err)
+		memset(s->err, 0, sizeof(*s->err));
+	if ((s->ended = pos >= ix->usize))
+		return SYM_OK;
+	s->base = pos;
+	r2 = src_pkg_stream_open_at(s->fd, s->layout, pos, &s->st, &s->a, s->err);
+	return r2 ? scan_fail(s, SRC_PKG_E_TRUNCATED, r2, "after a corrupt block: %.200s",
+			      s->err ? s->err->msg : "unreadable")
+		  : SYM_OK;
+}
+
 static sym_errc scan_entries(scan *s)
 {
 	for (;;) {
@@ -347,14 +407,19 @@ static sym_errc scan_entries(scan *s)
 		int r = archive_read_next_header(s->a, &e);
 		if (r == ARCHIVE_EOF)
 			return SYM_OK;
+		sym_errc rc;
 		if (r < ARCHIVE_WARN) {
 			const sym_error *se = src_pkg_stream_error(s->st);
 			const char *m = se->msg[0] ? se->msg : archive_error_string(s->a);
-			return scan_fail(s, se->code == SYM_E_IO ? SRC_PKG_E_IO : SRC_PKG_E_TRUNCATED,
-					 SYM_E_INVALID, "payload: %.200s", m ? m : "unreadable");
+			rc = scan_fail(s, se->code == SYM_E_IO ? SRC_PKG_E_IO : SRC_PKG_E_TRUNCATED,
+				       SYM_E_INVALID, "payload: %.200s", m ? m : "unreadable");
+		} else {
+			s->cur[0] = '\0';
+			rc = on_entry(s, e);
+			if (!rc && s->stopped)
+				return SYM_OK;
 		}
-		sym_errc rc = on_entry(s, e);
-		if (rc || s->stopped)
+		if (rc && ((rc = skip_bad_block(s, rc, r >= ARCHIVE_WARN && s->cur[0])) || s->ended))
 			return rc;
 	}
 }
@@ -377,7 +442,8 @@ sym_errc src_package_scan(int fd, const char *path, const src_pkg_limits *lim,
 		rc = read_xz(fd, layout, lim, reason, err);
 	if (rc)
 		return rc;
-	scan s = {.lim = lim, .fn = fn, .arg = arg, .stats = stats, .err = err};
+	scan s = {.lim = lim, .fn = fn, .arg = arg, .stats = stats, .err = err, .fd = fd,
+		  .layout = layout};
 	s.max_usize = layout->payload_size * lim->max_ratio;
 	s.deadline_ms = base_mono_ms() + lim->max_ms;
 	link_map_init(&s.links);
@@ -390,7 +456,7 @@ sym_errc src_package_scan(int fd, const char *path, const src_pkg_limits *lim,
 		return rc;
 	}
 	rc = scan_entries(&s);
-	stats->blocks_decoded = src_pkg_stream_blocks(s.st);
+	stats->blocks_decoded += src_pkg_stream_blocks(s.st);
 	*reason = rc ? s.reason : SRC_PKG_OK;
 	scan_deinit(&s);
 	return rc;

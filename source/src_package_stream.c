@@ -39,6 +39,7 @@ struct src_pkg_stream {
 	pthread_t thread;
 	bool thread_running;
 	uint64_t blocks;
+	size_t bad;              /* a block whose bytes are corrupt (n_blocks: none) */
 	uint8_t *chunk;          /* pread buffer (uncompressed or streamed payloads) */
 	sym_error err;
 };
@@ -86,6 +87,8 @@ static bool load_block(src_pkg_stream *s, size_t k)
 	} else {
 		if (!slot_fill(s, &s->cur, k)) {
 			s->err = s->cur.err;
+			if (s->cur.rc == SYM_E_INVALID)
+				s->bad = k;
 			return false;
 		}
 		s->blocks++;
@@ -166,6 +169,12 @@ static bool blocks_fit(const src_pkg_layout *l)
 sym_errc src_pkg_stream_open(int fd, const src_pkg_layout *l, src_pkg_stream **out,
 			     struct archive **a, sym_error *err)
 {
+	return src_pkg_stream_open_at(fd, l, 0, out, a, err);
+}
+
+sym_errc src_pkg_stream_open_at(int fd, const src_pkg_layout *l, uint64_t start,
+				src_pkg_stream **out, struct archive **a, sym_error *err)
+{
 	src_pkg_stream *s = calloc(1, sizeof(*s));
 	struct archive *ar = archive_read_new();
 	if (!s || !ar || !(s->chunk = malloc(CHUNK))) {
@@ -175,12 +184,18 @@ sym_errc src_pkg_stream_open(int fd, const src_pkg_layout *l, src_pkg_stream **o
 	}
 	s->fd = fd;
 	s->l = l;
-	s->cur.block = s->ahead.block = l->xz.n_blocks;
+	s->cur.block = s->ahead.block = s->bad = l->xz.n_blocks;
 	base_buf_init(&s->cur.buf, MAX_BLOCK_BUF);
 	base_buf_init(&s->ahead.buf, MAX_BLOCK_BUF);
 	s->random = src_pkg_layout_random(l) && blocks_fit(l);
 	s->end = s->random ? (l->comp == SRC_PKG_COMP_NONE ? l->payload_size : l->xz.usize)
 			   : l->payload_size;
+	if (start && (!s->random || start > s->end)) {
+		src_pkg_stream_close(s, ar);
+		return sym_error_set(err, SYM_E_INVALID, "payload: no random access at %llu",
+				     (unsigned long long)start);
+	}
+	s->pos = start;
 	if (l->is_cpio)
 		archive_read_support_format_cpio(ar);
 	else
@@ -205,6 +220,11 @@ sym_errc src_pkg_stream_open(int fd, const src_pkg_layout *l, src_pkg_stream **o
 uint64_t src_pkg_stream_blocks(const src_pkg_stream *s)
 {
 	return s ? s->blocks : 0;
+}
+
+size_t src_pkg_stream_bad_block(const src_pkg_stream *s)
+{
+	return s->bad;
 }
 
 const sym_error *src_pkg_stream_error(const src_pkg_stream *s)

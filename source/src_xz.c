@@ -179,24 +179,61 @@ static sym_errc open_block(int fd, uint64_t at, uint32_t check, const src_xz_blo
 	return SYM_OK;
 }
 
-/* Runs the decoder over the block's bytes until skip + len bytes are out. */
+/* Feeds the decoder its next input bytes when it has none. */
+static sym_errc feed(int fd, lzma_stream *s, uint8_t *in, uint64_t *in_pos, uint64_t *in_left,
+		     sym_error *err)
+{
+	if (s->avail_in || !*in_left)
+		return SYM_OK;
+	size_t n = *in_left < XZ_CHUNK ? (size_t)*in_left : XZ_CHUNK;
+	sym_errc rc = src_pread(fd, in, n, *in_pos, err);
+	if (rc)
+		return rc;
+	s->next_in = in;
+	s->avail_in = n;
+	*in_pos += n;
+	*in_left -= n;
+	return SYM_OK;
+}
+
+/* A block decoded to its last byte: its end (padding, check) is read too,
+ * so that a corrupt block whose bytes still decode fails its check. */
+static sym_errc finish_block(int fd, lzma_stream *s, uint8_t *in, uint64_t *in_pos,
+			     uint64_t *in_left, sym_error *err)
+{
+	for (;;) {
+		sym_errc rc = feed(fd, s, in, in_pos, in_left, err);
+		if (rc)
+			return rc;
+		uint8_t extra[16];
+		s->next_out = extra;
+		s->avail_out = sizeof(extra);
+		lzma_ret r = lzma_code(s, *in_left ? LZMA_RUN : LZMA_FINISH);
+		if (s->avail_out != sizeof(extra))
+			return sym_error_set(err, SYM_E_INVALID, "xz: block longer than its index says");
+		if (r == LZMA_STREAM_END)
+			return SYM_OK;
+		if (r != LZMA_OK)
+			return sym_error_set(err, SYM_E_INVALID, "xz: corrupt block (lzma error %d%s)",
+					     (int)r, r == LZMA_DATA_ERROR ? ", check failed" : "");
+		if (s->avail_in == 0 && *in_left == 0)
+			return sym_error_set(err, SYM_E_INVALID, "xz: block truncated");
+	}
+}
+
+/* Runs the decoder over the block's bytes until skip + len bytes are out;
+ * to the block's end (its check verified) when that is its last byte. */
 static sym_errc run_block(int fd, uint64_t at, lzma_stream *s, const src_xz_block *b,
 			  uint64_t skip, uint8_t *out, size_t len, uint8_t *in, sym_error *err)
 {
 	uint8_t drop[64 << 10];
 	uint64_t in_left = b->csize, in_pos = at, skipped = 0;
 	size_t written = 0;
+	bool ended = false;
 	while (written < len) {
-		if (s->avail_in == 0 && in_left > 0) {
-			size_t n = in_left < XZ_CHUNK ? (size_t)in_left : XZ_CHUNK;
-			sym_errc rc = src_pread(fd, in, n, in_pos, err);
-			if (rc)
-				return rc;
-			s->next_in = in;
-			s->avail_in = n;
-			in_pos += n;
-			in_left -= n;
-		}
+		sym_errc rc = feed(fd, s, in, &in_pos, &in_left, err);
+		if (rc)
+			return rc;
 		if (skipped < skip) {
 			uint64_t want = skip - skipped;
 			s->next_out = drop;
@@ -214,12 +251,15 @@ static sym_errc run_block(int fd, uint64_t at, lzma_stream *s, const src_xz_bloc
 			written += got;
 		if (r == LZMA_STREAM_END && written < len)
 			return sym_error_set(err, SYM_E_INVALID, "xz: block shorter than its index says");
+		ended = r == LZMA_STREAM_END;
 		if (r != LZMA_OK && r != LZMA_STREAM_END)
 			return sym_error_set(err, SYM_E_INVALID, "xz: corrupt block (lzma error %d)",
 					     (int)r);
 		if (got == 0 && s->avail_in == 0 && in_left == 0)
 			return sym_error_set(err, SYM_E_INVALID, "xz: block truncated");
 	}
+	if (!ended && skip + len == b->usize)
+		return finish_block(fd, s, in, &in_pos, &in_left, err);
 	return SYM_OK;
 }
 

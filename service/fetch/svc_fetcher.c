@@ -106,6 +106,11 @@ static bool make_spool_dir(svc_fetcher *f, const char *data_dir, svc_error *err)
 	return true;
 }
 
+const char *svc_fetcher_spool_dir(const svc_fetcher *f)
+{
+	return f ? f->spool_dir : NULL;
+}
+
 svc_fetcher *svc_fetcher_create(const svc_fetcher_options *o, svc_error *err)
 {
 	if (!o || !o->base || !o->store || !o->config) {

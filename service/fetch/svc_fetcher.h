@@ -289,4 +289,7 @@ void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out);
  * indexes behind through it. Lives as long as the fetcher. */
 struct svc_s3 *svc_fetcher_s3(const svc_fetcher *f);
 
+/* DATA/tmp, where bodies are spooled (svc_spool.h); NULL without a data dir. */
+const char *svc_fetcher_spool_dir(const svc_fetcher *f);
+
 #endif

@@ -13,6 +13,7 @@
  * policy, then the same easy handle is restarted on the new URL.
  */
 #include "service/fetch/svc_upstream_http.h"
+#include "service/fetch/svc_spool.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -404,23 +405,6 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* An unlinked temporary file in dir: O_TMPFILE, else mkstemp and unlink. */
-static int spool_open(const char *dir)
-{
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-	char path[4096];
-	if ((size_t)snprintf(path, sizeof(path), "%s/dl-XXXXXX", dir) >= sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = mkostemp(path, O_CLOEXEC);
-	if (fd >= 0)
-		unlink(path);
-	return fd;
-}
-
 /* Appends to the spool file; false (too_large or spool_errno set) to abort. */
 static bool spool(svc_http_req *r, const char *p, size_t len)
 {
@@ -428,22 +412,13 @@ static bool spool(svc_http_req *r, const char *p, size_t len)
 		r->too_large = true;
 		return false;
 	}
-	if (r->fd < 0 && (r->fd = spool_open(r->o.spool_dir)) < 0) {
+	if (r->fd < 0 && (r->fd = svc_spool_open(r->o.spool_dir)) < 0) {
 		r->spool_errno = errno;
 		return false;
 	}
-	while (len) {
-		ssize_t w = write(r->fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			r->spool_errno = w < 0 ? errno : EIO;
-			return false;
-		}
-		p += w;
-		len -= (size_t)w;
-		r->spooled += (uint64_t)w;
-	}
+	if ((r->spool_errno = svc_spool_write(r->fd, p, len)) != 0)
+		return false;
+	r->spooled += len;
 	return true;
 }
 

@@ -13,9 +13,10 @@
  * - give a client --request-timeout from the first byte of a request to its
  *   last (header and body): a client that trickles is cut off;
  * - cap the bytes of one request ourselves, its body's cap decided from its
- *   head (svc_request_head.c: only an authorized upload may send many), so
- *   evhttp's own cap never answers 413 (its 413 means a body it could not
- *   parse, rewritten to 400);
+ *   head (svc_request_head.c: only an authorized upload may send many, within
+ *   the budget of uploads in flight, its body spooled to DATA/tmp:
+ *   svc_body_spool.c), so evhttp's own cap never answers 413 (its 413 means
+ *   a body it could not parse, rewritten to 400);
  * - hand a connection opening with HTTP/2's preface (gRPC's prior knowledge)
  *   to the HTTP/2 server (svc_conns_h2.c, svc_h2_impl.h) instead of evhttp.
  */
@@ -58,6 +59,10 @@ struct conn {
 	unsigned writing;   /* replies handed to evhttp, not yet written */
 	svc_head_scan head; /* the request's head as it arrives (body_cap) */
 	uint64_t head_bytes, cap;  /* the head's bytes; the body's cap once decided */
+	svc_body_spool spool; /* an upload's body (svc_body_spool.c) */
+	size_t body_from;   /* where the body starts in the input, as the head ends */
+	int status;         /* the refusal deadline_cb sends (413, 503, 507) */
+	bool spooling;      /* svc_body_take is moving bytes: not a read */
 };
 
 BASE_VEC_DEFINE(conn_vec, conn *)
@@ -77,6 +82,7 @@ struct svc_conns {
 	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
 	void *h2_arg;
 	conn *head, *tail;
+	svc_upload_gate gate;  /* uploads in flight: the budget, the spool dir */
 	conn_vec pending;  /* created, not yet attached to their evhttp connection */
 	struct event *attach, *resume;
 	bool paused_full, paused_error;
@@ -84,8 +90,6 @@ struct svc_conns {
 	uint64_t suppressed[2];
 	uint64_t accept_errors, evicted, timed_out, too_large, rewritten;
 };
-
-/* ---- the activity list ---- */
 
 static void unlink_conn(conn *c)
 {
@@ -113,9 +117,7 @@ static void touch(conn *c)
 	cs->tail = c;
 }
 
-/* ---- logging once per interval ---- */
-
-enum { LOG_ACCEPT, LOG_FULL };
+enum { LOG_ACCEPT, LOG_FULL }; /* logged once per interval */
 
 static void log_limited(svc_conns *cs, int which, const char *msg, const char *detail)
 {
@@ -130,8 +132,6 @@ static void log_limited(svc_conns *cs, int which, const char *msg, const char *d
 	cs->last_log_ms[which] = now;
 	cs->suppressed[which] = 0;
 }
-
-/* ---- the listener ---- */
 
 static void listener_update(svc_conns *cs)
 {
@@ -218,8 +218,6 @@ void svc_conns_unlisten(svc_conns *cs)
 	cs->lev = NULL;
 }
 
-/* ---- one connection ---- */
-
 static void conn_free(conn *c)
 {
 	svc_conns *cs = c->cs;
@@ -233,6 +231,7 @@ static void conn_free(conn *c)
 	if (c->deadline)
 		event_free(c->deadline);
 	svc_head_reset(&c->head);
+	svc_body_end(&cs->gate, &c->spool);
 	if (c->h2_first)
 		evbuffer_free(c->h2_first);
 	free(c);
@@ -249,17 +248,6 @@ static void closed_cb(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
 	conn_free(arg);
-}
-
-/* The answer to a request over the cap, written to the socket directly: the
- * connection is closed right after. */
-static void send_413(conn *c)
-{
-	static const char r[] = "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n"
-				"Content-Length: 0\r\n\r\n";
-	evutil_socket_t fd = bufferevent_getfd(c->bev);
-	if (fd >= 0 && send(fd, r, sizeof(r) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		(void)errno;
 }
 
 /* To the HTTP/2 server with the bytes read so far; evhttp lets it go. */
@@ -289,8 +277,8 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	if (c->busy || !c->evcon)
 		return;
 	if (c->too_large) {
-		c->cs->too_large++;
-		send_413(c);
+		c->cs->too_large += c->status == 413;
+		svc_send_status(bufferevent_getfd(c->bev), c->status);
 	} else {
 		c->cs->timed_out++;
 		base_logf(BASE_LOG_DEBUG, "request deadline passed, connection closed",
@@ -305,12 +293,19 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 static bool read_head(conn *c, struct evbuffer *buf, size_t n)
 {
 	svc_conns *cs = c->cs;
+	uint64_t before = c->head_bytes;
 	if (!svc_head_feed_buffer(&c->head, buf, n, &c->head_bytes))
 		return false;
+	c->body_from = evbuffer_get_length(buf) - n + (size_t)(c->head_bytes - before);
 	char peer[64];
 	svc_peer_text(bufferevent_getfd(c->bev), peer, sizeof(peer));
 	c->cap = cs->body_cap ? cs->body_cap(cs->body_cap_arg, &c->head, peer) : cs->max_request_bytes;
 	bool over = c->head.has_length && c->head.content_length > c->cap;
+	/* An upload's (a cap above the small one): the budget, the spool file. */
+	int st = !over && c->cap > cs->max_request_bytes
+			 ? svc_body_begin(&cs->gate, &c->spool, &c->head, c->cap) : 0;
+	if (st)
+		c->status = st, over = true;
 	svc_head_reset(&c->head);
 	c->head.done = true;  /* until the next request */
 	return over;
@@ -335,7 +330,7 @@ static bool h2_preface(conn *c, struct evbuffer *buf)
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
 	conn *c = arg;
-	if (!info->n_added || c->h2_first)
+	if (!info->n_added || c->h2_first || c->spooling)
 		return;
 	/* Bytes held back while the preface was undecided are read as the
 	 * head's too, once it is HTTP/1.1. */
@@ -352,13 +347,21 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	}
 	c->bytes += info->n_added;
 	touch(c);
-	/* The cap: the head's first (and Content-Length against the body's cap
-	 * once the head is read), then the request's whole. */
-	bool over = !c->head.done && read_head(c, buf, fresh);
+	/* The cap: the head's first (Content-Length against the body's cap, an
+	 * upload's budget), then the request's whole. */
+	bool now = !c->head.done;
+	bool over = now && read_head(c, buf, fresh);
 	uint64_t limit = c->head.done && c->cap ? c->head_bytes + c->cap : cs->max_request_bytes;
 	over = over || c->bytes > limit;
-	if (over && !c->too_large) {
-		/* Not from here: evhttp is reading. The callback runs next. */
+	if (!over && c->spool.fd >= 0) { /* an upload's body: to its file */
+		c->spooling = true;
+		int st = svc_body_take(&c->spool, buf, now ? c->body_from
+							   : evbuffer_get_length(buf) - info->n_added);
+		c->spooling = false;
+		if (st)
+			c->status = st, over = true;
+	}
+	if (over && !c->too_large) { /* evhttp is reading: the callback runs next */
 		c->too_large = true;
 		bufferevent_disable(c->bev, EV_READ);
 		event_active(c->deadline, EV_TIMEOUT, 0);
@@ -415,6 +418,8 @@ static struct bufferevent *bev_cb(struct event_base *base, void *arg)
 		return bev;
 	c->cs = cs;
 	c->bev = bev;
+	svc_body_spool_init(&c->spool);
+	c->status = 413;
 	c->deadline = evtimer_new(base, deadline_cb, c);
 	c->in_cb = evbuffer_add_cb(bufferevent_get_input(bev), input_cb, c);
 	c->out_cb = evbuffer_add_cb(bufferevent_get_output(bev), output_cb, c);
@@ -473,6 +478,7 @@ void svc_conns_request(svc_conns *cs, struct evhttp_request *req)
 	c->bytes = 0;
 	c->busy = true;
 	c->too_large = false;
+	c->status = 413;
 	svc_head_reset(&c->head);
 	c->head_bytes = c->cap = 0;
 	evtimer_del(c->deadline);
@@ -485,6 +491,7 @@ void svc_conns_replied(svc_conns *cs, struct evhttp_request *req)
 	if (!c)
 		return;
 	c->busy = false;
+	svc_body_end(&cs->gate, &c->spool); /* an upload's bytes leave the budget */
 	if (c->writing > 0) {
 		c->writing--;
 		cs->writing--;
@@ -527,6 +534,8 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->reply_ended_arg = o->arg;
 	cs->body_cap = o->body_cap;
 	cs->body_cap_arg = o->arg;
+	cs->gate.budget = o->upload_budget;
+	cs->gate.dir = o->spool_dir;
 	cs->h2_accept = o->h2_accept;
 	cs->h2_arg = o->h2_arg;
 	cs->attach = event_new(base, -1, 0, attach_cb, cs);
@@ -586,4 +595,5 @@ void svc_conns_render_metrics(const svc_conns *cs, base_buf *b)
 	base_expo_family(b, "symbolizer_http_malformed_bodies_total", "counter",
 			 "Request bodies evhttp could not parse (answered 400).");
 	base_expo_u64(b, "symbolizer_http_malformed_bodies_total", "", cs->rewritten);
+	svc_upload_gate_render(&cs->gate, b);
 }

@@ -377,6 +377,9 @@ static bool start_http(svc_server *s, svc_error *err)
 		.reply_ended = reply_ended,
 		.body_cap = body_cap,
 		.arg = s,
+		.upload_budget = s->o.upload_memory_bytes ? s->o.upload_memory_bytes
+							  : s->o.max_upload_bytes * 2,
+		.spool_dir = svc_fetcher_spool_dir(s->fetcher),
 		.h2_accept = h2_accept,
 		.h2_arg = s->h2,
 	};

@@ -54,6 +54,7 @@ typedef struct svc_server_options {
 	uint32_t max_hops;           /* debuginfod requests with this many X-Symbolizer-Hops: no upstreams */
 	const char *upload_token_file; /* bearer token of PUT /buildid/... (NULL: uploads disabled) */
 	uint64_t max_upload_bytes;   /* largest upload body */
+	uint64_t upload_memory_bytes; /* uploads in flight at once, their bytes (0: 2 x max_upload_bytes) */
 	uint32_t upload_allow_remote; /* 1: uploads from any peer, not only loopback */
 	const char *trusted_proxies; /* judged by X-Forwarded-For (uploads' peer rule) */
 	uint64_t build_memory_bytes; /* budget of index builds at once (0: a quarter of RAM, 512M..4G) */

@@ -59,6 +59,38 @@ bool svc_head_feed_buffer(svc_head_scan *h, struct evbuffer *buf, size_t n, uint
 /* A socket's peer address as text ("127.0.0.1", "::1"); "" when unknown. */
 void svc_peer_text(int fd, char *out, size_t size);
 
+/* svc_body_spool.c: an authorized upload's body, counted in the budget of
+ * uploads in flight and written to DATA/tmp as it arrives (see there). */
+typedef struct svc_upload_gate {
+	uint64_t budget;         /* bytes of uploads in flight at most (0: no bound) */
+	uint64_t in_flight;
+	const char *dir;         /* DATA/tmp (NULL: bodies stay in memory) */
+	uint64_t refused_busy, refused_spool;
+} svc_upload_gate;
+typedef struct svc_body_spool {
+	int fd;                  /* the file while the body comes in; -1: none */
+	uint64_t want, got;      /* Content-Length; bytes in the file */
+	uint64_t reserved;       /* counted in the gate's in_flight */
+	int err;                 /* errno of a failed write */
+} svc_body_spool;
+void svc_body_spool_init(svc_body_spool *sp);
+/* Once an upload's head is read (cap: its body cap): 0 when admitted (its
+ * bytes counted, its spool file open when it has a Content-Length), or the
+ * status to refuse it with before its body (503: budget full; 507: no
+ * spool file). */
+int svc_body_begin(svc_upload_gate *g, svc_body_spool *sp, const svc_head_scan *h, uint64_t cap);
+/* Moves the body bytes at [from, end) of buf (the connection's input, evhttp
+ * not having read them) into the file; when the body is whole, it goes back
+ * at from as one mapped segment. 0, or 507 when the file cannot take it. */
+int svc_body_take(svc_body_spool *sp, struct evbuffer *buf, size_t from);
+/* The upload was answered or its connection closed: its bytes leave the
+ * budget, an unfinished file is closed (and so gone). */
+void svc_body_end(svc_upload_gate *g, svc_body_spool *sp);
+/* A bodyless answer written to the socket directly (413, 503 with
+ * Retry-After, 507); the connection is closed right after. */
+void svc_send_status(int fd, int status);
+void svc_upload_gate_render(const svc_upload_gate *g, base_buf *b);
+
 typedef struct svc_conns_options {
 	uint64_t max_connections;   /* 0: from the open-files limit */
 	uint64_t max_request_bytes; /* headers and body of one request */
@@ -71,6 +103,8 @@ typedef struct svc_conns_options {
 	 * request has max_request_bytes. */
 	uint64_t (*body_cap)(void *arg, const svc_head_scan *head, const char *peer);
 	void *arg;
+	uint64_t upload_budget;     /* svc_upload_gate.budget */
+	const char *spool_dir;      /* svc_upload_gate.dir (the caller's string, kept) */
 	/* A new connection opened with HTTP/2's preface: its socket (a
 	 * descriptor of its own) and the bytes read so far are handed over,
 	 * and evhttp lets it go. NULL: HTTP/1.1 only. */

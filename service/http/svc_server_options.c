@@ -101,7 +101,12 @@ static const base_flag flags[] = {
 	  "file holding the bearer token of PUT /buildid/ID/debuginfo|executable\n"
 	  "uploads (none: uploads are disabled); mode 600, 16 bytes or more"),
 	F("--max-upload-bytes", "SIZE", BASE_FLAG_SIZE, max_upload_bytes, 0,
-	  "largest upload body (1G); an upload is held in memory while checked"),
+	  "largest upload body (1G); a body is written to DATA/tmp as it\n"
+	  "arrives, not held in memory"),
+	F("--upload-memory-bytes", "SIZE", BASE_FLAG_SIZE, upload_memory_bytes, 0,
+	  "bytes of the uploads being received or stored at once; an upload\n"
+	  "past it is answered 503 with Retry-After before its body is read\n"
+	  "(0: twice --max-upload-bytes; one upload always goes)"),
 	F("--upload-allow-remote", "0|1", BASE_FLAG_U32, upload_allow_remote, 1,
 	  "1: accept uploads from any peer; 0: over loopback only, as there\n"
 	  "is no TLS (0)"),

@@ -106,6 +106,39 @@ static void expire_negatives(pass *ps)
 		atomic_fetch_add(&p->generation, 1);
 }
 
+/* Corrupt xz blocks the scan went past (src_package.h): the members that
+ * overlap one are dropped (their bytes cannot be read back: asked for, they
+ * are NOT_FOUND, not a wrong file), each logged, and the package's record
+ * says why. */
+static void drop_lost(pass *ps, const src_pkg_scan_stats *ss, stor_cat_package *pkg)
+{
+	stor_cat_entry *es = ps->entries.data;
+	size_t kept = 0;
+	for (size_t i = 0; i < ps->entries.len; i++) {
+		if (!src_pkg_scan_lost(ss, es[i].offset, es[i].size)) {
+			es[kept++] = es[i];
+			continue;
+		}
+		base_logf(BASE_LOG_WARN, "package member lost",
+			  "package=%s member=%s reason=\"overlaps a corrupt xz block\"", ps->path,
+			  es[i].member);
+	}
+	ps->entries.len = kept;
+	stor_cat_source *sc = ps->sources.data;
+	kept = 0;
+	for (size_t i = 0; i < ps->sources.len; i++) {
+		if (src_pkg_scan_lost(ss, sc[i].offset, sc[i].size))
+			free((char *)sc[i].member);
+		else
+			sc[kept++] = sc[i];
+	}
+	ps->sources.len = kept;
+	snprintf(pkg->error, sizeof(pkg->error), "damaged: %.200s", ss->damage);
+	base_logf(BASE_LOG_WARN, "package damaged",
+		  "package=%s lost_ranges=%zu error=\"%s\" effect=\"the members overlapping them are "
+		  "not served; the others are\"", ps->path, ss->n_lost, ss->damage);
+}
+
 /* Scans one new or changed package and writes its catalogue record. */
 static void scan_package(pass *ps, const char *path, int fd, const struct stat *st)
 {
@@ -140,6 +173,8 @@ static void scan_package(pass *ps, const char *path, int fd, const struct stat *
 		base_logf(BASE_LOG_WARN, "package scan failed", "package=%s reason=%s error=\"%s\"", path,
 			  src_pkg_reason_name(reason), err.msg);
 	}
+	if (!rc && ss.n_lost)
+		drop_lost(ps, &ss, &pkg);
 	pkg.members = (uint32_t)ps->entries.len;
 	size_t ll = 0;
 	void *lb = rc ? NULL : src_pkg_layout_encode(&l, &ll);

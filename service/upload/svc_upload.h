@@ -29,10 +29,14 @@
  * (header X-Symbolizer-Alt: missing, and the build ID to upload it under).
  *
  * The body: libevent 2.1's evhttp reads a request's whole body before it
- * calls the route (it has no per-request hook before the body in 2.1), so an
- * upload is held in memory once (the server raises evhttp's body cap to
- * max_upload_bytes while uploads are enabled); it is made one piece, checked
- * and written to the store on the worker pool, never copied on the loop.
+ * calls the route, so the server (service/http's svc_body_spool.c) writes an
+ * authorized upload's body to an unlinked file of DATA/tmp as it arrives and
+ * hands it to evhttp as one mapped segment: the request's input buffer is
+ * then the file, mapped, not memory (a chunked body is held in memory). The
+ * worker reads it in one piece from there (evbuffer_pullup of one segment),
+ * checks it and writes it to the store (and the S3 tier, which takes the same
+ * pointer: mapped file or memory alike). Bytes of uploads in flight are
+ * counted against --upload-memory-bytes from their head on (503 past it).
  *
  * ShouldUpload (an RPC method, svc_upload_should.c): per build ID, whether the
  * server can find it anywhere (it asks the fetcher: store, local dirs,
