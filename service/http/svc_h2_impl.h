@@ -69,6 +69,7 @@ typedef struct h2_conn h2_conn;
 typedef struct h2_stream h2_stream;
 
 #define H2_PATH_MAX 256
+enum { H2_GRPC, H2_WEB, H2_WEB_TEXT };
 
 struct h2_stream {
 	h2_conn *conn;               /* NULL: orphaned (closed while its call runs) */
@@ -89,6 +90,10 @@ struct h2_stream {
 	bool finished;               /* a stream's answers are all out: the trailers */
 	bool watching;               /* grpc.health.v1.Health/Watch: open till shutdown */
 	svc_error refused;           /* code != SVC_OK: refused before the call */
+	/* gRPC-Web on this stream (application/grpc-web, -text): the trailers
+	 * are the last DATA frame (flag 0x80), -text's bytes in base64. */
+	uint8_t web;                 /* H2_GRPC, H2_WEB, H2_WEB_TEXT */
+	uint8_t *decoded;            /* -text: the request body's bytes */
 	base_buf body;               /* prefix and message, capped */
 	struct evbuffer *out;        /* the response's frames (DATA) */
 	int status;                  /* grpc-status for the trailers */

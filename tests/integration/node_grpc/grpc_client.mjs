@@ -16,7 +16,8 @@
 //      fetch that never ends answers PENDING within it), status codes and
 //      grpc-message (malformed message, unknown method, over the cap, an
 //      unknown service's health), grpc.health.v1 Check;
-//   4. buf curl --protocol connect|grpc|grpcweb with --schema: the same answer;
+//   4. buf curl --protocol connect|grpc|grpcweb with --schema: the same answer
+//      (grpcweb over HTTP/1.1 and over HTTP/2);
 //      --protocol grpc without --schema (server reflection v1 and v1alpha):
 //      every method listed, the same answer;
 //   5. SIGTERM: exit status 0.
@@ -232,15 +233,17 @@ async function main() {
     const small = JSON.stringify({ mappings: [{ buildId: bid }],
                                    locations: addrs.slice(0, 5).map((x) => ({ address: String(x) })) });
     let ref = null;
-    for (const proto of ["connect", "grpc", "grpcweb"]) {
+    // grpcweb twice: over HTTP/1.1, then on an h2c stream (--http2-prior-knowledge)
+    for (const [proto, h2] of [["connect", false], ["grpc", true], ["grpcweb", false],
+                               ["grpcweb", true]]) {
       const args = ["curl", "--schema", a.proto, "--protocol", proto, "--data", small,
                     `http://${target}/${SERVICE}/Symbolize`];
-      if (proto === "grpc") args.splice(1, 0, "--http2-prior-knowledge");
+      if (h2) args.splice(1, 0, "--http2-prior-knowledge");
       const out = JSON.parse(run(a.buf, args));
       check(out.mappings[0].status === "STATUS_OK", `buf curl ${proto}: ` + JSON.stringify(out));
       if (ref) check(JSON.stringify(out) === ref, `buf curl ${proto}: a different answer`);
       ref = JSON.stringify(out);
-      ok(`buf curl --protocol ${proto} --schema: STATUS_OK, the same answer`);
+      ok(`buf curl --protocol ${proto}${h2 ? " (HTTP/2)" : ""} --schema: STATUS_OK, the same answer`);
     }
     // 4b. without --schema: server reflection (v1, then v1alpha)
     for (const rp of ["grpc-v1", "grpc-v1alpha"]) {
