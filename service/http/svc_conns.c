@@ -17,7 +17,8 @@
  *   evhttp's own cap never answers 413 (its 413 means a body it could not
  *   parse, rewritten to 400);
  * - hand a connection opening with HTTP/2's preface (gRPC's prior knowledge)
- *   to the HTTP/2 server (svc_conns_h2.c, svc_h2_impl.h) instead of evhttp.
+ *   to the HTTP/2 server (svc_conns_h2.c, svc_h2_impl.h) instead of evhttp,
+ *   counted till it closes there; at the cap one with no stream is evictable.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -68,13 +69,14 @@ struct svc_conns {
 	struct evconnlistener *lev;
 	uint64_t max_conns, max_request_bytes;
 	int64_t request_timeout_ms;
-	uint64_t open;
+	uint64_t open;      /* HTTP/1.1 and HTTP/2: the cap's count */
 	uint64_t writing;   /* the connections' writing, summed */
 	void (*reply_ended)(void *arg);
 	void *reply_ended_arg;
 	uint64_t (*body_cap)(void *arg, const svc_head_scan *head, const char *peer);
 	void *body_cap_arg;
 	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
+	bool (*h2_evict)(void *h2_arg);
 	void *h2_arg;
 	conn *head, *tail;
 	conn_vec pending;  /* created, not yet attached to their evhttp connection */
@@ -220,6 +222,17 @@ void svc_conns_unlisten(svc_conns *cs)
 
 /* ---- one connection ---- */
 
+/* One fewer in the count (HTTP/1.1 here, HTTP/2 from svc_server.c): the
+ * listener resumes below the cap. */
+void svc_conns_released(svc_conns *cs)
+{
+	cs->open--;
+	if (cs->paused_full && cs->open < cs->max_conns) {
+		cs->paused_full = false;
+		listener_update(cs);
+	}
+}
+
 static void conn_free(conn *c)
 {
 	svc_conns *cs = c->cs;
@@ -236,11 +249,7 @@ static void conn_free(conn *c)
 	if (c->h2_first)
 		evbuffer_free(c->h2_first);
 	free(c);
-	cs->open--;
-	if (cs->paused_full && cs->open < cs->max_conns) {
-		cs->paused_full = false;
-		listener_update(cs);
-	}
+	svc_conns_released(cs);
 	if (ended && cs->reply_ended)
 		cs->reply_ended(cs->reply_ended_arg);
 }
@@ -270,8 +279,9 @@ static void hand_over(conn *c)
 	c->h2_first = NULL;
 	evhttp_connection_set_closecb(c->evcon, NULL, NULL);
 	int own = svc_conns_take_socket(c->bev, c->evcon);
+	cs->open += own >= 0;  /* still counted: svc_conns_released when it closes */
 	conn_free(c);
-	if (own >= 0)  /* counted there: symbolizer_h2_connections_total */
+	if (own >= 0)
 		cs->h2_accept(cs->h2_arg, own, first);
 	evbuffer_free(first);
 }
@@ -394,7 +404,7 @@ static bool evict_one(svc_conns *cs)
 			return true;
 		}
 	}
-	return false;
+	return cs->h2_evict && cs->h2_evict(cs->h2_arg) && ++cs->evicted;
 }
 
 static struct bufferevent *bev_cb(struct event_base *base, void *arg)
@@ -528,6 +538,7 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->body_cap = o->body_cap;
 	cs->body_cap_arg = o->arg;
 	cs->h2_accept = o->h2_accept;
+	cs->h2_evict = o->h2_evict;
 	cs->h2_arg = o->h2_arg;
 	cs->attach = event_new(base, -1, 0, attach_cb, cs);
 	cs->resume = evtimer_new(base, resume_cb, cs);

@@ -44,6 +44,8 @@ static void conn_free(h2_conn *c)
 	if (c->bev)
 		bufferevent_free(c->bev);
 	free(c);
+	if (h->o.conn_closed)
+		h->o.conn_closed(h->o.arg);
 	if (h->o.ended)
 		h->o.ended(h->o.arg);
 }
@@ -311,6 +313,8 @@ void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first)
 	h2_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		evutil_closesocket(fd);
+		if (h->o.conn_closed)
+			h->o.conn_closed(h->o.arg);
 		return;
 	}
 	c->h = h;
@@ -353,6 +357,20 @@ svc_h2 *svc_h2_create(struct event_base *base, const svc_h2_options *o)
 	if (h->o.stream_timeout_ms <= 0)
 		h->o.stream_timeout_ms = 120000;
 	return h;
+}
+
+bool svc_h2_evict_idle(svc_h2 *h)
+{
+	h2_conn *idle = NULL;
+	int n = 0;
+	for (h2_conn *c = h->conns; c && n < 64; c = c->next, n++)
+		if (!c->streams && (!idle || c->last_activity_ms < idle->last_activity_ms))
+			idle = c;
+	if (!idle)
+		return false;
+	h->conns_evicted++;
+	conn_free(idle);  /* as evhttp's idle ones: closed, no GOAWAY waited for */
+	return true;
 }
 
 void svc_h2_shutdown(svc_h2 *h)
@@ -402,13 +420,15 @@ void svc_h2_render_metrics(const svc_h2 *h, base_buf *b)
 	base_expo_family(b, "symbolizer_h2_refused_total", "counter",
 			 "HTTP/2 streams and connections the server cut: header list over the cap "
 			 "(header_list), request or answer past --request-timeout (stream_timeout), "
-			 "idle connection (idle), connection errors and floods (protocol).");
+			 "idle connection (idle), connection errors and floods (protocol), "
+			 "closed with no stream at --max-connections (evicted).");
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"header_list\"",
 		      h->header_list_too_large);
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"stream_timeout\"",
 		      h->streams_timed_out);
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"idle\"", h->conns_timed_out);
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"protocol\"", h->protocol_errors);
+	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"evicted\"", h->conns_evicted);
 }
 
 void svc_h2_destroy(svc_h2 *h)
@@ -416,6 +436,7 @@ void svc_h2_destroy(svc_h2 *h)
 	if (!h)
 		return;
 	h->o.ended = NULL;
+	h->o.conn_closed = NULL;
 	while (h->conns)
 		conn_free(h->conns);
 	free(h);

@@ -45,12 +45,18 @@ typedef struct svc_h2_options {
 	bool (*serving)(void *arg);
 	/* A stream or a connection ended (the server's shutdown check). */
 	void (*ended)(void *arg);
+	/* A connection svc_h2_accept took is closed (the connection cap's count,
+	 * svc_conns). NULL: none. */
+	void (*conn_closed)(void *arg);
 	void *arg;
 } svc_h2_options;
 
 svc_h2 *svc_h2_create(struct event_base *base, const svc_h2_options *o);
 /* Takes fd (closed on failure) and the bytes already read from it (drained). */
 void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first);
+/* At the connection cap: closes the connection with no stream idle the
+ * longest (of the first 64). False: every one has a stream. */
+bool svc_h2_evict_idle(svc_h2 *h);
 /* GOAWAY on every connection: streams opened already are answered and
  * written, new ones refused; each connection closes once it has none. */
 void svc_h2_shutdown(svc_h2 *h);
@@ -108,7 +114,7 @@ struct svc_h2 {
 	bool stopping;
 	/* counters */
 	uint64_t conns_total, streams_total, streams_reset_by_us, header_list_too_large,
-		streams_timed_out, conns_timed_out, protocol_errors;
+		streams_timed_out, conns_timed_out, protocol_errors, conns_evicted;
 };
 
 struct h2_conn {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""gRPC-Web over HTTP/2 and grpc-status-details-bin, on the daemon's port.
+"""gRPC-Web over HTTP/2, grpc-status-details-bin, and --max-connections across
+HTTP/1.1 and HTTP/2, on the daemon's port.
 
     grpc_web_h2_test.py --symbolizerd BIN --fixtures DIR [CASE...]
 
@@ -13,13 +14,18 @@ request. grpc-status-details-bin: grpcio's trailing metadata of every error
 holds a google.rpc.Status (code and message equal to grpc-status and
 grpc-message, an ErrorInfo detail naming our error, domain "symbolizer"),
 decoded here from the wire; the same over gRPC-Web on HTTP/2 and HTTP/1.1
-(base64 without padding).
+(base64 without padding). The connection cap (a daemon of its own,
+--max-connections 4): HTTP/2 connections count until they close; with every
+one busy (a Watch stream each) a new connection, HTTP/1.1 or HTTP/2, is not
+served until one closes; with none busy, an idle HTTP/2 connection is evicted
+for a new one, as an idle HTTP/1.1 one is.
 """
 import argparse
 import base64
 import gzip
 import http.client
 import os
+import socket
 import shutil
 import struct
 import sys
@@ -76,6 +82,19 @@ def web_frames(data):
             check(msg is None, "two messages in a unary answer")
             msg = gzip.decompress(payload) if flag & 1 else payload
     return msg, trailers
+
+
+def peer_closed(sock):
+    """Whether the peer closed sock (read what is there without waiting)."""
+    sock.setblocking(False)
+    try:
+        while True:
+            if sock.recv(65536) == b"":
+                return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def web_h2_call(h, path, body, ctype, extra=()):
@@ -204,8 +223,89 @@ def main():
         conn.close()
         print("  gRPC-Web on HTTP/2 and HTTP/1.1: the same Status, unpadded base64")
 
+    def case_connection_cap():
+        cap = 4
+        d2 = Daemon(args.symbolizerd, os.path.join(work, "cap"), os.path.join(work, "cap.log"),
+                    extra=["--max-connections", str(cap)])
+        watch = "/grpc.health.v1.Health/Watch"
+        busy, pending = [], []
+        try:
+            for _ in range(cap - 1):  # HTTP/2 connections, each with a stream open
+                h = H2(d2.port)
+                sid = h.request(watch, frame(b""))
+                check(h.pump(lambda s, sid=sid: s.of("DataReceived", sid)), "Watch: no status")
+                busy.append(h)
+            m = d2.metrics()  # the cap's last slot
+            check("symbolizer_http_connections %d" % cap in m and
+                  "symbolizer_h2_connections %d" % (cap - 1) in m,
+                  "HTTP/2 connections not counted against the cap:\n" + "\n".join(
+                      ln for ln in m.splitlines() if "_connections " in ln))
+            h = H2(d2.port)  # evicts the idle HTTP/1.1 one (the /metrics call's)
+            sid = h.request(watch, frame(b""))
+            check(h.pump(lambda s: s.of("DataReceived", sid)), "4th Watch: no status")
+            busy.append(h)
+            # Every connection busy: the one accepted then is served and the
+            # listener pauses (svc_conns, as with HTTP/1.1 alone); the next
+            # ones wait, HTTP/1.1 and HTTP/2 alike.
+            s0 = socket.create_connection(("127.0.0.1", d2.port), timeout=30)
+            pending.append(s0)
+            s0.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            check(s0.recv(100).startswith(b"HTTP/1.1 200"), "the pausing connection")
+            s1 = socket.create_connection(("127.0.0.1", d2.port), timeout=30)
+            s1.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            pending.append(s1)
+            s1.settimeout(2)
+            try:
+                got = s1.recv(100)
+            except socket.timeout:
+                got = None
+            check(got is None, "a connection past the cap was served: %r" % got)
+            h5 = H2(d2.port)
+            pending.append(h5.sock)
+            sid5 = h5.request(PATH + "Symbolize", frame(b""))
+            h5.sock.settimeout(2)
+            check(not h5.pump(lambda s: s.ended(sid5), limit=1) or h5.closed,
+                  "an HTTP/2 connection past the cap was served")
+            # Two busy ones close: both waiting connections are served.
+            for h in busy[:2]:
+                h.close()
+            s1.settimeout(30)
+            check(s1.recv(100).startswith(b"HTTP/1.1 200"), "HTTP/1.1 never served")
+            h5.sock.settimeout(30)
+            h5.closed = False
+            check(h5.pump(lambda s: s.ended(sid5)) and
+                  (h5.of("TrailersReceived", sid5) or h5.of("ResponseReceived", sid5)),
+                  "HTTP/2 never served: %r" % h5.events)
+            for h in busy[2:] + [h5]:
+                h.close()
+            s1.close()
+            s0.close()
+            busy, pending = [], []
+            # Idle HTTP/2 connections (their call done) make room as idle HTTP/1.1 do.
+            idle = []
+            for _ in range(cap):
+                h = H2(d2.port)
+                _, _, t = h.call("/grpc.health.v1.Health/Check", frame(b""))
+                check(t.get("grpc-status") == "0", "Check: %r" % t)
+                idle.append(h)
+            m = d2.metrics()
+            check('symbolizer_h2_refused_total{reason="evicted"} 1' in m,
+                  "no idle HTTP/2 connection evicted at the cap")
+            gone = 0
+            for h in idle:  # the evicted one's close arrived before /metrics answered
+                gone += peer_closed(h.sock)
+                h.close()
+            check(gone == 1, "%d HTTP/2 connections closed for one new" % gone)
+            print("  counted till closed; past the cap a new one waits; an idle one evicted")
+        finally:
+            for s in pending:
+                s.close()
+            for h in busy:
+                h.close()
+            check(d2.stop() == 0, "cap daemon exit status")
+
     cases = [("web_over_h2", case_web_over_h2), ("details_grpcio", case_details_grpcio),
-             ("details_grpc_web", case_details_grpc_web)]
+             ("details_grpc_web", case_details_grpc_web), ("connection_cap", case_connection_cap)]
     try:
         rc = run_cases(cases, args.cases)
     finally:
