@@ -23,6 +23,7 @@
 #include "service/http/svc_h2_impl.h"
 
 #define OUT_HIGH (1u << 20)       /* session output buffered before we wait */
+#define READ_MAX (256u << 10)     /* bytes read from the socket at once */
 #define STREAM_WINDOW (1u << 20)  /* each stream's receive window */
 #define CONN_WINDOW (16u << 20)   /* the connection's */
 
@@ -176,6 +177,15 @@ static int on_sent(nghttp2_session *session, const nghttp2_frame *frame, void *a
 	return 0;
 }
 
+static int on_send_data(nghttp2_session *session, nghttp2_frame *frame, const uint8_t *framehd,
+			size_t length, nghttp2_data_source *source, void *arg)
+{
+	(void)session;
+	h2_conn *c = arg;
+	return h2_stream_send_data(source->ptr, bufferevent_get_output(c->bev), framehd, length,
+				   frame->data.padlen);
+}
+
 static int on_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame, int lib_error,
 			    void *arg)
 {
@@ -273,6 +283,7 @@ static nghttp2_session_callbacks *callbacks(void)
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
 	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_sent);
+	nghttp2_session_callbacks_set_send_data_callback(cb, on_send_data);
 	return cb;
 }
 
@@ -319,8 +330,12 @@ void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first)
 	}
 	c->h = h;
 	c->bev = bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c->bev)
+	if (!c->bev) {
 		evutil_closesocket(fd);
+	} else {  /* an answer in one write, not libevent's 16 KB ones */
+		bufferevent_set_max_single_write(c->bev, OUT_HIGH);
+		bufferevent_set_max_single_read(c->bev, READ_MAX);
+	}
 	int64_t period = h->o.stream_timeout_ms / 2 < 1000 ? h->o.stream_timeout_ms / 2 : 1000;
 	struct timeval tv = {period / 1000, (period % 1000) * 1000};
 	c->tick = c->bev ? event_new(h->base, -1, EV_PERSIST, tick_cb, c) : NULL;

@@ -136,6 +136,10 @@ bool h2_stream_header(h2_stream *s, const uint8_t *name, size_t nlen, const uint
 		      size_t vlen);
 /* Request DATA; false: over the cap (answered already). */
 void h2_stream_data(h2_stream *s, const uint8_t *data, size_t len);
+/* nghttp2's send_data callback: a DATA frame of the answer (its header, then
+ * length bytes moved from s->out) appended to out; 0, or an nghttp2 error. */
+int h2_stream_send_data(h2_stream *s, struct evbuffer *out, const uint8_t *framehd,
+			size_t length, size_t padlen);
 /* The request is whole (END_STREAM): the call starts. */
 void h2_stream_request_done(h2_stream *s);
 /* nghttp2 closed the stream: freed, or orphaned while its call runs. */

@@ -151,18 +151,21 @@ static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size
 			uint32_t *flags, nghttp2_data_source *src, void *arg)
 {
 	(void)arg;
+	(void)buf;
 	h2_stream *s = src->ptr;
-	if (s->streaming && !s->finished && evbuffer_get_length(s->out) == 0)
+	size_t avail = evbuffer_get_length(s->out);
+	if (s->streaming && !s->finished && avail == 0)
 		return NGHTTP2_ERR_DEFERRED;  /* resumed by the next answer (reflect, watch) */
-	int n = evbuffer_remove(s->out, buf, len);
-	if (n < 0)
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	/* The bytes move from s->out to the socket's buffer in
+	 * h2_stream_send_data (no copy into nghttp2's frame buffer). */
+	size_t n = avail < len ? avail : len;
+	*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
 	if (s->web) {  /* the trailers are in the DATA: END_STREAM after it */
-		if (evbuffer_get_length(s->out) == 0)
+		if (n == avail)
 			*flags |= NGHTTP2_DATA_FLAG_EOF;
-		return n;
+		return (ssize_t)n;
 	}
-	if (evbuffer_get_length(s->out) == 0 && (!s->streaming || s->finished)) {
+	if (n == avail && (!s->streaming || s->finished)) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
 		char status[12];
 		snprintf(status, sizeof(status), "%d", s->status);
@@ -170,7 +173,19 @@ static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size
 		if (nghttp2_submit_trailer(session, id, t, s->message[0] ? 2 : 1) != 0)
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
-	return n;
+	return (ssize_t)n;
+}
+
+int h2_stream_send_data(h2_stream *s, struct evbuffer *out, const uint8_t *framehd,
+			size_t length, size_t padlen)
+{
+	static const uint8_t zeros[256];
+	uint8_t pad = padlen ? (uint8_t)(padlen - 1) : 0;
+	if (evbuffer_add(out, framehd, 9) != 0 || (padlen && evbuffer_add(out, &pad, 1) != 0) ||
+	    evbuffer_remove_buffer(s->out, out, length) != (int)length ||
+	    (padlen > 1 && evbuffer_add(out, zeros, padlen - 1) != 0))
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	return 0;
 }
 
 /* A trailers-only response (an error, or grpc-status of err's code). */
