@@ -102,6 +102,10 @@ struct h2_stream {
 	uint8_t *decoded;            /* -text: the request body's bytes */
 	base_buf body;               /* prefix and message, capped */
 	struct evbuffer *out;        /* the response's frames (DATA) */
+	/* A unary answer: out is pinned (owned by pin, never drained), its
+	 * bytes referenced by the socket's buffer frame by frame, sent so far. */
+	struct h2_pin *pin;
+	size_t sent;
 	int status;                  /* grpc-status for the trailers */
 	char message[512];           /* grpc-message, percent-encoded */
 };

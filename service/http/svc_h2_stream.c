@@ -48,11 +48,30 @@ h2_stream *h2_stream_new(h2_conn *c, int32_t id)
 	return s;
 }
 
+/* A unary answer's bytes: referenced by the socket's buffer (no copy) and
+ * freed when the last reference is written and the stream gone. */
+typedef struct h2_pin {
+	struct evbuffer *buf;
+	unsigned refs;
+} h2_pin;
+
+static void unpin(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	h2_pin *p = arg;
+	if (--p->refs == 0) {
+		evbuffer_free(p->buf);
+		free(p);
+	}
+}
+
 static void stream_free(h2_stream *s)
 {
 	base_buf_deinit(&s->body);
 	free(s->decoded);
-	if (s->out)
+	if (s->pin)
+		unpin(NULL, 0, s->pin);
+	else if (s->out)
 		evbuffer_free(s->out);
 	free(s);
 }
@@ -153,7 +172,7 @@ static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size
 	(void)arg;
 	(void)buf;
 	h2_stream *s = src->ptr;
-	size_t avail = evbuffer_get_length(s->out);
+	size_t avail = evbuffer_get_length(s->out) - s->sent;
 	if (s->streaming && !s->finished && avail == 0)
 		return NGHTTP2_ERR_DEFERRED;  /* resumed by the next answer (reflect, watch) */
 	/* The bytes move from s->out to the socket's buffer in
@@ -176,13 +195,44 @@ static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size
 	return (ssize_t)n;
 }
 
+/* length bytes of a pinned answer from s->sent on: large pieces by
+ * reference, small ones copied. False: out of memory. */
+static bool add_pinned(h2_stream *s, struct evbuffer *out, size_t length)
+{
+	struct evbuffer_ptr pos;
+	struct evbuffer_iovec vec[8];
+	while (length) {
+		if (evbuffer_ptr_set(s->out, &pos, s->sent, EVBUFFER_PTR_SET) != 0)
+			return false;
+		int nv = evbuffer_peek(s->out, (ev_ssize_t)length, &pos, vec, 8);
+		if (nv <= 0)
+			return false;
+		for (int i = 0; i < nv && i < 8 && length; i++) {
+			size_t k = vec[i].iov_len < length ? vec[i].iov_len : length;
+			if (k < 1024) {
+				if (evbuffer_add(out, vec[i].iov_base, k) != 0)
+					return false;
+			} else {
+				s->pin->refs++;
+				if (evbuffer_add_reference(out, vec[i].iov_base, k, unpin, s->pin) != 0) {
+					s->pin->refs--;
+					return false;
+				}
+			}
+			s->sent += k, length -= k;
+		}
+	}
+	return true;
+}
+
 int h2_stream_send_data(h2_stream *s, struct evbuffer *out, const uint8_t *framehd,
 			size_t length, size_t padlen)
 {
 	static const uint8_t zeros[256];
 	uint8_t pad = padlen ? (uint8_t)(padlen - 1) : 0;
 	if (evbuffer_add(out, framehd, 9) != 0 || (padlen && evbuffer_add(out, &pad, 1) != 0) ||
-	    evbuffer_remove_buffer(s->out, out, length) != (int)length ||
+	    !(s->pin ? add_pinned(s, out, length)
+		     : evbuffer_remove_buffer(s->out, out, length) == (int)length) ||
 	    (padlen > 1 && evbuffer_add(out, zeros, padlen - 1) != 0))
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	return 0;
@@ -274,6 +324,8 @@ static void answer(void *arg, const svc_error *err, struct evbuffer *response, b
 		h2_conn_flush(c);
 		return;
 	}
+	if ((s->pin = malloc(sizeof(*s->pin))) != NULL)  /* else: moved, copied */
+		*s->pin = (h2_pin){.buf = s->out, .refs = 1};
 	nghttp2_data_provider dp = {.source.ptr = s, .read_callback = read_out};
 	nghttp2_nv nv[] = {
 		NV(":status", "200"),
