@@ -379,7 +379,9 @@ bool svc_h2_evict_idle(svc_h2 *h)
 	h2_conn *idle = NULL;
 	int n = 0;
 	for (h2_conn *c = h->conns; c && n < 64; c = c->next, n++)
-		if (!c->streams && (!idle || c->last_activity_ms < idle->last_activity_ms))
+		if (!c->streams && c->bev && /* an answer's tail still to write: not idle */
+		    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
+		    (!idle || c->last_activity_ms < idle->last_activity_ms))
 			idle = c;
 	if (!idle)
 		return false;

@@ -54,8 +54,8 @@ typedef struct svc_h2_options {
 svc_h2 *svc_h2_create(struct event_base *base, const svc_h2_options *o);
 /* Takes fd (closed on failure) and the bytes already read from it (drained). */
 void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first);
-/* At the connection cap: closes the connection with no stream idle the
- * longest (of the first 64). False: every one has a stream. */
+/* At the connection cap: closes the connection with no stream and nothing
+ * left to write idle the longest (of the first 64). False: none is idle. */
 bool svc_h2_evict_idle(svc_h2 *h);
 /* GOAWAY on every connection: streams opened already are answered and
  * written, new ones refused; each connection closes once it has none. */
