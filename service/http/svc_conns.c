@@ -18,7 +18,8 @@
  *   svc_body_spool.c), so evhttp's own cap never answers 413 (its 413 means
  *   a body it could not parse, rewritten to 400);
  * - hand a connection opening with HTTP/2's preface (gRPC's prior knowledge)
- *   to the HTTP/2 server (svc_conns_h2.c, svc_h2_impl.h) instead of evhttp.
+ *   to the HTTP/2 server (svc_conns_h2.c, svc_h2_impl.h) instead of evhttp,
+ *   counted till it closes there; at the cap one with no stream is evictable.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,62 +35,14 @@
 #include <event2/listener.h>
 
 #include "base/base_clock.h"
-#include "base/base_expo.h"
 #include "base/base_log.h"
 #include "base/base_vec.h"
-#include "service/http/svc_server_impl.h"
+#include "service/http/svc_conns_impl.h"
 
 #define PAUSE_MS 250          /* listener pause after a failed accept */
 #define LOG_INTERVAL_MS 10000 /* one log line per condition per interval */
 #define EVICT_SCAN 64         /* idle candidates looked at when full */
 
-typedef struct conn conn;
-struct conn {
-	svc_conns *cs;
-	struct bufferevent *bev;
-	struct evhttp_connection *evcon; /* NULL until attached */
-	struct evbuffer_cb_entry *in_cb, *out_cb;
-	struct event *deadline;
-	conn *prev, *next;  /* oldest activity first */
-	uint64_t bytes;     /* of the request under way (0: idle) */
-	bool busy;          /* a request is in a handler's hands */
-	bool too_large;
-	bool decided;       /* HTTP/1.1 or HTTP/2 (its first 4 bytes seen) */
-	struct evbuffer *h2_first; /* HTTP/2: the bytes read, for svc_h2_accept */
-	unsigned writing;   /* replies handed to evhttp, not yet written */
-	svc_head_scan head; /* the request's head as it arrives (body_cap) */
-	uint64_t head_bytes, cap;  /* the head's bytes; the body's cap once decided */
-	svc_body_spool spool; /* an upload's body (svc_body_spool.c) */
-	size_t body_from;   /* where the body starts in the input, as the head ends */
-	int status;         /* the refusal deadline_cb sends (413, 503, 507) */
-	bool spooling;      /* svc_body_take is moving bytes: not a read */
-};
-
-BASE_VEC_DEFINE(conn_vec, conn *)
-
-struct svc_conns {
-	struct event_base *base;
-	struct evhttp *http;
-	struct evconnlistener *lev;
-	uint64_t max_conns, max_request_bytes;
-	int64_t request_timeout_ms;
-	uint64_t open;
-	uint64_t writing;   /* the connections' writing, summed */
-	void (*reply_ended)(void *arg);
-	void *reply_ended_arg;
-	uint64_t (*body_cap)(void *arg, const svc_head_scan *head, const char *peer);
-	void *body_cap_arg;
-	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
-	void *h2_arg;
-	conn *head, *tail;
-	svc_upload_gate gate;  /* uploads in flight: the budget, the spool dir */
-	conn_vec pending;  /* created, not yet attached to their evhttp connection */
-	struct event *attach, *resume;
-	bool paused_full, paused_error;
-	int64_t last_log_ms[2];
-	uint64_t suppressed[2];
-	uint64_t accept_errors, evicted, timed_out, too_large, rewritten;
-};
 
 static void unlink_conn(conn *c)
 {
@@ -218,6 +171,17 @@ void svc_conns_unlisten(svc_conns *cs)
 	cs->lev = NULL;
 }
 
+/* One fewer in the count (HTTP/1.1 here, HTTP/2 from svc_server.c): the
+ * listener resumes below the cap. */
+void svc_conns_released(svc_conns *cs)
+{
+	cs->open--;
+	if (cs->paused_full && cs->open < cs->max_conns) {
+		cs->paused_full = false;
+		listener_update(cs);
+	}
+}
+
 static void conn_free(conn *c)
 {
 	svc_conns *cs = c->cs;
@@ -235,11 +199,7 @@ static void conn_free(conn *c)
 	if (c->h2_first)
 		evbuffer_free(c->h2_first);
 	free(c);
-	cs->open--;
-	if (cs->paused_full && cs->open < cs->max_conns) {
-		cs->paused_full = false;
-		listener_update(cs);
-	}
+	svc_conns_released(cs);
 	if (ended && cs->reply_ended)
 		cs->reply_ended(cs->reply_ended_arg);
 }
@@ -258,8 +218,9 @@ static void hand_over(conn *c)
 	c->h2_first = NULL;
 	evhttp_connection_set_closecb(c->evcon, NULL, NULL);
 	int own = svc_conns_take_socket(c->bev, c->evcon);
+	cs->open += own >= 0;  /* still counted: svc_conns_released when it closes */
 	conn_free(c);
-	if (own >= 0)  /* counted there: symbolizer_h2_connections_total */
+	if (own >= 0)
 		cs->h2_accept(cs->h2_arg, own, first);
 	evbuffer_free(first);
 }
@@ -397,7 +358,7 @@ static bool evict_one(svc_conns *cs)
 			return true;
 		}
 	}
-	return false;
+	return cs->h2_evict && cs->h2_evict(cs->h2_arg) && ++cs->evicted;
 }
 
 static struct bufferevent *bev_cb(struct event_base *base, void *arg)
@@ -537,6 +498,7 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 	cs->gate.budget = o->upload_budget;
 	cs->gate.dir = o->spool_dir;
 	cs->h2_accept = o->h2_accept;
+	cs->h2_evict = o->h2_evict;
 	cs->h2_arg = o->h2_arg;
 	cs->attach = event_new(base, -1, 0, attach_cb, cs);
 	cs->resume = evtimer_new(base, resume_cb, cs);
@@ -572,28 +534,4 @@ void svc_conns_destroy(svc_conns *cs)
 		event_free(cs->resume);
 	conn_vec_deinit(&cs->pending);
 	free(cs);
-}
-
-void svc_conns_render_metrics(const svc_conns *cs, base_buf *b)
-{
-	base_expo_family(b, "symbolizer_http_connections", "gauge", "Open client connections.");
-	base_expo_u64(b, "symbolizer_http_connections", "", cs->open);
-	base_expo_family(b, "symbolizer_http_connections_max", "gauge",
-			 "The connection cap (--max-connections).");
-	base_expo_u64(b, "symbolizer_http_connections_max", "", cs->max_conns);
-	base_expo_family(b, "symbolizer_http_connections_closed_total", "counter",
-			 "Connections the server closed: idle at the cap (evicted), "
-			 "request deadline passed (request_timeout), request over the cap (too_large).");
-	base_expo_u64(b, "symbolizer_http_connections_closed_total", "reason=\"evicted\"", cs->evicted);
-	base_expo_u64(b, "symbolizer_http_connections_closed_total", "reason=\"request_timeout\"",
-		      cs->timed_out);
-	base_expo_u64(b, "symbolizer_http_connections_closed_total", "reason=\"too_large\"",
-		      cs->too_large);
-	base_expo_family(b, "symbolizer_http_accept_errors_total", "counter",
-			 "accept() failures (EMFILE, ENFILE, ...); each pauses the listener.");
-	base_expo_u64(b, "symbolizer_http_accept_errors_total", "", cs->accept_errors);
-	base_expo_family(b, "symbolizer_http_malformed_bodies_total", "counter",
-			 "Request bodies evhttp could not parse (answered 400).");
-	base_expo_u64(b, "symbolizer_http_malformed_bodies_total", "", cs->rewritten);
-	svc_upload_gate_render(&cs->gate, b);
 }

@@ -6,8 +6,10 @@
  * methods without the .proto files. The descriptors are the FileDescriptorSet
  * of proto/symbolizer (with its imports) that the build embeds
  * (svc_grpc_embed.cmake); a service added there is listed with no change
- * here. Answers: list_services, file_by_filename and file_containing_symbol
- * (the file and its imports), an error_response (NOT_FOUND, UNIMPLEMENTED)
+ * here. Answers: list_services (the services of our own files: those under
+ * proto/symbolizer, not the imported OTLP files' ProfilesService, which is not
+ * served), file_by_filename and file_containing_symbol (the file and its
+ * imports, transitively), an error_response (NOT_FOUND, UNIMPLEMENTED)
  * for the rest. The messages are read and written by hand (a few fields).
  */
 #include <pthread.h>
@@ -148,6 +150,13 @@ static void load(void)
 
 /* ---- lookups ---- */
 
+/* A file of proto/symbolizer (whose services we serve), not an import. */
+static bool is_ours(const file *fl)
+{
+	static const char dir[] = "symbolizer/";
+	return fl->name.n > sizeof(dir) - 1 && memcmp(fl->name.p, dir, sizeof(dir) - 1) == 0;
+}
+
 static file *by_name(span name)
 {
 	for (size_t i = 0; i < n_files; i++)
@@ -250,7 +259,7 @@ bool svc_grpc_reflection_answer(const uint8_t *req, size_t len, struct evbuffer 
 		if (f == 7) {  /* list_services */
 			kind = 6;
 			for (size_t k = 0; k < n_files; k++) {
-				for (size_t j = 0; j < files[k].n_services; j++) {
+				for (size_t j = 0; is_ours(&files[k]) && j < files[k].n_services; j++) {
 					struct evbuffer *svc = evbuffer_new();
 					if (!svc)
 						continue;

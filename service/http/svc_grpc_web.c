@@ -25,7 +25,8 @@
 
 #define WEB "application/grpc-web"
 #define WEB_TEXT "application/grpc-web-text"
-#define EXPOSED "grpc-status, grpc-message, grpc-encoding, grpc-accept-encoding"
+#define EXPOSED                                                                                \
+	"grpc-status, grpc-message, grpc-status-details-bin, grpc-encoding, grpc-accept-encoding"
 #define ALLOWED_HEADERS                                                                        \
 	"content-type, x-grpc-web, x-user-agent, grpc-timeout, grpc-encoding, "                  \
 	"grpc-accept-encoding, connect-protocol-version, connect-timeout-ms, "                 \
@@ -136,12 +137,14 @@ static void answer(void *arg, const svc_error *err, struct evbuffer *response, b
 			svc_error_set(&e, SVC_E_NOMEM, "out of memory writing the response");
 			err = &e;
 		}
-		char status[12], msg[512];
+		char status[12], msg[512], details[SVC_GRPC_DETAILS_MAX];
 		snprintf(status, sizeof(status), "%d", svc_grpc_status(err->code));
 		svc_grpc_percent_encode(err->msg, msg, sizeof(msg));
 		evhttp_add_header(out, "grpc-status", status);  /* trailers-only */
 		if (msg[0])
 			evhttp_add_header(out, "grpc-message", msg);
+		if (svc_grpc_status_details(err, details, sizeof(details)))
+			evhttp_add_header(out, "grpc-status-details-bin", details);
 		c->w->o.reply(c->w->o.arg, c->req, 200, NULL);
 	} else {
 		if (gzipped)

@@ -23,6 +23,7 @@
 #include "service/http/svc_h2_impl.h"
 
 #define OUT_HIGH (1u << 20)       /* session output buffered before we wait */
+#define READ_MAX (256u << 10)     /* bytes read from the socket at once */
 #define STREAM_WINDOW (1u << 20)  /* each stream's receive window */
 #define CONN_WINDOW (16u << 20)   /* the connection's */
 
@@ -44,6 +45,8 @@ static void conn_free(h2_conn *c)
 	if (c->bev)
 		bufferevent_free(c->bev);
 	free(c);
+	if (h->o.conn_closed)
+		h->o.conn_closed(h->o.arg);
 	if (h->o.ended)
 		h->o.ended(h->o.arg);
 }
@@ -174,6 +177,15 @@ static int on_sent(nghttp2_session *session, const nghttp2_frame *frame, void *a
 	return 0;
 }
 
+static int on_send_data(nghttp2_session *session, nghttp2_frame *frame, const uint8_t *framehd,
+			size_t length, nghttp2_data_source *source, void *arg)
+{
+	(void)session;
+	h2_conn *c = arg;
+	return h2_stream_send_data(source->ptr, bufferevent_get_output(c->bev), framehd, length,
+				   frame->data.padlen);
+}
+
 static int on_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame, int lib_error,
 			    void *arg)
 {
@@ -271,6 +283,7 @@ static nghttp2_session_callbacks *callbacks(void)
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
 	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_sent);
+	nghttp2_session_callbacks_set_send_data_callback(cb, on_send_data);
 	return cb;
 }
 
@@ -311,12 +324,18 @@ void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first)
 	h2_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		evutil_closesocket(fd);
+		if (h->o.conn_closed)
+			h->o.conn_closed(h->o.arg);
 		return;
 	}
 	c->h = h;
 	c->bev = bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c->bev)
+	if (!c->bev) {
 		evutil_closesocket(fd);
+	} else {  /* an answer in one write, not libevent's 16 KB ones */
+		bufferevent_set_max_single_write(c->bev, OUT_HIGH);
+		bufferevent_set_max_single_read(c->bev, READ_MAX);
+	}
 	int64_t period = h->o.stream_timeout_ms / 2 < 1000 ? h->o.stream_timeout_ms / 2 : 1000;
 	struct timeval tv = {period / 1000, (period % 1000) * 1000};
 	c->tick = c->bev ? event_new(h->base, -1, EV_PERSIST, tick_cb, c) : NULL;
@@ -353,6 +372,22 @@ svc_h2 *svc_h2_create(struct event_base *base, const svc_h2_options *o)
 	if (h->o.stream_timeout_ms <= 0)
 		h->o.stream_timeout_ms = 120000;
 	return h;
+}
+
+bool svc_h2_evict_idle(svc_h2 *h)
+{
+	h2_conn *idle = NULL;
+	int n = 0;
+	for (h2_conn *c = h->conns; c && n < 64; c = c->next, n++)
+		if (!c->streams && c->bev && /* an answer's tail still to write: not idle */
+		    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
+		    (!idle || c->last_activity_ms < idle->last_activity_ms))
+			idle = c;
+	if (!idle)
+		return false;
+	h->conns_evicted++;
+	conn_free(idle);  /* as evhttp's idle ones: closed, no GOAWAY waited for */
+	return true;
 }
 
 void svc_h2_shutdown(svc_h2 *h)
@@ -402,13 +437,15 @@ void svc_h2_render_metrics(const svc_h2 *h, base_buf *b)
 	base_expo_family(b, "symbolizer_h2_refused_total", "counter",
 			 "HTTP/2 streams and connections the server cut: header list over the cap "
 			 "(header_list), request or answer past --request-timeout (stream_timeout), "
-			 "idle connection (idle), connection errors and floods (protocol).");
+			 "idle connection (idle), connection errors and floods (protocol), "
+			 "closed with no stream at --max-connections (evicted).");
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"header_list\"",
 		      h->header_list_too_large);
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"stream_timeout\"",
 		      h->streams_timed_out);
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"idle\"", h->conns_timed_out);
 	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"protocol\"", h->protocol_errors);
+	base_expo_u64(b, "symbolizer_h2_refused_total", "reason=\"evicted\"", h->conns_evicted);
 }
 
 void svc_h2_destroy(svc_h2 *h)
@@ -416,6 +453,7 @@ void svc_h2_destroy(svc_h2 *h)
 	if (!h)
 		return;
 	h->o.ended = NULL;
+	h->o.conn_closed = NULL;
 	while (h->conns)
 		conn_free(h->conns);
 	free(h);

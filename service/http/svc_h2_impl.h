@@ -45,12 +45,18 @@ typedef struct svc_h2_options {
 	bool (*serving)(void *arg);
 	/* A stream or a connection ended (the server's shutdown check). */
 	void (*ended)(void *arg);
+	/* A connection svc_h2_accept took is closed (the connection cap's count,
+	 * svc_conns). NULL: none. */
+	void (*conn_closed)(void *arg);
 	void *arg;
 } svc_h2_options;
 
 svc_h2 *svc_h2_create(struct event_base *base, const svc_h2_options *o);
 /* Takes fd (closed on failure) and the bytes already read from it (drained). */
 void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first);
+/* At the connection cap: closes the connection with no stream and nothing
+ * left to write idle the longest (of the first 64). False: none is idle. */
+bool svc_h2_evict_idle(svc_h2 *h);
 /* GOAWAY on every connection: streams opened already are answered and
  * written, new ones refused; each connection closes once it has none. */
 void svc_h2_shutdown(svc_h2 *h);
@@ -69,6 +75,7 @@ typedef struct h2_conn h2_conn;
 typedef struct h2_stream h2_stream;
 
 #define H2_PATH_MAX 256
+enum { H2_GRPC, H2_WEB, H2_WEB_TEXT };
 
 struct h2_stream {
 	h2_conn *conn;               /* NULL: orphaned (closed while its call runs) */
@@ -89,8 +96,16 @@ struct h2_stream {
 	bool finished;               /* a stream's answers are all out: the trailers */
 	bool watching;               /* grpc.health.v1.Health/Watch: open till shutdown */
 	svc_error refused;           /* code != SVC_OK: refused before the call */
+	/* gRPC-Web on this stream (application/grpc-web, -text): the trailers
+	 * are the last DATA frame (flag 0x80), -text's bytes in base64. */
+	uint8_t web;                 /* H2_GRPC, H2_WEB, H2_WEB_TEXT */
+	uint8_t *decoded;            /* -text: the request body's bytes */
 	base_buf body;               /* prefix and message, capped */
 	struct evbuffer *out;        /* the response's frames (DATA) */
+	/* A unary answer: out is pinned (owned by pin, never drained), its
+	 * bytes referenced by the socket's buffer frame by frame, sent so far. */
+	struct h2_pin *pin;
+	size_t sent;
 	int status;                  /* grpc-status for the trailers */
 	char message[512];           /* grpc-message, percent-encoded */
 };
@@ -103,7 +118,7 @@ struct svc_h2 {
 	bool stopping;
 	/* counters */
 	uint64_t conns_total, streams_total, streams_reset_by_us, header_list_too_large,
-		streams_timed_out, conns_timed_out, protocol_errors;
+		streams_timed_out, conns_timed_out, protocol_errors, conns_evicted;
 };
 
 struct h2_conn {
@@ -125,6 +140,10 @@ bool h2_stream_header(h2_stream *s, const uint8_t *name, size_t nlen, const uint
 		      size_t vlen);
 /* Request DATA; false: over the cap (answered already). */
 void h2_stream_data(h2_stream *s, const uint8_t *data, size_t len);
+/* nghttp2's send_data callback: a DATA frame of the answer (its header, then
+ * length bytes moved from s->out) appended to out; 0, or an nghttp2 error. */
+int h2_stream_send_data(h2_stream *s, struct evbuffer *out, const uint8_t *framehd,
+			size_t length, size_t padlen);
 /* The request is whole (END_STREAM): the call starts. */
 void h2_stream_request_done(h2_stream *s);
 /* nghttp2 closed the stream: freed, or orphaned while its call runs. */

@@ -5,8 +5,12 @@
  * prefix on), the call through the RPC table (svc_rpc_serve: Connect's
  * handler, checks, caps, deadline and metrics), then the response: HEADERS,
  * one length-prefixed message in DATA, and trailers with grpc-status and
- * grpc-message; an error is a trailers-only response. A stream closed while
- * its call runs is orphaned and freed by the call's answer.
+ * grpc-message (and grpc-status-details-bin for an error); an error is a
+ * trailers-only response. gRPC-Web (application/grpc-web, +proto,
+ * -text) on the same streams: the trailers are the last length-prefixed
+ * frame of the DATA (flag 0x80), -text's request and response in base64.
+ * A stream closed while its call runs is orphaned and freed by the call's
+ * answer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,10 +48,30 @@ h2_stream *h2_stream_new(h2_conn *c, int32_t id)
 	return s;
 }
 
+/* A unary answer's bytes: referenced by the socket's buffer (no copy) and
+ * freed when the last reference is written and the stream gone. */
+typedef struct h2_pin {
+	struct evbuffer *buf;
+	unsigned refs;
+} h2_pin;
+
+static void unpin(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	h2_pin *p = arg;
+	if (--p->refs == 0) {
+		evbuffer_free(p->buf);
+		free(p);
+	}
+}
+
 static void stream_free(h2_stream *s)
 {
 	base_buf_deinit(&s->body);
-	if (s->out)
+	free(s->decoded);
+	if (s->pin)
+		unpin(NULL, 0, s->pin);
+	else if (s->out)
 		evbuffer_free(s->out);
 	free(s);
 }
@@ -98,8 +122,13 @@ bool h2_stream_header(h2_stream *s, const uint8_t *name, size_t nlen, const uint
 		s->post = vlen == 4 && memcmp(value, "POST", 4) == 0;
 	else if (IS(":path"))
 		copy_value(s->path, sizeof(s->path), value, vlen, &s->bad_header);
-	else if (IS("content-type"))
+	else if (IS("content-type")) {
 		copy_value(s->ctype, sizeof(s->ctype), value, vlen, &s->bad_header);
+		bool json;
+		if (svc_grpc_content_type(s->ctype, "application/grpc-web-text", &json) &&
+		    s->body.max < SIZE_MAX / 2)
+			s->body.max = s->body.max / 3 * 4 + 8;  /* base64 of the capped bytes */
+	}
 	else if (IS("grpc-encoding"))
 		copy_value(s->encoding, sizeof(s->encoding), value, vlen, &s->bad_header);
 	else if (IS("grpc-accept-encoding"))
@@ -112,17 +141,50 @@ bool h2_stream_header(h2_stream *s, const uint8_t *name, size_t nlen, const uint
 
 /* ---- the response ---- */
 
+/* The kind of a gRPC content-type (H2_GRPC, H2_WEB, H2_WEB_TEXT), -1: none. */
+static int kind_of(const char *ctype, bool *json)
+{
+	if (svc_grpc_content_type(ctype, "application/grpc-web-text", json))
+		return H2_WEB_TEXT;
+	if (svc_grpc_content_type(ctype, "application/grpc-web", json))
+		return H2_WEB;
+	if (svc_grpc_content_type(ctype, "application/grpc", json))
+		return H2_GRPC;
+	return -1;
+}
+
+/* The response's content-type: the request's kind, proto or JSON. */
+static const char *response_type(const h2_stream *s)
+{
+	static const char *const types[3][2] = {
+		{"application/grpc", "application/grpc+json"},
+		{"application/grpc-web+proto", "application/grpc-web+json"},
+		{"application/grpc-web-text+proto", "application/grpc-web-text+json"},
+	};
+	bool json = false;
+	int k = kind_of(s->ctype, &json);
+	return types[k < 0 ? H2_GRPC : k][json];
+}
+
 static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size_t len,
 			uint32_t *flags, nghttp2_data_source *src, void *arg)
 {
 	(void)arg;
+	(void)buf;
 	h2_stream *s = src->ptr;
-	if (s->streaming && !s->finished && evbuffer_get_length(s->out) == 0)
+	size_t avail = evbuffer_get_length(s->out) - s->sent;
+	if (s->streaming && !s->finished && avail == 0)
 		return NGHTTP2_ERR_DEFERRED;  /* resumed by the next answer (reflect, watch) */
-	int n = evbuffer_remove(s->out, buf, len);
-	if (n < 0)
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-	if (evbuffer_get_length(s->out) == 0 && (!s->streaming || s->finished)) {
+	/* The bytes move from s->out to the socket's buffer in
+	 * h2_stream_send_data (no copy into nghttp2's frame buffer). */
+	size_t n = avail < len ? avail : len;
+	*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+	if (s->web) {  /* the trailers are in the DATA: END_STREAM after it */
+		if (n == avail)
+			*flags |= NGHTTP2_DATA_FLAG_EOF;
+		return (ssize_t)n;
+	}
+	if (n == avail && (!s->streaming || s->finished)) {
 		*flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
 		char status[12];
 		snprintf(status, sizeof(status), "%d", s->status);
@@ -130,24 +192,72 @@ static ssize_t read_out(nghttp2_session *session, int32_t id, uint8_t *buf, size
 		if (nghttp2_submit_trailer(session, id, t, s->message[0] ? 2 : 1) != 0)
 			return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
-	return n;
+	return (ssize_t)n;
+}
+
+/* length bytes of a pinned answer from s->sent on: large pieces by
+ * reference, small ones copied. False: out of memory. */
+static bool add_pinned(h2_stream *s, struct evbuffer *out, size_t length)
+{
+	struct evbuffer_ptr pos;
+	struct evbuffer_iovec vec[8];
+	while (length) {
+		if (evbuffer_ptr_set(s->out, &pos, s->sent, EVBUFFER_PTR_SET) != 0)
+			return false;
+		int nv = evbuffer_peek(s->out, (ev_ssize_t)length, &pos, vec, 8);
+		if (nv <= 0)
+			return false;
+		for (int i = 0; i < nv && i < 8 && length; i++) {
+			size_t k = vec[i].iov_len < length ? vec[i].iov_len : length;
+			if (k < 1024) {
+				if (evbuffer_add(out, vec[i].iov_base, k) != 0)
+					return false;
+			} else {
+				s->pin->refs++;
+				if (evbuffer_add_reference(out, vec[i].iov_base, k, unpin, s->pin) != 0) {
+					s->pin->refs--;
+					return false;
+				}
+			}
+			s->sent += k, length -= k;
+		}
+	}
+	return true;
+}
+
+int h2_stream_send_data(h2_stream *s, struct evbuffer *out, const uint8_t *framehd,
+			size_t length, size_t padlen)
+{
+	static const uint8_t zeros[256];
+	uint8_t pad = padlen ? (uint8_t)(padlen - 1) : 0;
+	if (evbuffer_add(out, framehd, 9) != 0 || (padlen && evbuffer_add(out, &pad, 1) != 0) ||
+	    !(s->pin ? add_pinned(s, out, length)
+		     : evbuffer_remove_buffer(s->out, out, length) == (int)length) ||
+	    (padlen > 1 && evbuffer_add(out, zeros, padlen - 1) != 0))
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	return 0;
 }
 
 /* A trailers-only response (an error, or grpc-status of err's code). */
 static void send_error(h2_stream *s, const svc_error *err)
 {
-	char status[12];
+	char status[12], details[SVC_GRPC_DETAILS_MAX];
 	snprintf(status, sizeof(status), "%d", svc_grpc_status(err->code));
 	svc_grpc_percent_encode(err->msg, s->message, sizeof(s->message));
-	nghttp2_nv nv[] = {
+	size_t nd = svc_grpc_status_details(err, details, sizeof(details));
+	nghttp2_nv nv[6] = {
 		NV(":status", "200"),
-		NV("content-type", "application/grpc"),
+		NV("content-type", response_type(s)),
 		NV("grpc-accept-encoding", "gzip,identity"),
 		NV("grpc-status", status),
-		NV("grpc-message", s->message),
 	};
+	size_t n = 4;
+	if (s->message[0])
+		nv[n++] = (nghttp2_nv)NV("grpc-message", s->message);
+	if (nd)
+		nv[n++] = (nghttp2_nv)MAKE_NV("grpc-status-details-bin", details, nd);
 	nghttp2_session *session = s->conn->session;
-	nghttp2_submit_response(session, s->id, nv, s->message[0] ? 5 : 4, NULL);
+	nghttp2_submit_response(session, s->id, nv, n, NULL);
 }
 
 /* A plain HTTP status, for a request that is not gRPC. */
@@ -155,6 +265,31 @@ static void send_http(h2_stream *s, const char *status)
 {
 	nghttp2_nv nv[] = {NV(":status", status)};
 	nghttp2_submit_response(s->conn->session, s->id, nv, 1, NULL);
+}
+
+/* gRPC-Web: the trailer frame after the message, and -text's base64 of
+ * both; false: out of memory. */
+static bool web_trailers(h2_stream *s)
+{
+	static const char trailer[] = "grpc-status:0\r\n";
+	uint8_t prefix[SVC_GRPC_PREFIX];
+	svc_grpc_prefix(prefix, SVC_GRPC_TRAILER_FLAG, sizeof(trailer) - 1);
+	if (evbuffer_add(s->out, prefix, sizeof(prefix)) != 0 ||
+	    evbuffer_add(s->out, trailer, sizeof(trailer) - 1) != 0)
+		return false;
+	if (s->web != H2_WEB_TEXT)
+		return true;
+	struct evbuffer *text = evbuffer_new();
+	size_t n = evbuffer_get_length(s->out);
+	const uint8_t *raw = evbuffer_pullup(s->out, -1);
+	if (!text || !raw || !svc_grpc_base64_encode(raw, n, text)) {
+		if (text)
+			evbuffer_free(text);
+		return false;
+	}
+	evbuffer_free(s->out);
+	s->out = text;
+	return true;
 }
 
 static void answer(void *arg, const svc_error *err, struct evbuffer *response, bool gzipped)
@@ -183,12 +318,18 @@ static void answer(void *arg, const svc_error *err, struct evbuffer *response, b
 	evbuffer_add(s->out, prefix, sizeof(prefix));
 	evbuffer_remove_buffer(response, s->out, n);
 	s->status = 0;
+	if (s->web && !web_trailers(s)) {
+		svc_error_set(&e, SVC_E_NOMEM, "out of memory writing the response");
+		send_error(s, &e);
+		h2_conn_flush(c);
+		return;
+	}
+	if ((s->pin = malloc(sizeof(*s->pin))) != NULL)  /* else: moved, copied */
+		*s->pin = (h2_pin){.buf = s->out, .refs = 1};
 	nghttp2_data_provider dp = {.source.ptr = s, .read_callback = read_out};
-	bool json = false;
-	svc_grpc_content_type(s->ctype, "application/grpc", &json);
 	nghttp2_nv nv[] = {
 		NV(":status", "200"),
-		NV("content-type", json ? "application/grpc+json" : "application/grpc"),
+		NV("content-type", response_type(s)),
 		NV("grpc-accept-encoding", "gzip,identity"),
 		NV("grpc-encoding", "gzip"),
 	};
@@ -312,10 +453,32 @@ void h2_stream_data(h2_stream *s, const uint8_t *data, size_t len)
 	}
 }
 
+/* gRPC-Web text: the body's base64 decoded in place of it; false: answered. */
+static bool decode_text(h2_stream *s)
+{
+	size_t n = 0, room = s->body.len / 4 * 3 + 1;
+	if (!(s->decoded = malloc(room))) {
+		refuse(s, SVC_E_NOMEM, "out of memory");
+		return false;
+	}
+	if (svc_grpc_base64_decode((const char *)s->body.data, s->body.len, s->decoded, &n) !=
+	    SVC_OK) {
+		refuse(s, SVC_E_INVALID, "grpc-web-text: the body is not base64");
+		return false;
+	}
+	base_buf_deinit(&s->body);
+	s->body.data = s->decoded;
+	s->body.len = n;
+	s->body.cap = room;
+	s->decoded = NULL;
+	return true;
+}
+
 /* The checks of gRPC's headers; false: answered. */
 static bool check_headers(h2_stream *s, svc_rpc_request *r)
 {
-	if (!svc_grpc_content_type(s->ctype, "application/grpc", &r->json)) {
+	int kind = kind_of(s->ctype, &r->json);
+	if (kind < 0) {
 		send_http(s, "415");  /* PROTOCOL-HTTP2.md: not gRPC */
 		s->answered = true;
 		return false;
@@ -325,10 +488,13 @@ static bool check_headers(h2_stream *s, svc_rpc_request *r)
 		s->answered = true;
 		return false;
 	}
+	s->web = (uint8_t)kind;
 	if (s->bad_header) {
 		refuse(s, SVC_E_INVALID, "a request header is over its length limit");
 		return false;
 	}
+	if (kind == H2_WEB_TEXT && !decode_text(s))
+		return false;
 	r->timeout_ms = -1;
 	if (s->timeout[0] && !svc_grpc_parse_timeout(s->timeout, &r->timeout_ms)) {
 		refuse(s, SVC_E_INVALID, "grpc-timeout must be 1 to 8 digits and a unit (HMSmun)");

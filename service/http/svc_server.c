@@ -325,6 +325,19 @@ static void h2_accept(void *arg, int fd, struct evbuffer *first)
 	svc_h2_accept(arg, fd, first);
 }
 
+static bool h2_evict(void *arg)
+{
+	return svc_h2_evict_idle(arg);
+}
+
+/* An HTTP/2 connection closed: it was counted against --max-connections. */
+static void h2_closed(void *arg)
+{
+	svc_server *s = arg;
+	if (s->conns)
+		svc_conns_released(s->conns);
+}
+
 /* evhttp on --listen, HTTP/2 beside it. False: err is set. */
 static bool start_http(svc_server *s, svc_error *err)
 {
@@ -351,6 +364,7 @@ static bool start_http(svc_server *s, svc_error *err)
 		.stream_timeout_ms = s->o.request_timeout_ms,
 		.serving = serving,
 		.ended = reply_ended,
+		.conn_closed = h2_closed,
 		.arg = s,
 	};
 	svc_grpc_web_options wo = {
@@ -381,6 +395,7 @@ static bool start_http(svc_server *s, svc_error *err)
 							  : s->o.max_upload_bytes * 2,
 		.spool_dir = svc_fetcher_spool_dir(s->fetcher),
 		.h2_accept = h2_accept,
+		.h2_evict = h2_evict,
 		.h2_arg = s->h2,
 	};
 	if (!(s->conns = svc_conns_create(s->base, s->http, &co))) {

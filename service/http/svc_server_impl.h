@@ -109,6 +109,9 @@ typedef struct svc_conns_options {
 	 * descriptor of its own) and the bytes read so far are handed over,
 	 * and evhttp lets it go. NULL: HTTP/1.1 only. */
 	void (*h2_accept)(void *h2_arg, int fd, struct evbuffer *first);
+	/* At the cap with no HTTP/1.1 connection idle: closes an HTTP/2 one
+	 * with no stream; false: none. NULL: none. */
+	bool (*h2_evict)(void *h2_arg);
 	void *h2_arg;
 } svc_conns_options;
 svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
@@ -116,6 +119,9 @@ svc_conns *svc_conns_create(struct event_base *base, struct evhttp *http,
 void svc_conns_listen(svc_conns *cs, struct evhttp_bound_socket *bound);
 void svc_conns_unlisten(svc_conns *cs);
 void svc_conns_request(svc_conns *cs, struct evhttp_request *req); /* a request is handled */
+/* A connection handed to h2_accept closed: one fewer against the cap (the
+ * HTTP/2 side's conn_closed). */
+void svc_conns_released(svc_conns *cs);
 void svc_conns_replied(svc_conns *cs, struct evhttp_request *req); /* its reply is out */
 /* A reply is handed to evhttp: counted until it is written or its connection
  * closes (libevent frees a request whose client left mid-reply without its

@@ -73,6 +73,16 @@ bool svc_grpc_base64_encode(const uint8_t *in, size_t len, struct evbuffer *out)
  */
 bool svc_grpc_health_request(const uint8_t *p, size_t len, char *service, size_t size);
 
+/*
+ * grpc-status-details-bin of err (svc_grpc_details.c): a google.rpc.Status
+ * (code, message, an ErrorInfo detail whose reason is svc_errc_name's in
+ * upper case, domain "symbolizer") in base64 without padding, into out
+ * (NUL-terminated). Returns its length; 0: does not fit (send none).
+ * SVC_GRPC_DETAILS_MAX is always room enough.
+ */
+#define SVC_GRPC_DETAILS_MAX 768
+size_t svc_grpc_status_details(const svc_error *err, char *out, size_t size);
+
 /* Whether a grpc-accept-encoding / grpc-encoding list names gzip. */
 bool svc_grpc_lists_gzip(const char *value);
 

@@ -7,10 +7,12 @@
  * within the cap, a timeout is never negative, decoded base64 fits its bound
  * and (unpadded) encodes back to the same text, a service name is NUL-terminated in its
  * buffer; grpc-message's encoding of the bytes is printable ASCII; a
- * ServerReflectionRequest always gets an answer (service/http/svc_grpc_reflection.c).
+ * ServerReflectionRequest always gets an answer (service/http/svc_grpc_reflection.c);
+ * grpc-status-details-bin of a message of the bytes always fits.
  */
 #include <assert.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(e < sizeof(enc) && enc[e] == '\0');
 	for (size_t i = 0; i < e; i++)
 		assert(enc[i] >= 0x20 && enc[i] <= 0x7e);
+	/* grpc-status-details-bin of an error whose message holds the bytes
+	 * (a method name, a header): it always fits, unpadded base64 */
+	svc_error se = {.code = size ? (svc_errc)(data[0] % SVC_E_N_CODES) : SVC_E_INTERNAL};
+	snprintf(se.msg, sizeof(se.msg), "%s", text);
+	char details[SVC_GRPC_DETAILS_MAX];
+	size_t dn = svc_grpc_status_details(&se, details, sizeof(details));
+	assert(dn > 0 && dn == strlen(details) && !memchr(details, '=', dn));
 	free(text);
 	return 0;
 }

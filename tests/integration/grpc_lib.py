@@ -17,6 +17,11 @@ from upstream_lib import check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "..", "..", "proto")
+# SymbolizeOTLP's messages: symbolizer.proto imports them from proto/otlp.
+OTLP_FILES = ["opentelemetry/proto/common/v1/common.proto",
+              "opentelemetry/proto/resource/v1/resource.proto",
+              "opentelemetry/proto/profiles/v1development/profiles.proto",
+              "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto"]
 PATH = "/symbolizer.v1.SymbolizerService/"
 
 
@@ -40,8 +45,10 @@ def stubs(work):
     r = subprocess.run([sys.executable, "-c",
                         "import sys; sys.path.append('/usr/lib/python3/dist-packages');"
                         "from grpc_tools import protoc; sys.exit(protoc.main(sys.argv))",
-                        "-I", PROTO_DIR, "--python_out=" + out, "--grpc_python_out=" + out,
-                        "symbolizer/v1/symbolizer.proto"], capture_output=True, text=True)
+                        "-I", PROTO_DIR, "-I", os.path.join(PROTO_DIR, "otlp"),
+                        "--python_out=" + out, "--grpc_python_out=" + out,
+                        "symbolizer/v1/symbolizer.proto"] + OTLP_FILES,
+                       capture_output=True, text=True)
     check(r.returncode == 0, "grpc_tools.protoc: %s" % r.stderr)
     sys.path.insert(0, out)
     from symbolizer.v1 import symbolizer_pb2, symbolizer_pb2_grpc

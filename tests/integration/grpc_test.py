@@ -98,6 +98,26 @@ def main():
         return spb.SymbolizeProfileRequest(profile=profile_pb.encode(prof),
                                            options=spb.Options(max_wait_ms=30000))
 
+    def otlp_req():
+        """SymbolizeOTLP's request (the OTLP classes protoc wrote beside the stubs):
+        20 addresses of the fixture's mapping, named by its GNU build ID."""
+        from opentelemetry.proto.collector.profiles.v1development import profiles_service_pb2
+        req = profiles_service_pb2.ExportProfilesServiceRequest()
+        dic = req.dictionary
+        dic.string_table.extend(["", "process.executable.build_id.gnu"])
+        dic.mapping_table.add()
+        dic.location_table.add()
+        dic.attribute_table.add()
+        a = dic.attribute_table.add()
+        a.key_strindex = 1
+        a.value.string_value = bid
+        m = dic.mapping_table.add()
+        m.memory_start, m.memory_limit = 0x400000, 0x800000
+        m.attribute_indices.append(1)
+        for x in addrs[:20]:
+            dic.location_table.add(mapping_index=1, address=x)
+        return req
+
     real = {
         "Symbolize": symbolize_req(),
         "GetTypeLayouts": spb.GetTypeLayoutsRequest(build_id=build_id(fx("layout_c_dw5")),
@@ -105,13 +125,23 @@ def main():
                                                     options=spb.Options(max_wait_ms=30000)),
         "ShouldUpload": spb.ShouldUploadRequest(candidates=[spb.UploadCandidate(build_id=bid)]),
         "SymbolizeProfile": profile_req(),
+        "SymbolizeOTLP": otlp_req(),
     }
+
+    def message_class(desc):
+        """The class of a message of the stubs' pool (ours or an OTLP one)."""
+        try:
+            from google.protobuf.message_factory import GetMessageClass
+            return GetMessageClass(desc)
+        except ImportError:  # python3-protobuf 3.x (Debian 12)
+            from google.protobuf import symbol_database
+            return symbol_database.Default().GetSymbol(desc.full_name)
 
     def case_every_method():
         service = spb.DESCRIPTOR.services_by_name["SymbolizerService"]
         check(len(service.methods) >= 4, "methods: %r" % [m.name for m in service.methods])
         for m in service.methods:
-            out_cls = getattr(spb, m.output_type.name)
+            out_cls = message_class(m.output_type)
             for label, req in (("real", real.get(m.name)), ("empty", b"")):
                 if req is None:
                     continue
@@ -130,6 +160,10 @@ def main():
                           "%s %s: gRPC %s, Connect %s" % (m.name, label, code, ccode))
                     print("  %s (%s): %s both ways" % (m.name, label, ccode))
         stub = spb_grpc.SymbolizerServiceStub(channel)
+        o = stub.SymbolizeOTLP(otlp_req(), timeout=60)
+        check(sum(1 for loc in o.dictionary.location_table if loc.lines) >= 18,
+              "stub SymbolizeOTLP: lines for %d of 20" %
+              sum(1 for loc in o.dictionary.location_table if loc.lines))
         r = stub.Symbolize(symbolize_req(), timeout=60)
         check(r.mappings[0].status == spb.MappingResult.STATUS_OK, "stub: %r" % r.mappings)
         check(sum(1 for loc in r.locations if loc.lines) >= len(addrs) * 0.9,
@@ -260,6 +294,8 @@ def main():
                 check(a.get(2, [None])[0] == r, "original_request not echoed")
             listed = [fields(sv)[1][0] for sv in fields(answers[0][6][0]).get(1, [])]
             check(b"symbolizer.v1.SymbolizerService" in listed, "list_services: %r" % listed)
+            check(not any(x.startswith(b"opentelemetry.") for x in listed),
+                  "list_services names the OTLP service we do not serve: %r" % listed)
             for k in (1, 2, 3):
                 files = fields(answers[k][4][0])[1]
                 fd = descriptor_pb2.FileDescriptorProto.FromString(files[0])
@@ -267,6 +303,13 @@ def main():
                       [m.name for m in fd.service[0].method] ==
                       [m.name for m in spb.DESCRIPTOR.services_by_name["SymbolizerService"].methods],
                       "descriptor of answer %d: %s" % (k, fd.name))
+                # SymbolizeOTLP's request: its files come along, transitively.
+                names = {descriptor_pb2.FileDescriptorProto.FromString(f).name for f in files}
+                check({"opentelemetry/proto/" + n for n in (
+                    "collector/profiles/v1development/profiles_service.proto",
+                    "profiles/v1development/profiles.proto", "common/v1/common.proto",
+                    "resource/v1/resource.proto")} <= names,
+                      "answer %d: the OTLP imports missing: %r" % (k, names))
             err = fields(answers[4][7][0])
             check(err[1][0] == 5, "unknown symbol: %r" % err)
             check(answers[5][1][0] == b"h" and fields(answers[5][7][0])[1][0] == 12,

@@ -59,7 +59,9 @@ echo "== protoc-gen-es $(node -p 'require("./node_modules/@bufbuild/protoc-gen-e
 	"node $(node --version)"
 rm -rf gen && mkdir gen
 protoc --plugin=protoc-gen-es="$workdir/node_modules/.bin/protoc-gen-es" \
-	--es_out=gen --es_opt=target=js \
-	--proto_path="$proto_root" "$proto_root/symbolizer/v1/symbolizer.proto"
+	--es_out=gen --es_opt=target=js --es_opt=import_extension=js \
+	--proto_path="$proto_root" --proto_path="$proto_root/otlp" \
+	"$proto_root/symbolizer/v1/symbolizer.proto" \
+	$(cd "$proto_root/otlp" && find opentelemetry -name '*.proto' | sort)
 
 exec node connect_client.mjs --symbolizerd "$symbolizerd" --fixtures "$fixtures"

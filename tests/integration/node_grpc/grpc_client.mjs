@@ -16,7 +16,8 @@
 //      fetch that never ends answers PENDING within it), status codes and
 //      grpc-message (malformed message, unknown method, over the cap, an
 //      unknown service's health), grpc.health.v1 Check;
-//   4. buf curl --protocol connect|grpc|grpcweb with --schema: the same answer;
+//   4. buf curl --protocol connect|grpc|grpcweb with --schema: the same answer
+//      (grpcweb over HTTP/1.1 and over HTTP/2);
 //      --protocol grpc without --schema (server reflection v1 and v1alpha):
 //      every method listed, the same answer;
 //   5. SIGTERM: exit status 0.
@@ -137,9 +138,18 @@ async function main() {
                               `http://127.0.0.1:${hang.address().port}`);
   const target = `127.0.0.1:${d.port}`;
   const protoFile = path.join(a.proto, "symbolizer/v1/symbolizer.proto");
-  const root = protobuf.loadSync(protoFile);
+  // symbolizer.proto imports SymbolizeOTLP's request from proto/otlp.
+  const includeDirs = [a.proto, path.join(a.proto, "otlp")];
+  const root = new protobuf.Root();
+  root.resolvePath = (origin, target) => {
+    if (path.isAbsolute(target)) return target;
+    for (const dir of includeDirs)
+      if (fs.existsSync(path.join(dir, target))) return path.join(dir, target);
+    return protobuf.util.path.resolve(origin, target);
+  };
+  root.loadSync(protoFile);
   const svc = root.lookupService(SERVICE);
-  const def = protoLoader.loadSync(protoFile, { includeDirs: [a.proto], longs: String,
+  const def = protoLoader.loadSync(protoFile, { includeDirs, longs: String,
                                                  enums: String, defaults: true });
   const pkg = grpc.loadPackageDefinition(def);
   const stub = new pkg.symbolizer.v1.SymbolizerService(target, grpc.credentials.createInsecure());
@@ -223,15 +233,17 @@ async function main() {
     const small = JSON.stringify({ mappings: [{ buildId: bid }],
                                    locations: addrs.slice(0, 5).map((x) => ({ address: String(x) })) });
     let ref = null;
-    for (const proto of ["connect", "grpc", "grpcweb"]) {
+    // grpcweb twice: over HTTP/1.1, then on an h2c stream (--http2-prior-knowledge)
+    for (const [proto, h2] of [["connect", false], ["grpc", true], ["grpcweb", false],
+                               ["grpcweb", true]]) {
       const args = ["curl", "--schema", a.proto, "--protocol", proto, "--data", small,
                     `http://${target}/${SERVICE}/Symbolize`];
-      if (proto === "grpc") args.splice(1, 0, "--http2-prior-knowledge");
+      if (h2) args.splice(1, 0, "--http2-prior-knowledge");
       const out = JSON.parse(run(a.buf, args));
       check(out.mappings[0].status === "STATUS_OK", `buf curl ${proto}: ` + JSON.stringify(out));
       if (ref) check(JSON.stringify(out) === ref, `buf curl ${proto}: a different answer`);
       ref = JSON.stringify(out);
-      ok(`buf curl --protocol ${proto} --schema: STATUS_OK, the same answer`);
+      ok(`buf curl --protocol ${proto}${h2 ? " (HTTP/2)" : ""} --schema: STATUS_OK, the same answer`);
     }
     // 4b. without --schema: server reflection (v1, then v1alpha)
     for (const rp of ["grpc-v1", "grpc-v1alpha"]) {
@@ -243,6 +255,26 @@ async function main() {
       check(JSON.stringify(out) === ref, `buf curl without --schema (${rp}): a different answer`);
       ok(`buf curl --protocol grpc without --schema (reflection ${rp}): every method listed, the same answer`);
     }
+    // 4c. SymbolizeOTLP (its request and answer from the OTLP files symbolizer.proto
+    // imports): with --schema and through reflection, the locations get lines.
+    const otlp = JSON.stringify({ dictionary: {
+      stringTable: ["", "process.executable.build_id.gnu"],
+      attributeTable: [{}, { keyStrindex: 1, value: { stringValue: bid } }],
+      mappingTable: [{}, { memoryStart: "4194304", memoryLimit: "8388608", attributeIndices: [1] }],
+      locationTable: [{}, ...addrs.slice(0, 5).map((x) => ({ mappingIndex: 1, address: String(x) }))] } });
+    let otlpRef = null;
+    for (const schema of [true, false]) {
+      const args = ["curl", "--protocol", "grpc", "--http2-prior-knowledge",
+                    ...(schema ? ["--schema", a.proto] : []), "--data", otlp,
+                    `http://${target}/${SERVICE}/SymbolizeOTLP`];
+      const out = JSON.parse(run(a.buf, args));
+      const lined = out.dictionary.locationTable.filter((l) => l.lines && l.lines.length).length;
+      check(lined === 5, `buf curl SymbolizeOTLP (schema ${schema}): ${lined} of 5 lined: ` +
+            JSON.stringify(out).slice(0, 400));
+      if (otlpRef) check(JSON.stringify(out) === otlpRef, "SymbolizeOTLP: reflection answers differently");
+      otlpRef = JSON.stringify(out);
+    }
+    ok("buf curl --protocol grpc SymbolizeOTLP, with --schema and by reflection: 5 of 5 lined");
   } catch (e) {
     failed = true;
     console.error("grpc_client: FAIL: " + e.message);

@@ -4,7 +4,8 @@
  * message prefix (truncated, trailing, reserved flags, over the cap),
  * grpc-timeout's units, grpc-message's percent-encoding, content types, and
  * the status of every svc_errc (gRPC's codes, numbered as the gRPC
- * specification numbers them, equal to Connect's names).
+ * specification numbers them, equal to Connect's names), and
+ * grpc-status-details-bin's google.rpc.Status (the exact bytes, unpadded).
  */
 #include <stdint.h>
 #include <string.h>
@@ -165,6 +166,26 @@ TEST(base64_both_ways_and_in_chunks)
 	evbuffer_copyout(b, text, len);
 	CHECK_STREQ(text, "aGVsbG8=+/8=");
 	evbuffer_free(b);
+}
+
+TEST(status_details_bin)
+{
+	svc_error e;
+	char out[SVC_GRPC_DETAILS_MAX];
+	svc_error_set(&e, SVC_E_INVALID, "bad");
+	/* Status{code 3, message "bad", details [Any{ErrorInfo URL,
+	 * ErrorInfo{reason "INVALID", domain "symbolizer"}}]}, base64 unpadded */
+	size_t n = svc_grpc_status_details(&e, out, sizeof(out));
+	CHECK_STREQ(out, "CAMSA2JhZBpBCih0eXBlLmdvb2dsZWFwaXMuY29tL2dvb2dsZS5ycGMuRXJyb3JJbmZvEh"
+			 "UKB0lOVkFMSUQSCnN5bWJvbGl6ZXI");
+	CHECK_EQ_U(n, 99);
+	CHECK_EQ_U(svc_grpc_status_details(&e, out, 99), 0);  /* no room for the NUL */
+	CHECK_EQ_U(svc_grpc_status_details(&e, out, 100), 99);
+	/* the longest message fits SVC_GRPC_DETAILS_MAX */
+	memset(e.msg, 'x', sizeof(e.msg) - 1);
+	e.msg[sizeof(e.msg) - 1] = '\0';
+	e.code = SVC_E_MEDIA_TYPE;
+	CHECK(svc_grpc_status_details(&e, out, sizeof(out)) > 340);
 }
 
 TEST_MAIN()
