@@ -92,6 +92,10 @@ typedef void (*svc_s3_put_done_fn)(svc_s3_put *op, void *arg);
  * with err set: SVC_E_TOO_LARGE over SVC_S3_PUT_MAX, SVC_E_NOMEM. */
 svc_s3_put *svc_s3_put_new(svc_s3 *s3, const char *key, const uint8_t *data, size_t size,
 			   bool copy, svc_error *err);
+/* Once written and verified, key is deleted too (204 or 404 both do): an
+ * upload's file makes the index built from the file it replaces go. False
+ * when the key does not fit. */
+bool svc_s3_put_then_delete(svc_s3_put *op, const char *key);
 /* Loop: starts (or starts again) the write; done(op, arg) comes from the
  * loop once it is verified or failed. False (nothing called; the reason in
  * svc_s3_put_result) when it could not start. */

@@ -3,7 +3,7 @@
  * svc_s3_auth: the S3 client's credentials state after start (svc_s3.h).
  * Every answer S3 gives passes here: a 401 or 403 (the key revoked, rotated,
  * the bucket's policy changed) turns the state to failing and counts; the
- * next 2xx turns it back. Each change is one log line naming the status,
+ * next 2xx or 404 (an answer to accepted credentials) turns it back. Each change is one log line naming the status,
  * never a key or a secret; /status, /metrics (symbolizer_s3_auth_*) and the
  * S3 tier's breaker (its answers are REJECTED, svc_provider_s3.c) say it
  * while it lasts. Also the client's log sink. Any thread (atomics).
@@ -35,7 +35,8 @@ void svc_s3_note_status(svc_s3 *s3, long status)
 			svc_s3_log(s3, "%s: the credentials are refused (HTTP %ld): uploads answer 503 "
 				   "and reads fall through until they work again (check "
 				   "--s3-credentials-file and the bucket's policy)", s3->name, status);
-	} else if (status >= 200 && status < 300) {
+	} else if ((status >= 200 && status < 300) || status == 404) {
+		/* (a 404 is an answer to signed credentials too) */
 		if (atomic_exchange(&s3->auth_state, SVC_S3_AUTH_OK) != SVC_S3_AUTH_OK)
 			svc_s3_log(s3, "%s: the credentials work again", s3->name);
 	}

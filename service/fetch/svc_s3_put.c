@@ -13,6 +13,9 @@
  *          with its own checksum; its ETag kept) -> POST ?uploadId (the
  *          completion) -> HEAD; on a failure DELETE ?uploadId (abort), so
  *          no half object stays behind
+ *   then, when asked (svc_s3_put_then_delete): DELETE of an object derived
+ *          from the old one (an upload's file replaces the index built from
+ *          the file it replaces); 204 or 404 both do
  *
  * Every request is signed (SigV4) by the prepare hook of the request, which
  * also sets its method and body. Its answer's status goes to the S3
@@ -29,15 +32,17 @@
 
 #include "base/base_sha256.h"
 
-typedef enum { ST_PUT, ST_CREATE, ST_PART, ST_COMPLETE, ST_HEAD, ST_ABORT } put_state;
+typedef enum { ST_PUT, ST_CREATE, ST_PART, ST_COMPLETE, ST_HEAD, ST_ABORT, ST_DELETE } put_state;
 static const char *const step_names[] = {"PUT", "create multipart", "PUT part",
-					 "complete multipart", "HEAD", "abort multipart"};
+					 "complete multipart", "HEAD", "abort multipart",
+					 "DELETE"};
 
 struct svc_s3_put {
 	svc_s3 *s3;
 	svc_s3_put *prev, *next;     /* the client's ops in flight (svc_s3_detach) */
 	char key[SVC_S3_KEY_MAX];
 	char url[SVC_S3_KEY_MAX + 1024];
+	char del_url[SVC_S3_KEY_MAX + 1024]; /* "": nothing to delete after */
 	const uint8_t *data;
 	uint8_t *owned;              /* a copy (write-behind), freed with the op */
 	size_t size;
@@ -94,6 +99,11 @@ svc_s3_put *svc_s3_put_new(svc_s3 *s3, const char *key, const uint8_t *data, siz
 		base_sha256_hex(op->data + off, len, op->part_sha[i]);
 	}
 	return op;
+}
+
+bool svc_s3_put_then_delete(svc_s3_put *op, const char *key)
+{
+	return svc_s3_url(op->s3, key, op->del_url, sizeof(op->del_url));
 }
 
 const char *svc_s3_put_key(const svc_s3_put *op)
@@ -218,6 +228,7 @@ static bool prepare(const void *arg, void *easy, void *headers)
 	case ST_HEAD:
 		break;
 	case ST_ABORT:
+	case ST_DELETE:
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
 		break;
 	}
@@ -238,6 +249,8 @@ static bool step(svc_s3_put *op)
 			     op->upload_id);
 	else if (op->st == ST_COMPLETE || op->st == ST_ABORT)
 		w = snprintf(url, sizeof(url), "%s?uploadId=%s", op->url, op->upload_id);
+	else if (op->st == ST_DELETE)
+		w = snprintf(url, sizeof(url), "%s", op->del_url);
 	else
 		w = snprintf(url, sizeof(url), "%s", op->url);
 	svc_http_opts o = {
@@ -370,9 +383,14 @@ static bool next(svc_s3_put *op, const svc_http_result *res)
 					     "s3 %s: the written object does not verify (size %lld, "
 					     "want %zu)", op->s3->name, (long long)res->declared_size,
 					     op->size), false;
+		if (op->del_url[0]) {
+			op->st = ST_DELETE;
+			return step(op);
+		}
 		finish(op);
 		return true;
 	case ST_ABORT:
+	case ST_DELETE:
 		break;
 	}
 	finish(op);
@@ -386,6 +404,9 @@ static void step_done(svc_http_result *res, void *arg)
 	if (res->failure == SVC_HTTP_OK)
 		svc_s3_note_status(op->s3, res->status);
 	if (op->st == ST_ABORT)
+		return finish(op);
+	if (op->st == ST_DELETE && res->failure == SVC_HTTP_OK &&
+	    (res->status == 204 || res->status == 200 || res->status == 404))
 		return finish(op);
 	if (res->failure != SVC_HTTP_OK) {
 		svc_error_set(&op->err, SVC_E_UPSTREAM, "s3 %s %s at %s: %s", step_names[op->st],

@@ -26,6 +26,7 @@
 #include "source/src_source.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_file_id.h"
+#include "symbolizer/sym_index.h"
 
 static void answer(upload *p, int result, int status, const char *fmt, const char *a,
 		   const char *b)
@@ -104,6 +105,16 @@ static void decide_s3(upload *p, struct svc_s3 *s3, stor_meta *m, const sym_elf_
 		svc_error_set(&err, SVC_E_INVALID, "s3: no key for %s", hex);
 	else
 		p->s3op = svc_s3_put_new(s3, key, p->data, p->size, false, &err);
+	/* the index a replica built from a file this one replaces goes (asked
+	 * always: this replica may never have seen the file S3 holds) */
+	char what[32], ikey[SVC_S3_KEY_MAX];
+	snprintf(what, sizeof(what), "index-v%u", sym_index_format_version());
+	if (p->s3op && (!svc_s3_key(s3, idk, hex, what, ikey, sizeof(ikey)) ||
+	     !svc_s3_put_then_delete(p->s3op, ikey))) {
+		svc_s3_put_free(p->s3op);
+		p->s3op = NULL;
+		svc_error_set(&err, SVC_E_INVALID, "s3: no key for %s's index", hex);
+	}
 	if (p->s3op)
 		return;
 	svc_file_release(&p->slot);
