@@ -85,3 +85,10 @@ bool svc_s3_attach(svc_s3 *s3, struct event_base *base, struct svc_http *http,
 	s3->log_arg = log_arg;
 	return svc_s3_behind_attach(s3, err);
 }
+
+void svc_s3_detach(svc_s3 *s3)
+{
+	svc_s3_behind_detach(s3);
+	s3->http = NULL;
+	svc_s3_put_stop_all(s3);
+}

@@ -60,6 +60,8 @@ void svc_s3_behind_init(svc_s3 *s3);
 bool svc_s3_behind_attach(svc_s3 *s3, svc_error *err);
 void svc_s3_behind_detach(svc_s3 *s3);
 void svc_s3_behind_free(svc_s3 *s3);
+/* svc_s3_put.c: the writes in flight stop, with no callback (svc_s3_detach). */
+void svc_s3_put_stop_all(svc_s3 *s3);
 /* svc_s3_auth.c */
 void svc_s3_log(svc_s3 *s3, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* svc_s3_stats.c */

@@ -445,10 +445,8 @@ bool svc_s3_put_start(svc_s3_put *op, svc_s3_put_done_fn done, void *arg)
 	return true;
 }
 
-void svc_s3_detach(svc_s3 *s3)
+void svc_s3_put_stop_all(svc_s3 *s3)
 {
-	svc_s3_behind_detach(s3);
-	s3->http = NULL;
 	/* Writes in flight stop (their requests go with the multi handle); no
 	 * callback: their owners free them (svc_upload_destroy, the queue). */
 	while (s3->ops) {
