@@ -347,7 +347,10 @@ def case_cluster():
         symbolize_ok(reps[x], up_bid, func_addr(up_path), "replica %d (fetches)" % x)
         check(upstream.served.get(up_bid) == 1, "upstream requests: %r" % upstream.served)
         wait_for("write-behind of the file and the index", drained(reps, 2))
-        y = (x + 1) % len(reps)
+        # A replica that holds nothing of it (not the one nginx routed x's
+        # peer request to: that one fetched the file from the upstream).
+        y = [i for i in range(len(reps)) if i != x and
+             metric(reps[i], 'symbolizer_s3_write_behind_total{event="queued"}') == 0][0]
         builds = metric(reps[y], 'symbolizer_index_builds_total{result="ok"}')
         symbolize_ok(reps[y], up_bid, func_addr(up_path), "replica %d (reads S3)" % y)
         check(upstream.served.get(up_bid) == 1,
