@@ -11,7 +11,7 @@ tests/integration/s3_server_start.sh) and a debuginfod upstream on loopback.
                IDs) symbolized by replica A, which fetches them from the
                upstream, builds their indexes and writes both behind to S3;
                then a cold replica (empty disk) with the S3 tier symbolizes
-               them (files and indexes read from S3, no build), next to a cold
+               them (the indexes read from S3, not the files; no build), next to a cold
                replica without it (fetch from the upstream and build): time of
                the one Symbolize call, bytes from S3 and from the upstream,
                index builds
@@ -160,7 +160,7 @@ def bench_cold(work, flags):
                     d.stop()
                 shutil.rmtree(os.path.join(work, "%s%d-data" % (name, r)), ignore_errors=True)
         for name, label in (("plain", "cold, no S3 (upstream + build)"),
-                            ("s3", "cold, with S3 (files + indexes)")):
+                            ("s3", "cold, with S3 (indexes)")):
             ts = [t for t, _ in rows[name]]
             f = rows[name][-1][1]
             print("  %-34s %6.2f s (%s)  S3 %6.1f MB  upstream %6.1f MB  builds %d"
