@@ -365,6 +365,13 @@ def case_cluster():
         got = metric(reps[y], 'symbolizer_s3_bytes_total{direction="get"}')
         check(gets == 1 and 0 < got < len(read(up_path)),
               "replica %d read %d objects, %d bytes from S3 (want the index only)" % (y, gets, got))
+        # Type layouts need the file: fetched from S3 then, and built.
+        req = json.dumps({"buildId": up_bid, "types": ["nope"],
+                          "options": {"maxWaitMs": 60000}}).encode()
+        st, _, body = reps[y].post(req, {"Content-Type": "application/json"},
+                                   path="/symbolizer.v1.SymbolizerService/GetTypeLayouts")
+        check(st == 200 and json.loads(body)["result"]["status"] == "STATUS_OK",
+              "replica %d: layouts after an index-only read: %d %r" % (y, st, body[:300]))
         st, body = get(reps[y].port, "/buildid/%s/debuginfo" % up_bid)
         check(st == 200 and body == read(up_path), "replica %d: the file after the index" % y)
         check(metric(reps[y], 'symbolizer_s3_gets_total{result="ok"}') == 2,
