@@ -5,11 +5,15 @@
  * upstream download): the new file is ranked against the file the store
  * holds (executable < debug file without lines < debug file with lines) and
  * written only when it is better, or forced (an upload's ?force=1). The
- * compare and the write are one step per identity across the process: a
- * write slot (striped locks by key) is held from the look at the held file
- * to the end of the write, so an upload made while a download of the same
- * ID is in flight is never replaced by it (issue 25, item 3). Worker
- * threads; never the loop (the held file may be read to rank it).
+ * compare and the write are one step per identity across the process: the
+ * identity is reserved from the look at the held file to the end of the
+ * write (a reservation in its striped slot; another writer of the same
+ * identity waits for it), so an upload made while a download of the same ID
+ * is in flight is never replaced by it (issue 25, item 3). The slot's lock
+ * is held only for the look and for the store's write: a write to the S3
+ * tier between them (an upload's, svc_file_decide then svc_file_commit,
+ * issue 30) holds the identity, not 1/64 of them. Worker threads; never the
+ * loop (the held file may be read to rank it).
  */
 #ifndef SVC_FILE_WRITE_H
 #define SVC_FILE_WRITE_H
@@ -42,8 +46,8 @@ typedef enum svc_file_verdict {
 	SVC_FILE_REFUSED,        /* the before hook said no: nothing written (it says why) */
 } svc_file_verdict;
 
-/* Called once the write is decided, before the store's: an upload's write
- * to the shared S3 tier (durable there first). False: nothing is written. */
+/* Called once the write is decided, before the store's, with the identity
+ * reserved but no lock held. False: nothing is written. */
 typedef bool (*svc_file_before_fn)(void *arg, const stor_meta *meta);
 
 typedef struct svc_file_outcome {
@@ -63,5 +67,35 @@ typedef struct svc_file_outcome {
 void svc_file_write(stor_db *store, const sym_build_id *id, stor_meta *meta, const void *data,
 		    size_t size, const sym_elf_info *info, bool force, svc_file_before_fn before,
 		    void *before_arg, svc_file_outcome *out, stor_error *err);
+
+/* An identity reserved for a decided write (caller-owned, e.g. in an
+ * upload): from svc_file_decide to svc_file_commit or svc_file_release. */
+typedef struct svc_file_reservation {
+	struct svc_file_reservation *next;
+	sym_build_id id;
+	unsigned slot;
+	stor_meta meta;          /* what commit writes */
+	svc_file_outcome out;    /* the decision */
+} svc_file_reservation;
+
+/* The longest a writer waits for another's reservation of the same
+ * identity (an upload's S3 write): then it fails (STOR_E_IO, "busy"). */
+#define SVC_FILE_WAIT_MS 120000
+
+/*
+ * The decision of svc_file_write without the write: true when the file is
+ * to be written, with id reserved in *res (every other writer of id waits
+ * until svc_file_commit or svc_file_release); false with the verdict in
+ * *out (SAME, KEPT, FAILED) and nothing reserved.
+ */
+bool svc_file_decide(stor_db *store, const sym_build_id *id, const stor_meta *meta,
+		     const void *data, size_t size, const sym_elf_info *info, bool force,
+		     svc_file_reservation *res, svc_file_outcome *out, stor_error *err);
+/* Writes the decided file (res->meta) and ends the reservation; *out the
+ * decision with the verdict WRITTEN or FAILED. */
+void svc_file_commit(stor_db *store, svc_file_reservation *res, const void *data, size_t size,
+		     svc_file_outcome *out, stor_error *err);
+/* Ends a reservation without writing (the S3 write failed). */
+void svc_file_release(svc_file_reservation *res);
 
 #endif

@@ -14,7 +14,8 @@
 
 bool svc_fetch_s3_start(svc_fetcher *f, svc_error *err)
 {
-	if (!(f->s3 = svc_s3_create(&f->cfg.s3, f->user_agent, err)))
+	if (!(f->s3 = svc_s3_create(&f->cfg.s3, f->user_agent, err)) ||
+	    !svc_s3_attach(f->s3, f->base, f->http, f->log, f->log_arg, err))
 		return false;
 	svc_error cerr = {0};
 	svc_errc rc = svc_s3_check(f->s3, &cerr);

@@ -9,20 +9,19 @@
  *   200 that differs (truncated, another checksum, none): retry, counted as
  *       bad, never served; the walk goes on to the next source
  *   404: not found (a negative result stays local: nothing is written)
- *   403: rejected (the credentials: the status page and the breaker say it)
+ *   401, 403: the credentials refused (revoked, rotated after start): a
+ *       retry for the S3 tier's breaker, which opens; the client's
+ *       credentials state (svc_s3_auth.c) says it in /status and /metrics
  *   5xx, timeouts, refused connections: retry (the S3 tier's breaker)
  *
  * Source files are not kept in S3 (a not found, without a request).
  */
 #include "service/fetch/svc_provider_impl.h"
-#include "base/base_sha256.h"
 #include "service/fetch/svc_s3.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <unistd.h>
 
 #include "symbolizer/sym_build_id.h"
 
@@ -78,6 +77,7 @@ static svc_provider_req *s3p_start(svc_provider *p, const svc_provider_ask *ask,
 		.max_size = ask->max_size,
 		.spool_dir = s->env.spool_dir,
 		.redirects = SVC_HTTP_REDIRECT_NONE,
+		.hash = true, /* checked against x-amz-meta-sha256 as it arrives: no second pass */
 		.prepare = sign,
 		.prepare_arg = s->env.s3,
 	};
@@ -98,35 +98,12 @@ static void set_why(svc_provider_answer *a, svc_answer_class cls, const char *fm
 	snprintf(a->why, sizeof(a->why), fmt, v);
 }
 
-/* SHA-256 of a body in memory or spooled, as hex; false when unreadable. */
-static bool body_sha256(const svc_http_result *res, char out[65])
-{
-	if (res->fd < 0) {
-		base_sha256_hex(res->body, res->size, out);
-		return true;
-	}
-	base_sha256 s;
-	uint8_t md[BASE_SHA256_LEN], buf[1 << 16];
-	bool ok = base_sha256_init(&s);
-	for (off_t off = 0; ok && (size_t)off < res->size;) {
-		ssize_t n = pread(res->fd, buf, sizeof(buf), off);
-		ok = n > 0;
-		if (ok)
-			base_sha256_update(&s, buf, (size_t)n);
-		off += n > 0 ? n : 0;
-	}
-	ok = base_sha256_final(&s, md) && ok;
-	for (unsigned i = 0; ok && i < BASE_SHA256_LEN; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	return ok;
-}
-
 /* A 200: found only when the body is what was written. */
 static void classify_found(s3p *s, svc_http_result *res, svc_provider_answer *a)
 {
-	char sha[65];
 	bool sized = res->declared_size < 0 || (uint64_t)res->declared_size == res->size;
-	if (!res->sha256[0] || !sized || !body_sha256(res, sha) || strcmp(sha, res->sha256)) {
+	if (!res->sha256[0] || !sized || !res->body_sha256[0] ||
+	    strcmp(res->body_sha256, res->sha256)) {
 		svc_s3_count_get(s->env.s3, SVC_S3_GET_BAD, 0);
 		a->cls = SVC_ANSWER_RETRY;
 		snprintf(a->why, sizeof(a->why), "object does not verify (%s)",
@@ -151,12 +128,19 @@ static void s3p_classify(svc_provider *p, const svc_provider_ask *ask, svc_http_
 	a->fd = -1;
 	if (res->failure == SVC_HTTP_OK) {
 		a->answered = true;
+		svc_s3_note_status(s->env.s3, res->status); /* 403: the credentials' state */
 		if (res->status == 200)
 			classify_found(s, res, a);
 		else if (res->status == 404)
 			set_why(a, SVC_ANSWER_NOT_FOUND, "HTTP %ld", res->status);
 		else if (res->status >= 500 || res->status == 429)
 			set_why(a, SVC_ANSWER_RETRY, "HTTP %ld", res->status);
+		else if (res->status == 401 || res->status == 403)
+			/* the credentials refused (revoked, rotated): the tier's
+			 * breaker counts it and opens, reads fall through */
+			set_why(a, SVC_ANSWER_RETRY,
+				"HTTP %ld: the credentials are refused (check them and the bucket)",
+				res->status);
 		else
 			set_why(a, SVC_ANSWER_REJECTED, "HTTP %ld (check the S3 credentials and bucket)",
 				res->status);

@@ -2,7 +2,7 @@
 /*
  * svc_s3: the S3 client's object (svc_s3.h): made from the settings and the
  * credentials (a file or the AWS_* variables; the secret is wiped when the
- * object goes), with its write-behind thread.
+ * object goes), attached to the loop's multi handle for its writes.
  */
 #include "service/fetch/svc_s3_impl.h"
 
@@ -58,7 +58,8 @@ svc_s3 *svc_s3_create(const svc_s3_settings *s, const char *user_agent, svc_erro
 		 s->prefix);
 	snprintf(s3->sigv4, sizeof(s3->sigv4), "aws:amz:%s:s3", s->region);
 	snprintf(s3->user_agent, sizeof(s3->user_agent), "%s", user_agent ? user_agent : "symbolizer");
-	if (!load_credentials(s3, s, err) || !svc_s3_behind_start(s3, err)) {
+	svc_s3_behind_init(s3);
+	if (!load_credentials(s3, s, err)) {
 		svc_s3_destroy(s3);
 		return NULL;
 	}
@@ -69,13 +70,25 @@ void svc_s3_destroy(svc_s3 *s3)
 {
 	if (!s3)
 		return;
-	svc_s3_behind_stop(s3);
+	svc_s3_behind_free(s3);
 	/* The secret leaves no copy in freed memory. */
 	memset(s3->secret, 0, sizeof(s3->secret));
 	free(s3);
 }
 
+bool svc_s3_attach(svc_s3 *s3, struct event_base *base, struct svc_http *http,
+		   void (*log)(void *arg, const char *line), void *log_arg, svc_error *err)
+{
+	s3->base = base;
+	s3->http = http;
+	s3->log = log;
+	s3->log_arg = log_arg;
+	return svc_s3_behind_attach(s3, err);
+}
 
-
-
-
+void svc_s3_detach(svc_s3 *s3)
+{
+	svc_s3_behind_detach(s3);
+	s3->http = NULL;
+	svc_s3_put_stop_all(s3);
+}

@@ -13,10 +13,15 @@
  * x-amz-content-sha256, so the server checks the body on the way in); a
  * reader refuses a body whose size or checksum differs (svc_provider_s3.c).
  *
- * Reads run on the fetcher's multi handle as a provider (svc_provider_s3.c);
- * the writes here are blocking, on a worker (an upload's) or on the
- * write-behind thread. The credentials live in this object only: no error
- * text, log line or metric carries them.
+ * Reads of files run on the fetcher's multi handle as a provider
+ * (svc_provider_s3.c); writes (svc_s3_put_*: PUT or multipart, then HEAD)
+ * on the same multi handle, on the loop, the upload's answer waiting for
+ * their callback; the write-behind queue is drained there too. Blocking
+ * requests are left for the bucket check at start and an index's GET on a
+ * worker. The credentials live in this object only: no error text, log
+ * line or metric carries them; a 401/403 from S3 after start turns the
+ * client's credentials state to failing (svc_s3_auth_state: /status,
+ * /metrics, one log line per change).
  *
  * Thread-safe (the counters are atomic; settings are read-only after create).
  */
@@ -47,8 +52,18 @@ typedef struct svc_s3 svc_s3;
 /* Reads the credentials (the file, else the AWS_* variables); NULL with err
  * set (naming the file or variable, never a value) when there are none. */
 svc_s3 *svc_s3_create(const svc_s3_settings *s, const char *user_agent, svc_error *err);
-/* Stops the write-behind thread (what is queued is dropped) and frees. */
+/* Frees (what is queued is dropped); svc_s3_detach first when attached. */
 void svc_s3_destroy(svc_s3 *s3);
+
+struct event_base;
+struct svc_http;
+/* The loop's: the multi handle (svc_upstream_http.h) writes go on, and the
+ * log sink of state changes (NULL: stderr). False with err set. */
+bool svc_s3_attach(svc_s3 *s3, struct event_base *base, struct svc_http *http,
+		   void (*log)(void *arg, const char *line), void *log_arg, svc_error *err);
+/* Before the multi handle goes: writes in flight stop, with no callback
+ * (their owners free them), the write-behind queue stops. Loop thread. */
+void svc_s3_detach(svc_s3 *s3);
 
 /* "s3://bucket/prefix", for display and metrics labels. */
 const char *svc_s3_name(const svc_s3 *s3);
@@ -68,11 +83,30 @@ bool svc_s3_sign(const svc_s3 *s3, void *easy, void *headers);
  * NoSuchBucket) as SVC_E_UNAUTHENTICATED or SVC_E_INVALID, SVC_E_UPSTREAM (unreachable, 5xx). */
 svc_errc svc_s3_check(svc_s3 *s3, svc_error *err);
 
-/* Writes the object (in parts from SVC_S3_MULTIPART_MIN) and verifies it (HEAD: size and checksum). Blocking, any
- * thread. SVC_E_UPSTREAM when S3 failed or is slow (the caller answers
- * 503), SVC_E_TOO_LARGE over SVC_S3_PUT_MAX. */
-svc_errc svc_s3_put(svc_s3 *s3, const char *key, const uint8_t *data, size_t size,
-		    svc_error *err);
+/* An object write (svc_s3_put.c): PUT, or a multipart upload from
+ * SVC_S3_MULTIPART_MIN, then a HEAD that verifies size and checksum. */
+typedef struct svc_s3_put svc_s3_put;
+typedef void (*svc_s3_put_done_fn)(svc_s3_put *op, void *arg);
+/* Any thread (a worker: the checksums of the object and its parts are
+ * computed here). data must live until svc_s3_put_free unless copy. NULL
+ * with err set: SVC_E_TOO_LARGE over SVC_S3_PUT_MAX, SVC_E_NOMEM. */
+svc_s3_put *svc_s3_put_new(svc_s3 *s3, const char *key, const uint8_t *data, size_t size,
+			   bool copy, svc_error *err);
+/* Once written and verified, key is deleted too (204 or 404 both do): an
+ * upload's file makes the index built from the file it replaces go. False
+ * when the key does not fit. */
+bool svc_s3_put_then_delete(svc_s3_put *op, const char *key);
+/* Loop: starts (or starts again) the write; done(op, arg) comes from the
+ * loop once it is verified or failed. False (nothing called; the reason in
+ * svc_s3_put_result) when it could not start. */
+bool svc_s3_put_start(svc_s3_put *op, svc_s3_put_done_fn done, void *arg);
+/* SVC_OK once written and verified; SVC_E_UPSTREAM when S3 failed, is
+ * slow or refused the credentials (the uploader's 503). */
+svc_errc svc_s3_put_result(const svc_s3_put *op, svc_error *err);
+const char *svc_s3_put_key(const svc_s3_put *op);
+size_t svc_s3_put_size(const svc_s3_put *op);
+/* Cancels a write in flight (no callback) and frees. NULL is a no-op. */
+void svc_s3_put_free(svc_s3_put *op);
 
 /* Reads an object of at most max bytes into *out (malloc'ed) and verifies it
  * (size and x-amz-meta-sha256). Blocking, any thread. SVC_E_NOT_FOUND (404),
@@ -81,8 +115,9 @@ svc_errc svc_s3_put(svc_s3 *s3, const char *key, const uint8_t *data, size_t siz
 svc_errc svc_s3_get(svc_s3 *s3, const char *key, uint64_t max, uint8_t **out, size_t *size,
 		    svc_error *err);
 
-/* Queues a copy of data for a write-behind PUT (retried while S3 is down);
- * false (counted as dropped) when the queue is full. */
+/* Queues a copy of data for a write-behind PUT (retried while S3 is down),
+ * its checksums computed on the calling thread (a worker); false (counted
+ * as dropped) when the queue is full or the client is not attached. */
 bool svc_s3_behind(svc_s3 *s3, const char *key, const uint8_t *data, size_t size);
 
 /* Counters, for metrics and tests. */
@@ -98,6 +133,13 @@ void svc_s3_get_stats(const svc_s3 *s3, svc_s3_stats *out);
  * network), bad (a size or checksum that does not match: never served). */
 void svc_s3_count_get(svc_s3 *s3, int what, uint64_t bytes);
 enum { SVC_S3_GET_OK, SVC_S3_GET_MISSING, SVC_S3_GET_FAILED, SVC_S3_GET_BAD };
+
+/* The credentials' state: OK until S3 answers a request 401 or 403, FAILING
+ * until one succeeds again (each change logged once, no secret). */
+typedef enum svc_s3_auth { SVC_S3_AUTH_OK = 0, SVC_S3_AUTH_FAILING } svc_s3_auth;
+svc_s3_auth svc_s3_auth_state(const svc_s3 *s3, long *last_status, uint64_t *failures);
+/* Every answer S3 gave (any status; svc_provider_s3.c, svc_s3_put.c). */
+void svc_s3_note_status(svc_s3 *s3, long status);
 
 /* symbolizer_s3_* families into out. */
 void svc_s3_metrics_render(const svc_s3 *s3, base_buf *out);

@@ -74,6 +74,16 @@ void svc_s3_metrics_render(const svc_s3 *s3, base_buf *b)
 	base_expo_u64(b, "symbolizer_s3_write_behind_total", "event=\"written\"", st.behind_written);
 	base_expo_u64(b, "symbolizer_s3_write_behind_total", "event=\"dropped\"", st.behind_dropped);
 	base_expo_u64(b, "symbolizer_s3_write_behind_total", "event=\"retry\"", st.behind_retries);
+	long last = 0;
+	uint64_t refusals = 0;
+	svc_s3_auth a = svc_s3_auth_state(s3, &last, &refusals);
+	base_expo_family(b, "symbolizer_s3_auth_failures_total", "counter",
+			 "S3 answers that refused the credentials (HTTP 401 or 403).");
+	base_expo_u64(b, "symbolizer_s3_auth_failures_total", "", refusals);
+	base_expo_family(b, "symbolizer_s3_credentials_ok", "gauge",
+			 "1 while S3 takes the credentials, 0 once it refuses them (until a "
+			 "request succeeds again).");
+	base_expo_u64(b, "symbolizer_s3_credentials_ok", "", a == SVC_S3_AUTH_OK);
 	base_expo_family(b, "symbolizer_s3_write_behind_queued", "gauge",
 			 "Objects waiting in the write-behind queue.");
 	base_expo_u64(b, "symbolizer_s3_write_behind_queued", "", st.behind_len);

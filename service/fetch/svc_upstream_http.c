@@ -31,6 +31,7 @@
 
 #include "base/base_buf.h"
 #include "base/base_clock.h"
+#include "base/base_sha256.h"
 
 #define DROPPED_BODY_MAX (1u << 20) /* bytes of an error page we read and drop */
 
@@ -66,6 +67,9 @@ struct svc_http_req {
 	int64_t declared;
 	bool too_large;
 	char sha256[65];
+	char etag[96];
+	base_sha256 hash;       /* of a 200 body as it arrives (o.hash) */
+	bool hashing;
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -95,6 +99,8 @@ static void req_free(svc_http_req *r)
 	if (r->watchdog)
 		event_free(r->watchdog);
 	curl_slist_free_all(r->headers);
+	if (r->hashing)
+		base_sha256_final(&r->hash, (uint8_t[BASE_SHA256_LEN]){0});
 	base_buf_deinit(&r->body);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -114,7 +120,12 @@ static void finish(svc_http_req *r, svc_http_failure failure, const char *fmt, .
 	res.status = failure == SVC_HTTP_OK ? r->status : 0;
 	res.declared_size = r->declared;
 	memcpy(res.sha256, r->sha256, sizeof(res.sha256));
+	memcpy(res.etag, r->etag, sizeof(res.etag));
 	res.fd = -1;
+	uint8_t md[BASE_SHA256_LEN];
+	if (r->hashing && (r->hashing = false, base_sha256_final(&r->hash, md)) && r->status == 200)
+		for (int i = 0; i < BASE_SHA256_LEN; i++)
+			snprintf(res.body_sha256 + 2 * i, 3, "%02x", md[i]);
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
@@ -139,32 +150,6 @@ static void finish(svc_http_req *r, svc_http_failure failure, const char *fmt, .
 }
 
 /* ---- redirects ---------------------------------------------------------- */
-
-/* Host and port (the scheme's default when none is written) of url. */
-static bool origin_of(const char *url, char **host, char **port)
-{
-	*host = *port = NULL;
-	CURLU *u = curl_url();
-	if (!u)
-		return false;
-	bool ok = curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-		  curl_url_get(u, CURLUPART_HOST, host, 0) == CURLUE_OK &&
-		  curl_url_get(u, CURLUPART_PORT, port, CURLU_DEFAULT_PORT) == CURLUE_OK;
-	curl_url_cleanup(u);
-	return ok;
-}
-
-static bool same_origin(const char *a, const char *b)
-{
-	char *ha = NULL, *pa = NULL, *hb = NULL, *pb = NULL;
-	bool same = origin_of(a, &ha, &pa) && origin_of(b, &hb, &pb) && !strcasecmp(ha, hb) &&
-		    !strcmp(pa, pb);
-	curl_free(ha);
-	curl_free(pa);
-	curl_free(hb);
-	curl_free(pb);
-	return same;
-}
 
 /* The time left of total_ms for curl (at least 1 ms); 0 without a deadline. */
 static long time_left(const svc_http_req *r)
@@ -211,7 +196,7 @@ static bool follow(svc_http_req *r)
 		finish(r, SVC_HTTP_REDIRECT, "more than %d redirects", SVC_HTTP_MAX_REDIRECTS);
 		return true;
 	}
-	bool same = same_origin(r->origin, loc);
+	bool same = svc_http_same_origin(r->origin, loc);
 	if (!same && r->o.redirects == SVC_HTTP_REDIRECT_SAME_HOST) {
 		finish(r, SVC_HTTP_REDIRECT, "HTTP %ld redirect to another host refused "
 		       "(redirects: same-host)", r->status);
@@ -238,7 +223,7 @@ static void transfer_done(svc_http_req *r, CURLcode code)
 		if (follow(r))
 			return;
 		size_t got = r->fd >= 0 ? (size_t)r->spooled : r->body.len;
-		if (status == 200 && r->declared >= 0 && (uint64_t)r->declared != got) {
+		if (status == 200 && !r->o.no_body && r->declared >= 0 && (uint64_t)r->declared != got) {
 			finish(r, SVC_HTTP_NETWORK, "body of %zu bytes, %lld announced", got,
 			       (long long)r->declared);
 			return;
@@ -379,9 +364,14 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 		const char *sp = memchr(p, ' ', len);
 		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 		r->declared = -1;
-		r->sha256[0] = '\0';
+		r->sha256[0] = r->etag[0] = '\0';
+		if (r->hashing)
+			base_sha256_final(&r->hash, (uint8_t[BASE_SHA256_LEN]){0});
+		r->hashing = r->o.hash && base_sha256_init(&r->hash);
 		return len;
 	}
+	if (len > 5 && !strncasecmp(p, "etag:", 5))
+		sscanf(p + 5, " %95[^\r\n]", r->etag);
 	if (len > 18 + 64 && !strncasecmp(p, "x-amz-meta-sha256:", 18))
 		sscanf(p + 18, " %64[0-9a-f]", r->sha256);
 	static const char *const names[] = {"content-length:", "x-debuginfod-size:"};
@@ -431,6 +421,8 @@ static size_t write_cb(char *p, size_t size, size_t n, void *arg)
 		r->dropped += len;
 		return r->dropped > DROPPED_BODY_MAX ? 0 : len;
 	}
+	if (r->hashing)
+		base_sha256_update(&r->hash, p, len);
 	if (r->o.spool_dir)
 		return spool(r, p, len) ? len : 0;
 	/* A size announced within the cap: one allocation for the whole body. */
@@ -548,6 +540,8 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *o,
 	}
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)r->o.timeout_ms);
 	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->o.max_size);
+	if (r->o.no_body)
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
 	struct timeval tv = {r->o.timeout_ms / 1000, (r->o.timeout_ms % 1000) * 1000};
 	if (curl_multi_add_handle(h->multi, e) != CURLM_OK) {
 		req_free(r);

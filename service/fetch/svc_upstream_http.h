@@ -50,6 +50,8 @@ typedef struct svc_http_result {
 	size_t size;            /* of the body, in memory or spooled */
 	int64_t declared_size;  /* X-DEBUGINFOD-SIZE or Content-Length; -1 when absent */
 	char sha256[65];        /* x-amz-meta-sha256 of the answer (an S3 object); "" when absent */
+	char etag[96];          /* ETag of the answer (an S3 part); "" when absent */
+	char body_sha256[65];   /* opts.hash: the SHA-256 of the 200 body, hashed as it arrived */
 } svc_http_result;
 
 typedef struct svc_http svc_http;
@@ -75,6 +77,9 @@ typedef struct svc_http_opts {
 	const char *netrc;       /* credentials file (CURLOPT_NETRC_FILE); NULL: none */
 	svc_http_redirects redirects;
 	bool peer;               /* to the peer tier: X-Symbolizer-Peer: 1, not a hop */
+	bool no_body;            /* a HEAD: the answer's length is not checked against a body */
+	bool hash;               /* SHA-256 of a 200 body as it arrives (result.body_sha256):
+				  * no second pass over a spooled body on the loop */
 	/* Called once before the request starts, with the easy handle (CURL *)
 	 * and its header list (struct curl_slist **): the S3 provider signs it. */
 	bool (*prepare)(const void *arg, void *easy, void *headers);
@@ -93,6 +98,9 @@ svc_http_req *svc_http_get(svc_http *h, const char *url, const svc_http_opts *op
 
 /* Stops a request that has not completed; its callback is not called. */
 void svc_http_cancel(svc_http_req *req);
+
+/* Same host and port (svc_upstream_origin.c), for the redirect policy. */
+bool svc_http_same_origin(const char *a, const char *b);
 
 /* Requests in flight. */
 size_t svc_http_active(const svc_http *h);

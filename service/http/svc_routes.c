@@ -72,6 +72,18 @@ static void handle_version(svc_server *s, struct evhttp_request *req)
 	evbuffer_free(b);
 }
 
+/* GET /status: the sources as a whole (svc_status.h). */
+static void handle_status(svc_server *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b)
+		return evhttp_send_error(req, 500, NULL);
+	int code = svc_status_global_render(s->fetcher, b);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Cache-Control", "no-store");
+	reply_text(s, req, "status", code, "application/json", b);
+	evbuffer_free(b);
+}
+
 static void handle_metrics(svc_server *s, struct evhttp_request *req)
 {
 	struct evbuffer *b = evbuffer_new();
@@ -122,6 +134,14 @@ static bool version_route(void *obj, struct evhttp_request *req, const char *pat
 	return true;
 }
 
+static bool status_route(void *obj, struct evhttp_request *req, const char *path,
+			 const char *query)
+{
+	(void)path, (void)query;
+	handle_status(obj, req);
+	return true;
+}
+
 static bool metrics_route(void *obj, struct evhttp_request *req, const char *path,
 			  const char *query)
 {
@@ -142,6 +162,7 @@ static const svc_room_route own_routes[] = {
 	{GET_OR_HEAD, "/healthz", healthz_route},
 	{GET_OR_HEAD, "/version", version_route},
 	{GET_OR_HEAD, "/metrics", metrics_route},
+	{GET_OR_HEAD, "/status", status_route},
 };
 #define N_OWN (sizeof(own_routes) / sizeof(own_routes[0]))
 

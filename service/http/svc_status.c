@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "base/base_clock.h"
+#include "service/fetch/svc_s3.h"
 
 #define MAX_ROWS 64
 #define MAX_UPS 64
@@ -229,6 +230,50 @@ int svc_status_render(stor_db *store, const svc_fetcher *fetcher, const svc_reso
 	json_object_object_add(doc, "negative_cache", negative_json(&m, known, &ri, now));
 	json_object_object_add(doc, "index", index_json(&m, known, &ri));
 	json_object_object_add(doc, "sources", sources_json(rows, n));
+	json_object_object_add(doc, "upstreams", upstreams_json(fetcher, now));
+	const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+							       JSON_C_TO_STRING_NOSLASHESCAPE);
+	int rc = text && evbuffer_add_printf(out, "%s\n", text) >= 0 ? 200 : 500;
+	json_object_put(doc);
+	return rc;
+}
+
+/* The S3 tier's state: its credentials (failing after start: a key revoked
+ * or rotated), its writes, the write-behind queue. NULL when none. */
+static json_object *s3_json(const svc_fetcher *f)
+{
+	struct svc_s3 *s3 = svc_fetcher_s3(f);
+	if (!s3)
+		return NULL;
+	long last = 0;
+	uint64_t refusals = 0;
+	svc_s3_auth a = svc_s3_auth_state(s3, &last, &refusals);
+	svc_s3_stats st;
+	svc_s3_get_stats(s3, &st);
+	json_object *o = json_object_new_object(), *c = json_object_new_object();
+	add_str(o, "name", svc_s3_name(s3));
+	add_str(c, "state", a == SVC_S3_AUTH_OK ? "ok" : "failing");
+	json_object_object_add(c, "last_refused_status", last ? json_object_new_int64(last) : NULL);
+	add_i64(c, "refusals", (int64_t)refusals);
+	json_object_object_add(o, "credentials", c);
+	add_i64(o, "puts_ok", (int64_t)st.puts_ok);
+	add_i64(o, "puts_failed", (int64_t)st.puts_failed);
+	add_i64(o, "write_behind_queued", (int64_t)st.behind_len);
+	return o;
+}
+
+int svc_status_global_render(const svc_fetcher *fetcher, struct evbuffer *out)
+{
+	int64_t now = base_real_ms();
+	json_object *doc = json_object_new_object();
+	if (!doc)
+		return 500;
+	json_object *s3 = s3_json(fetcher);
+	bool failing = s3 && svc_s3_auth_state(svc_fetcher_s3(fetcher), NULL, NULL) != SVC_S3_AUTH_OK;
+	add_str(doc, "summary", failing ? "the S3 tier refuses the credentials: uploads answer 503"
+				       : "ok");
+	add_i64(doc, "now_ms", now);
+	json_object_object_add(doc, "s3", s3);
 	json_object_object_add(doc, "upstreams", upstreams_json(fetcher, now));
 	const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
 							       JSON_C_TO_STRING_NOSLASHESCAPE);

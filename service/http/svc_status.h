@@ -24,4 +24,8 @@ struct evbuffer;
 int svc_status_render(stor_db *store, const svc_fetcher *fetcher, const svc_resolver *resolver,
 		      const sym_build_id *id, struct evbuffer *out);
 
+/* GET /status: the daemon's sources as a whole (the S3 tier's credentials
+ * and queue, every upstream's breaker), as JSON into out. The HTTP status. */
+int svc_status_global_render(const svc_fetcher *fetcher, struct evbuffer *out);
+
 #endif

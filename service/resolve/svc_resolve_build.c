@@ -10,7 +10,8 @@
  * again (the file read again) when there is. With the shared S3 tier, the
  * index another replica built is read from there first (PREFIX/v1/<kind>/
  * ab/cdef.../index-vN, verified, then loaded with every bound checked as any
- * stored index), and an index built here is written behind to it. A leaf: the driver
+ * stored index; a cold replica asks it at LOAD already, before the file,
+ * svc_resolve_load.c), and an index built here is written behind to it. A leaf: the driver
  * (svc_resolve_drive.c) runs the step and goes to the stage it names.
  */
 #include "service/resolve/svc_resolver_impl.h"
@@ -71,14 +72,16 @@ static struct svc_s3 *s3_index_key(svc_resolve_flight *f, char *key, size_t cap)
 
 static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size, int64_t file_time);
 
-/* The index from the S3 tier, when it has a good one: true when loaded. */
-static bool s3_index(svc_resolve_flight *f)
+bool svc_resolve_s3_index(svc_resolve_flight *f)
 {
 	char key[SVC_S3_KEY_MAX];
 	struct svc_s3 *s3 = s3_index_key(f, key, sizeof(key));
 	uint8_t *blob;
 	size_t size;
 	svc_error err = {0};
+	if (f->s3_index_tried)
+		return false;
+	f->s3_index_tried = true;
 	if (!s3 || svc_s3_get(s3, key, f->r->o.max_decompressed_bytes ? f->r->o.max_decompressed_bytes
 								       : (1ull << 32),
 			      &blob, &size, &err) != SVC_OK)
@@ -112,7 +115,8 @@ static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size, int6
 		svc_resolve_flight_fail(f, SVC_RESOLVE_PENDING, "%.200s; ask again", serr.msg);
 		return;
 	}
-	if (prc != STOR_OK) {
+	if (prc != STOR_OK && !(file_time < 0 && prc == STOR_E_NOT_FOUND)) {
+		/* (an index from S3 on a replica without the file: memory only) */
 		char hex[SYM_BUILD_ID_HEX_MAX], q[320];
 		sym_build_id_to_hex(id, hex);
 		base_logf(BASE_LOG_WARN, "index not stored", "build_id=%s error=%s", hex,
@@ -146,7 +150,7 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 {
 	svc_resolver *r = f->r;
 	int64_t t0 = base_mono_ns();
-	if (!f->build_reserved && s3_index(f))
+	if (!f->build_reserved && svc_resolve_s3_index(f))
 		return;
 	stor_blob file;
 	stor_meta meta;

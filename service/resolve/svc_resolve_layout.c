@@ -82,7 +82,14 @@ enum svc_resolve_stage svc_resolve_layout_load_next(svc_resolve_flight *f, bool 
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "server shutting down");
 		return SVC_RESOLVE_STAGE_DONE;
 	}
-	return f->artifact ? SVC_RESOLVE_STAGE_DONE : SVC_RESOLVE_STAGE_BUILD;
+	if (f->artifact)
+		return SVC_RESOLVE_STAGE_DONE;
+	/* The symbol index may have come from the S3 tier alone (a cold
+	 * replica, svc_resolve_load.c): the file is fetched first, then. */
+	stor_meta m;
+	bool held = stor_get_meta(f->r->o.store, SVC_STORE_KEY(&f->fl.id), &m, NULL) == STOR_OK &&
+		    m.state == STOR_STATE_PRESENT;
+	return held ? SVC_RESOLVE_STAGE_BUILD : SVC_RESOLVE_STAGE_FETCH;
 }
 
 /* The dwz file, from the store (the resolution fetched it with the main file). */

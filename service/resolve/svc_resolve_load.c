@@ -3,7 +3,11 @@
  * svc_resolve_load: the symbol index's LOAD stage (svc_resolver_impl.h). On a
  * worker, the index stored for the build ID is read and loaded; a stored
  * index of another format version, or a damaged one, is deleted and rebuilt.
- * Without an index the flight goes on to FETCH. A leaf: the driver
+ * Without an index, on a replica that holds no file for the build ID either
+ * (a cold one), the index another replica wrote to the S3 tier is read
+ * first (svc_resolve_s3_index): the lookups are answered from it and the
+ * debug file is fetched only when something needs the file (debuginfod,
+ * layouts, a rebuild). Else the flight goes on to FETCH. A leaf: the driver
  * (svc_resolve_drive.c) runs the step and goes to the stage it names.
  */
 #include "service/resolve/svc_resolver_impl.h"
@@ -41,8 +45,19 @@ void svc_resolve_load_work(svc_resolve_flight *f)
 	const sym_build_id *id = &f->fl.id;
 	stor_blob b;
 	stor_error serr;
-	if (stor_get_index(r->o.store, SVC_STORE_KEY(id), &b, &serr) != STOR_OK)
-		return; /* not stored (or unreadable): build it */
+	stor_meta m;
+	if (stor_get_index(r->o.store, SVC_STORE_KEY(id), &b, &serr) != STOR_OK) {
+		/* not stored (or unreadable): the S3 tier's when no file is held
+		 * here (else BUILD asks it, with the file at hand), or build it */
+		bool held = stor_get_meta(r->o.store, SVC_STORE_KEY(id), &m, NULL) == STOR_OK &&
+			    m.state == STOR_STATE_PRESENT;
+		sym_index_info info;
+		if (!held && svc_resolve_s3_index(f)) {
+			sym_index_get_info(f->index, &info);
+			f->from_executable = info.source != SYM_INDEX_SOURCE_DWARF;
+		}
+		return;
+	}
 	void *copy = own_copy(&b);
 	size_t size = b.size;
 	stor_blob_release(&b);
@@ -58,7 +73,6 @@ void svc_resolve_load_work(svc_resolve_flight *f)
 	f->blob = copy;
 	f->blob_size = size;
 	f->status = SVC_RESOLVE_OK;
-	stor_meta m;
 	f->from_executable = stor_get_meta(r->o.store, SVC_STORE_KEY(id), &m, NULL) == STOR_OK &&
 			     m.state == STOR_STATE_PRESENT && m.kind == STOR_KIND_EXECUTABLE;
 }
@@ -69,7 +83,10 @@ enum svc_resolve_stage svc_resolve_load_next(svc_resolve_flight *f, bool cancell
 	if (f->stored_rejected)
 		r->st.stored_index_rejected++;
 	if (!cancelled && f->index) {
-		r->st.store_index_hits++;
+		if (f->s3_index)
+			r->st.s3_index_hits++;
+		else
+			r->st.store_index_hits++;
 		return SVC_RESOLVE_STAGE_DONE;
 	}
 	r->st.store_index_misses++;

@@ -90,6 +90,7 @@ typedef struct svc_resolve_flight {
 	uint64_t build_bytes;
 	bool build_reserved, build_no_room, build_waiting;
 	bool s3_index;               /* the index came from the S3 tier (no build) */
+	bool s3_index_tried;         /* ... asked once per flight (LOAD or BUILD) */
 	struct svc_resolve_flight *qnext;
 } svc_resolve_flight;
 
@@ -222,6 +223,9 @@ enum svc_resolve_stage svc_resolve_load_next(svc_resolve_flight *f, bool cancell
 enum svc_resolve_stage svc_resolve_fetch_next(svc_resolve_flight *f,     /* fetch.c */
 					      const svc_fetch_result *res);
 void svc_resolve_build_work(svc_resolve_flight *f);                      /* build.c */
+/* The index from the S3 tier (verified, loaded), asked once per flight:
+ * true when loaded (f->s3_index). Worker. */
+bool svc_resolve_s3_index(svc_resolve_flight *f);
 enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancelled);
 void svc_resolve_layout_load_work(svc_resolve_flight *f);                /* layout.c */
 enum svc_resolve_stage svc_resolve_layout_load_next(svc_resolve_flight *f, bool cancelled);

@@ -7,6 +7,7 @@
  * supplementary file looked for, the answer and the counters.
  */
 #include "service/upload/svc_upload_impl.h"
+#include "service/fetch/svc_s3.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,18 @@ void svc_upload_destroy(svc_upload *u)
 {
 	if (!u)
 		return;
+	/* Uploads left waiting for an S3 write the fetcher's end stopped (and
+	 * those queued behind them): their requests went with evhttp. */
+	for (upload *a = u->active, *na; a; a = na) {
+		na = a->next_active;
+		for (upload *p = a, *np; p; p = np) {
+			np = p->next_same;
+			if (p->reserved)
+				svc_file_release(&p->slot);
+			svc_s3_put_free(p->s3op);
+			free(p);
+		}
+	}
 	if (u->token) {
 		memset(u->token, 0, u->token_len);
 		free(u->token);
@@ -165,10 +178,42 @@ static void alt_fetched(const svc_fetch_result *res, void *arg)
 	finish(p);
 }
 
+static void stored(void *job, bool cancelled);
+
+/* The S3 write's callback (the loop): its result to the commit job. */
+static void s3_written(struct svc_s3_put *op, void *arg)
+{
+	upload *p = arg;
+	svc_error err = {0};
+	p->s3_rc = svc_s3_put_result(op, &err);
+	snprintf(p->s3_err, sizeof(p->s3_err), "%s", err.msg);
+	svc_s3_put_free(op);
+	p->s3op = NULL;
+	if (svc_pool_submit(p->u->o.pool, p, svc_upload_commit_work, stored))
+		return;
+	svc_file_release(&p->slot);
+	p->reserved = false;
+	p->result = UP_ERROR;
+	p->status = 503;
+	snprintf(p->text, sizeof(p->text), "busy; try again");
+	finish(p);
+}
+
 static void stored(void *job, bool cancelled)
 {
 	upload *p = job;
 	svc_upload *u = p->u;
+	if (cancelled && p->reserved) {
+		svc_file_release(&p->slot);
+		p->reserved = false;
+	}
+	if (p->s3op && !cancelled) {
+		/* Decided and reserved: the S3 write on the loop's multi handle; the
+		 * answer waits for its callback (no worker blocks on S3). */
+		if (!svc_s3_put_start(p->s3op, s3_written, p))
+			s3_written(p->s3op, p);
+		return;
+	}
 	if (cancelled) {
 		p->result = UP_ERROR;
 		p->status = 503;

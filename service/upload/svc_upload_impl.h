@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "service/core/svc_file_write.h"
 #include "service/upload/svc_upload.h"
 #include "symbolizer/sym_build_id.h"
 #include "symbolizer/sym_error.h"
@@ -61,6 +62,13 @@ typedef struct upload {
 	char text[SYM_ERROR_MSG_MAX + 128];
 	bool has_alt;                /* a dwz file: its supplementary file's build ID */
 	sym_build_id alt_id;
+	/* with the S3 tier (issue 30): the decided write's reservation, and the
+	 * S3 write the loop runs between the worker's decision and its commit */
+	svc_file_reservation slot;
+	bool reserved;
+	struct svc_s3_put *s3op;     /* made by the worker, started by the loop */
+	int s3_rc;                   /* its result (svc_errc), for the commit */
+	char s3_err[SYM_ERROR_MSG_MAX];
 } upload;
 
 struct svc_upload {
@@ -76,8 +84,12 @@ struct svc_upload {
 };
 
 /* svc_upload_store.c: on a worker, checks u->data and stores it (or not),
- * filling result, status and text. */
+ * filling result, status and text; with the S3 tier, decides and reserves
+ * the write and leaves p->s3op for the loop to start (no answer yet). */
 void svc_upload_store_work(void *job);
+/* svc_upload_store.c: on a worker, after p->s3op's callback: the store's
+ * write once S3 holds the file (else a 503), the reservation ended. */
+void svc_upload_commit_work(void *job);
 
 /* svc_upload_auth.c: reads the token file into u->token (trailing newline
  * and spaces dropped). False with err set when unreadable or empty. */

@@ -5,9 +5,12 @@
  * write every route's file goes through (service/core/svc_file_write.h: the
  * new file against the held one, executable < debug file without lines <
  * debug file with lines, one step per build ID across the process), and the
- * answer that names both ranks. With a shared S3 tier (issue 30), the file is
- * written there, and verified, once the write is decided and before the
- * store's: nothing answers 201 for a file that is not durable.
+ * answer that names both ranks. With a shared S3 tier (issue 30), the write
+ * is decided and its identity reserved here (svc_file_decide), the file
+ * written to S3 and verified on the loop's multi handle (svc_upload.c), and
+ * the store's write made by a second job (svc_upload_commit_work) only
+ * once S3 holds it: nothing answers 201 for a file that is not durable,
+ * and no lock is held across the network.
  */
 #include "service/upload/svc_upload_impl.h"
 #include "service/core/svc_build_id.h"
@@ -23,6 +26,7 @@
 #include "source/src_source.h"
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_file_id.h"
+#include "symbolizer/sym_index.h"
 
 static void answer(upload *p, int result, int status, const char *fmt, const char *a,
 		   const char *b)
@@ -51,35 +55,92 @@ static bool check(upload *p, src_kind *kind, sym_elf_info *info)
 	return true;
 }
 
-/* The upload to S3 when a tier is configured (svc_file_write's before
- * hook); false with a 503 answer when S3 cannot take it now (the uploader
- * retries after Retry-After). */
-static bool s3_write(void *arg, const stor_meta *meta)
+/* The answer of a ranked write's outcome. */
+static void answer_outcome(upload *p, const svc_file_outcome *o, const stor_error *serr)
 {
-	upload *p = arg;
-	struct svc_s3 *s3 = p->u->o.fetcher ? svc_fetcher_s3(p->u->o.fetcher) : NULL;
-	char key[SVC_S3_KEY_MAX];
-	const char *idk = sym_id_kind_name(p->store_id.kind);
-	char hex[SYM_BUILD_ID_HEX_MAX];
-	if (!s3)
-		return true;
-	sym_build_id_to_hex(&p->store_id, hex);
-	if (!idk || !svc_s3_key(s3, idk, hex,
-				meta->kind == STOR_KIND_DEBUGINFO ? "debuginfo" : "executable", key,
-				sizeof(key))) {
-		answer(p, UP_ERROR, 500, "s3: no key for %s%s", hex, "");
-		return false;
+	const char *held = svc_file_rank_name(o->held), *offered = svc_file_rank_name(o->offered);
+	switch (o->verdict) {
+	case SVC_FILE_SAME:
+		return answer(p, UP_UNCHANGED, 200, "unchanged: the store holds this file already%s%s",
+			      "", "");
+	case SVC_FILE_KEPT:
+		return answer(p, UP_CONFLICT, 409,
+			      "the store holds %s already, as good as or better than this one "
+			      "(%s); ?force=1 replaces it",
+			      held, offered);
+	case SVC_FILE_FAILED:
+		if (o->stored == STOR_E_TOO_LARGE)
+			return answer(p, UP_TOO_LARGE, 413, "%s%s", serr->msg, "");
+		if (o->stored == STOR_E_NOSPACE)
+			return answer(p, UP_NO_SPACE, 507, "%s%s", serr->msg, "");
+		return answer(p, UP_ERROR, 500, "store: %s%s", serr->msg, "");
+	case SVC_FILE_REFUSED:  /* not used by uploads */
+	case SVC_FILE_WRITTEN:
+		break;
 	}
+	if (o->held != SVC_RANK_NONE)
+		answer(p, UP_REPLACED, 200, "replaced %s with %s", held, offered);
+	else if (o->verdict == SVC_FILE_WRITTEN)
+		answer(p, UP_STORED, 201, "stored %s%s", offered, "");
+}
+
+/* With the S3 tier: the decision; when it is a write, the identity is
+ * reserved and p->s3op made (the checksums computed here, on the worker),
+ * for the loop to start. */
+static void decide_s3(upload *p, struct svc_s3 *s3, stor_meta *m, const sym_elf_info *info)
+{
+	svc_file_outcome o;
+	stor_error serr = {0};
+	if (!svc_file_decide(p->u->o.store, &p->store_id, m, p->data, p->size, info, p->force,
+			     &p->slot, &o, &serr))
+		return answer_outcome(p, &o, &serr);
+	p->reserved = true;
+	char key[SVC_S3_KEY_MAX], hex[SYM_BUILD_ID_HEX_MAX];
+	const char *idk = sym_id_kind_name(p->store_id.kind);
+	sym_build_id_to_hex(&p->store_id, hex);
 	svc_error err = {0};
-	svc_errc rc = svc_s3_put(s3, key, p->data, p->size, &err);
-	if (rc == SVC_OK)
-		return true;
-	if (rc == SVC_E_TOO_LARGE)
+	if (!idk || !svc_s3_key(s3, idk, hex,
+				m->kind == STOR_KIND_DEBUGINFO ? "debuginfo" : "executable", key,
+				sizeof(key)))
+		svc_error_set(&err, SVC_E_INVALID, "s3: no key for %s", hex);
+	else
+		p->s3op = svc_s3_put_new(s3, key, p->data, p->size, false, &err);
+	/* the index a replica built from a file this one replaces goes (asked
+	 * always: this replica may never have seen the file S3 holds) */
+	char what[32], ikey[SVC_S3_KEY_MAX];
+	snprintf(what, sizeof(what), "index-v%u", sym_index_format_version());
+	if (p->s3op && (!svc_s3_key(s3, idk, hex, what, ikey, sizeof(ikey)) ||
+	     !svc_s3_put_then_delete(p->s3op, ikey))) {
+		svc_s3_put_free(p->s3op);
+		p->s3op = NULL;
+		svc_error_set(&err, SVC_E_INVALID, "s3: no key for %s's index", hex);
+	}
+	if (p->s3op)
+		return;
+	svc_file_release(&p->slot);
+	p->reserved = false;
+	if (err.code == SVC_E_TOO_LARGE)
 		answer(p, UP_TOO_LARGE, 413, "%s%s", err.msg, "");
 	else
-		answer(p, UP_ERROR, 503, "not stored: the shared S3 tier cannot take it now (%s)%s",
-		       err.msg, "");
-	return false;
+		answer(p, UP_ERROR, 500, "%s%s", err.msg, "");
+}
+
+void svc_upload_commit_work(void *job)
+{
+	upload *p = job;
+	p->reserved = false;
+	if (p->s3_rc != SVC_OK) {
+		svc_file_release(&p->slot);
+		if (p->s3_rc == SVC_E_TOO_LARGE)
+			return answer(p, UP_TOO_LARGE, 413, "%s%s", p->s3_err, "");
+		return answer(p, UP_ERROR, 503,
+			      "not stored: the shared S3 tier cannot take it now (%s)%s", p->s3_err,
+			      "");
+	}
+	svc_file_outcome o;
+	stor_error serr = {0};
+	svc_file_commit(p->u->o.store, &p->slot, p->data, p->size, &o, &serr);
+	answer_outcome(p, &o, &serr);
 }
 
 void svc_upload_store_work(void *job)
@@ -110,33 +171,12 @@ void svc_upload_store_work(void *job)
 		p->has_alt = true;
 		p->alt_id = info.alt_build_id;
 	}
+	struct svc_s3 *s3 = p->u->o.fetcher ? svc_fetcher_s3(p->u->o.fetcher) : NULL;
+	if (s3)
+		return decide_s3(p, s3, &m, &info);
 	svc_file_outcome o;
 	stor_error serr = {0};
-	svc_file_write(db, &p->store_id, &m, p->data, p->size, &info, p->force, s3_write, p, &o,
+	svc_file_write(db, &p->store_id, &m, p->data, p->size, &info, p->force, NULL, NULL, &o,
 		       &serr);
-	const char *held = svc_file_rank_name(o.held), *offered = svc_file_rank_name(o.offered);
-	switch (o.verdict) {
-	case SVC_FILE_SAME:
-		return answer(p, UP_UNCHANGED, 200, "unchanged: the store holds this file already%s%s",
-			      "", "");
-	case SVC_FILE_KEPT:
-		return answer(p, UP_CONFLICT, 409,
-			      "the store holds %s already, as good as or better than this one "
-			      "(%s); ?force=1 replaces it",
-			      held, offered);
-	case SVC_FILE_FAILED:
-		if (o.stored == STOR_E_TOO_LARGE)
-			return answer(p, UP_TOO_LARGE, 413, "%s%s", serr.msg, "");
-		if (o.stored == STOR_E_NOSPACE)
-			return answer(p, UP_NO_SPACE, 507, "%s%s", serr.msg, "");
-		return answer(p, UP_ERROR, 500, "store: %s%s", serr.msg, "");
-	case SVC_FILE_REFUSED:  /* s3_write answered */
-		return;
-	case SVC_FILE_WRITTEN:
-		break;
-	}
-	if (o.held != SVC_RANK_NONE)
-		answer(p, UP_REPLACED, 200, "replaced %s with %s", held, offered);
-	else
-		answer(p, UP_STORED, 201, "stored %s%s", offered, "");
+	answer_outcome(p, &o, &serr);
 }

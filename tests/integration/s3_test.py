@@ -25,6 +25,7 @@ Usage: s3_test.py --symbolizerd BIN --fixtures DIR --nginx-conf FILE
 Exit 77 (skipped) when radosgw is not installed (scripts/install-deps.sh).
 """
 import argparse
+import json
 import hashlib
 import http.client
 import http.server
@@ -346,7 +347,10 @@ def case_cluster():
         symbolize_ok(reps[x], up_bid, func_addr(up_path), "replica %d (fetches)" % x)
         check(upstream.served.get(up_bid) == 1, "upstream requests: %r" % upstream.served)
         wait_for("write-behind of the file and the index", drained(reps, 2))
-        y = (x + 1) % len(reps)
+        # A replica that holds nothing of it (not the one nginx routed x's
+        # peer request to: that one fetched the file from the upstream).
+        y = [i for i in range(len(reps)) if i != x and
+             metric(reps[i], 'symbolizer_s3_write_behind_total{event="queued"}') == 0][0]
         builds = metric(reps[y], 'symbolizer_index_builds_total{result="ok"}')
         symbolize_ok(reps[y], up_bid, func_addr(up_path), "replica %d (reads S3)" % y)
         check(upstream.served.get(up_bid) == 1,
@@ -355,6 +359,25 @@ def case_cluster():
               "replica %d built the index S3 holds" % y)
         check(metric(reps[y], "symbolizer_s3_index_hits_total") == 1,
               "replica %d: no index from S3" % y)
+        # ... the index only: the debug file is read when something needs it
+        # (issue 30: a cold replica reads the index before the file).
+        gets = metric(reps[y], 'symbolizer_s3_gets_total{result="ok"}')
+        got = metric(reps[y], 'symbolizer_s3_bytes_total{direction="get"}')
+        check(gets == 1 and 0 < got < len(read(up_path)),
+              "replica %d read %d objects, %d bytes from S3 (want the index only)" % (y, gets, got))
+        # Type layouts need the file: fetched from S3 then, and built.
+        req = json.dumps({"buildId": up_bid, "types": ["nope"],
+                          "options": {"maxWaitMs": 60000}}).encode()
+        st, _, body = reps[y].post(req, {"Content-Type": "application/json"},
+                                   path="/symbolizer.v1.SymbolizerService/GetTypeLayouts")
+        check(st == 200 and json.loads(body)["result"]["status"] == "STATUS_OK",
+              "replica %d: layouts after an index-only read: %d %r" % (y, st, body[:300]))
+        st, body = get(reps[y].port, "/buildid/%s/debuginfo" % up_bid)
+        check(st == 200 and body == read(up_path), "replica %d: the file after the index" % y)
+        check(metric(reps[y], 'symbolizer_s3_gets_total{result="ok"}') == 2,
+              "replica %d: the debug file not read from S3 when asked: %s" % (
+                  y, [l for l in reps[y].metrics().splitlines()
+                      if "s3_" in l or "upstream_requests" in l]))
         peer_asks = metric(reps[y], 'symbolizer_upstream_requests_total{server="%s",outcome="ok"}'
                            % front_url)
         print("replica %d: index from S3, peer-tier files %d, S3 bytes read %d" % (
@@ -502,6 +525,79 @@ def case_credentials():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def rgw_admin(*args):
+    conf = os.path.join(S3["state"], "ceph.conf")
+    r = subprocess.run(["radosgw-admin", "-c", conf, "-n", "client.admin"] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "radosgw-admin %s: %s" % (" ".join(args), r.stderr[-500:]))
+
+
+def global_status(d):
+    st, body = get(d.port, "/status")
+    check(st == 200, "/status: %d" % st)
+    return json.loads(body)
+
+
+def case_revoked():
+    """Credentials that stop working after start (the user suspended, as a key
+    revoked or rotated): /status, /metrics, one log line per change, the S3
+    tier's breaker; uploads 503, reads fall through; back when they work."""
+    work = tempdir("s3-revoked-")
+    f_bid, f_path = file_copy(work, "c_O2_dw5", 40)
+    u_bid, u_path = file_copy(work, "c_O2_dw4", 41)
+    upstream = Upstream({f_bid: read(f_path)})
+    d = replica(work, "d", [upstream.url], extra=s3_flags(work) + ["--s3-timeout", "5s"])
+    suspended = False
+    try:
+        doc = global_status(d)
+        check(doc["s3"]["credentials"]["state"] == "ok", "/status at start: %r" % doc)
+        check(metric(d, "symbolizer_s3_credentials_ok") == 1, "credentials_ok at start")
+        rgw_admin("user", "suspend", "--uid=s3test")
+        suspended = True
+
+        def refused():
+            st, hdrs, text = put(d.port, u_bid, read(u_path))
+            check(st in (503, 201), "upload while suspended: %d %r" % (st, text))
+            return st == 503 and hdrs.get("retry-after")
+        wait_for("an upload refused while the key is suspended", refused, timeout=60)
+        put(d.port, u_bid, read(u_path))   # a second refusal: still one log line
+        doc = global_status(d)
+        cred = doc["s3"]["credentials"]
+        check(cred["state"] == "failing" and cred["last_refused_status"] == 403 and
+              cred["refusals"] >= 2 and "S3" in doc["summary"], "/status: %r" % doc)
+        check(metric(d, "symbolizer_s3_credentials_ok") == 0, "credentials_ok while refused")
+        check(metric(d, "symbolizer_s3_auth_failures_total") >= 2, "auth failures not counted")
+        check(d.log_text().count("the credentials are refused") == 1,
+              "log lines of the change: %r" % d.log_text()[-2000:])
+        # Reads fall through to the upstream; the tier's breaker says why.
+        symbolize_ok(d, f_bid, func_addr(f_path), "with the key suspended")
+        check(upstream.served.get(f_bid) == 1, "the upstream was not asked")
+        s3_row = [u for u in global_status(d)["upstreams"] if u["url"].startswith("s3://")]
+        check(s3_row and any("credentials are refused" in n["reason"]
+                             for n in s3_row[0]["breaker"]["recent_failures"]),
+              "the S3 tier's breaker: %r" % s3_row)
+        st, _ = get(d.port, "/buildid/%s/debuginfo" % u_bid)
+        check(st != 200, "a refused upload is served")
+        rgw_admin("user", "enable", "--uid=s3test")
+        suspended = False
+
+        def stored():
+            st, _, text = put(d.port, u_bid, read(u_path))
+            check(st in (503, 201), "upload after enable: %d %r" % (st, text))
+            return st == 201
+        wait_for("an upload once the key works again", stored, timeout=60)
+        check(global_status(d)["s3"]["credentials"]["state"] == "ok", "/status after")
+        check(metric(d, "symbolizer_s3_credentials_ok") == 1, "credentials_ok after")
+        check(d.log_text().count("the credentials work again") == 1, "the log line of the return")
+        no_secret([d.log_text(), d.metrics(), json.dumps(global_status(d))])
+    finally:
+        if suspended:
+            rgw_admin("user", "enable", "--uid=s3test")
+        d.stop()
+        upstream.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def case_lying():
     work = tempdir("s3-lying-")
     modes = ["good", "truncated", "badsum", "nosum", "error", "slow"]
@@ -561,7 +657,8 @@ def main():
         print("skipped: radosgw is not installed (scripts/install-deps.sh installs it)")
         return 77
     cases = [("lying", case_lying), ("credentials", case_credentials),
-             ("cluster", case_cluster), ("multipart", case_multipart), ("outage", case_outage)]
+             ("cluster", case_cluster), ("multipart", case_multipart), ("outage", case_outage),
+             ("revoked", case_revoked)]
     need_rgw = not ARGS.cases or set(ARGS.cases) - {"lying"}
     work = tempdir("s3-rgw-")
     try:
