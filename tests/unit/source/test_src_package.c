@@ -231,4 +231,32 @@ TEST(large_go_member_aliases)
 	free(elf);
 }
 
+/* Go notes that lie: sizes past the segment, a string past the cap, truncation. */
+TEST(go_note_hostile)
+{
+	uint8_t n[64] = {0};
+	char text[SYM_GO_BUILD_ID_TEXT_MAX + 1];
+	uint32_t h[3] = {4, 8, 4};
+	memcpy(n, h, 12);
+	memcpy(n + 12, "Go\0\0", 4);
+	memcpy(n + 16, "abcdefgh", 8);
+	CHECK(src_note_go_build_id(n, 24, false, text) && !strcmp(text, "abcdefgh"));
+	CHECK(!src_note_go_build_id(n, 23, false, text));          /* truncated */
+	h[1] = 0xfffffff0u;                                          /* descsz past the end */
+	memcpy(n, h, 12);
+	CHECK(!src_note_go_build_id(n, sizeof(n), false, text));
+	h[0] = 0xfffffff0u, h[1] = 8;                                /* namesz past the end */
+	memcpy(n, h, 12);
+	CHECK(!src_note_go_build_id(n, sizeof(n), false, text));
+	h[0] = 4, h[1] = 0;                                          /* empty string */
+	memcpy(n, h, 12);
+	CHECK(!src_note_go_build_id(n, sizeof(n), false, text));
+	uint8_t big[12 + 4 + 300] = {0};
+	uint32_t hb[3] = {4, 300, 4};                                /* over the 256-byte cap */
+	memcpy(big, hb, 12);
+	memcpy(big + 12, "Go\0\0", 4);
+	memset(big + 16, 'a', 300);
+	CHECK(!src_note_go_build_id(big, sizeof(big), false, text));
+}
+
 TEST_MAIN()
