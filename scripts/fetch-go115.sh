@@ -26,6 +26,12 @@ if [ "$(dpkg --print-architecture 2>/dev/null || uname -m)" != amd64 ] &&
   exit 1
 fi
 mkdir -p "$dir"
+exec 9>"$dir/.lock"   # one download and unpack at a time (build trees in parallel)
+flock 9
+if [ -x "$root/bin/go" ] && [ -f "$dir/root/.complete" ]; then
+  echo "$root"
+  exit 0
+fi
 for pkg in golang-1.15-go golang-1.15-src; do
   deb=$dir/${pkg}_${ver}_amd64.deb
   if [ ! -f "$deb" ] || ! echo "${sums[$pkg]}  $deb" | sha256sum -c --quiet - >/dev/null 2>&1; then
