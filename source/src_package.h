@@ -11,6 +11,10 @@
  * (usr/lib/debug/.build-id/xx/rest.debug -> the file), or read from the
  * member's own ELF note (kernel modules, dwz files). For each: its path, its
  * position and size in the uncompressed payload, debuginfo or executable.
+ * An ELF executable read for its note (not under usr/lib/debug/) also gets
+ * its Go build ID and its OTel file hash (first and last 4 KiB, length) as
+ * aliases, and is reported under its file hash when it has no GNU build ID
+ * (a stripped Go program).
  * Every other regular member that is not ELF is reported as a source file.
  * Multi-block xz payloads are read block by block (two threads, blocks that
  * hold only skipped data are not decoded); other payloads stream through
@@ -84,8 +88,12 @@ sym_errc src_pkg_layout_decode(const void *data, size_t len, src_pkg_layout *out
 			       sym_error *err);
 
 typedef struct src_pkg_member {
-	sym_build_id id;
+	sym_build_id id;         /* the canonical identity: GNU build ID, else file hash */
 	src_kind kind;
+	/* An executable's other identities (its Go build ID, its file hash): the
+	 * catalogue keeps alias -> id entries for them (identities.md). */
+	sym_build_id aliases[2];
+	uint8_t n_aliases;
 	/* A regular member that is not ELF: a source file a debug file's DWARF
 	 * may name (/usr/src/debug/... in a -debugsource rpm); id and kind unset. */
 	bool source;

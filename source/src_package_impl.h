@@ -10,6 +10,7 @@
 
 #include "source/src_package.h"
 #include "source/src_pread.h"
+#include "symbolizer/sym_file_id.h"
 
 struct archive;
 
@@ -74,5 +75,8 @@ bool src_pkg_normalize(const char *path, char *out, size_t out_size);
  * headers there); the GNU build ID in notes (be: big-endian file). */
 bool src_note_segment(const uint8_t *head, size_t len, uint64_t *off, uint64_t *size);
 bool src_note_build_id(const uint8_t *notes, size_t len, bool be, sym_build_id *id);
+/* The Go build-ID string in notes (name "Go", type 4) into text
+ * (SYM_GO_BUILD_ID_TEXT_MAX + 1 bytes, NUL-terminated). */
+bool src_note_go_build_id(const uint8_t *notes, size_t len, bool be, char *text);
 
 #endif

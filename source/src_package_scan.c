@@ -4,7 +4,8 @@
  * debug file (src_package.h). A .build-id link names its target's build ID
  * without reading it; a file no link names is read (up to max_probe bytes)
  * when it starts with the ELF magic, and its note gives the build ID (kernel
- * modules, dwz files, executables). Caps: entries, member size, the ratio of
+ * modules, dwz files, executables); an executable's Go build ID and file hash
+ * come with it (src_package.h). Caps: entries, member size, the ratio of
  * uncompressed to compressed bytes (zip bombs), the scan's time.
  */
 #include "source/src_package_impl.h"
@@ -165,6 +166,30 @@ static void emit(scan *s, const char *path, const sym_build_id *id, src_kind kin
 		s->stopped = true;
 }
 
+static bool debug_path(const char *path)
+{
+	return !strncmp(path, "usr/lib/debug/", 14);
+}
+
+/*
+ * An ELF member outside usr/lib/debug/ with all its identities: under its
+ * GNU build ID (gnu->len > 0), else under its file hash; the others (Go build
+ * ID from go_text, file hash) as aliases.
+ */
+static void emit_ids(scan *s, const char *path, const sym_build_id *gnu, const char *go_text,
+		     const sym_build_id *htl, src_kind kind, uint64_t off, uint64_t size)
+{
+	src_pkg_member m = {.id = gnu->len ? *gnu : *htl, .kind = kind, .path = path,
+			    .offset = off, .size = size};
+	if (go_text && sym_go_build_id_of_text(go_text, strlen(go_text), &m.aliases[m.n_aliases]))
+		m.n_aliases++;
+	if (gnu->len)
+		m.aliases[m.n_aliases++] = *htl;
+	s->stats->members++;
+	if (!s->fn(s->arg, &m))
+		s->stopped = true;
+}
+
 /* A member that is not ELF: a source file, perhaps. */
 static void emit_source(scan *s, const char *path, uint64_t off, uint64_t size)
 {
@@ -199,8 +224,41 @@ static bool probe_reserve(scan *s, size_t n)
 #define HEAD_BYTES (64u << 10)
 #define LARGE_MEMBER (8u << 20)
 
+/*
+ * The file hash of a large member whose first pos bytes were read (its head
+ * in probe[0, 4096)): the rest read through in chunks, keeping the last 4 KiB.
+ */
+static sym_errc read_tail(scan *s, const char *path, uint64_t size, uint64_t pos,
+			  sym_build_id *htl)
+{
+	uint8_t tail[SYM_HTLHASH_PART];
+	uint8_t *chunk = s->probe + HEAD_BYTES;
+	size_t have = 0;   /* bytes of tail filled, at its end */
+	while (pos < size) {
+		size_t n = size - pos < (1u << 20) ? (size_t)(size - pos) : (1u << 20);
+		sym_errc rc = read_exact(s, path, chunk, n);
+		if (rc)
+			return rc;
+		if (n >= sizeof(tail)) {
+			memcpy(tail, chunk + n - sizeof(tail), sizeof(tail));
+			have = sizeof(tail);
+		} else {
+			memmove(tail, tail + n, sizeof(tail) - n);
+			memcpy(tail + sizeof(tail) - n, chunk, n);
+			have = have + n < sizeof(tail) ? have + n : sizeof(tail);
+		}
+		pos += n;
+	}
+	if (have < sizeof(tail))   /* a member this large always fills it; checked anyway */
+		return scan_fail(s, SRC_PKG_E_TRUNCATED, SYM_E_INVALID, "member %.200s: truncated",
+				 path);
+	sym_htlhash_parts(s->probe, tail, size, htl);
+	return SYM_OK;
+}
+
 /* A large ELF with program headers (its first hl bytes read): its PT_NOTE,
- * read as the stream passes it. */
+ * read as the stream passes it; an executable is read to its end for its
+ * file hash. */
 static sym_errc probe_segment(scan *s, const char *path, uint64_t off, uint64_t size, size_t hl,
 			      uint64_t noff, uint64_t nsz)
 {
@@ -220,12 +278,23 @@ static sym_errc probe_segment(scan *s, const char *path, uint64_t off, uint64_t 
 			return rc;
 		notes = s->probe + HEAD_BYTES;
 	}
-	sym_build_id id;
-	if (src_note_build_id(notes, (size_t)nsz, be, &id))
-		emit(s, path, &id,
-		     strncmp(path, "usr/lib/debug/", 14) ? SRC_KIND_EXECUTABLE : SRC_KIND_DEBUGINFO, off,
-		     size);
+	sym_build_id id = {0};
+	bool has_gnu = src_note_build_id(notes, (size_t)nsz, be, &id);
 	s->stats->probed++;
+	if (debug_path(path)) {
+		if (has_gnu)
+			emit(s, path, &id, SRC_KIND_DEBUGINFO, off, size);
+		return SYM_OK;
+	}
+	char go_text[SYM_GO_BUILD_ID_TEXT_MAX + 1];
+	bool has_go = src_note_go_build_id(notes, (size_t)nsz, be, go_text);
+	uint64_t pos = noff + nsz > hl ? noff + nsz : hl;
+	sym_build_id htl;
+	if ((rc = read_tail(s, path, size, pos, &htl)))
+		return rc;
+	if (!has_gnu)
+		id.len = 0;
+	emit_ids(s, path, &id, has_go ? go_text : NULL, &htl, SRC_KIND_EXECUTABLE, off, size);
 	return SYM_OK;
 }
 
@@ -261,10 +330,19 @@ static sym_errc probe_member(scan *s, const char *path, uint64_t off, uint64_t s
 		return rc;
 	s->stats->probed++;
 	sym_elf_info info;
-	if (sym_elf_probe(s->probe, (size_t)size, &info, NULL) != SYM_OK || info.build_id.len == 0)
+	if (sym_elf_probe(s->probe, (size_t)size, &info, NULL) != SYM_OK)
 		return SYM_OK;
-	emit(s, path, &info.build_id,
-	     info.has_debug_info ? SRC_KIND_DEBUGINFO : SRC_KIND_EXECUTABLE, off, size);
+	src_kind kind = info.has_debug_info ? SRC_KIND_DEBUGINFO : SRC_KIND_EXECUTABLE;
+	if (debug_path(path)) {
+		if (info.build_id.len)
+			emit(s, path, &info.build_id, kind, off, size);
+		return SYM_OK;
+	}
+	sym_build_id htl;
+	sym_htlhash(s->probe, (size_t)size, &htl);
+	char go_text[SYM_GO_BUILD_ID_TEXT_MAX + 1];
+	bool has_go = sym_go_build_id_text(s->probe, (size_t)size, go_text);
+	emit_ids(s, path, &info.build_id, has_go ? go_text : NULL, &htl, kind, off, size);
 	return SYM_OK;
 }
 

@@ -11,7 +11,7 @@
 #include <libelf.h>
 #include <string.h>
 
-#define HTL_PART 4096
+#define HTL_PART SYM_HTLHASH_PART
 #define HTL_LEN 16
 #define GO_NOTE_TYPE 4   /* ELF_NOTE_GOBUILDID_TAG in Go's cmd/link */
 
@@ -19,13 +19,19 @@ void sym_htlhash(const void *data, size_t size, sym_build_id *out)
 {
 	const uint8_t *p = data;
 	size_t part = size < HTL_PART ? size : HTL_PART;
+	sym_htlhash_parts(p, p + size - part, size, out);
+}
+
+void sym_htlhash_parts(const void *head, const void *tail, uint64_t size, sym_build_id *out)
+{
+	size_t part = size < HTL_PART ? (size_t)size : HTL_PART;
 	uint8_t len[8], digest[BASE_SHA256_LEN];
 	for (int i = 0; i < 8; i++)
-		len[i] = (uint8_t)((uint64_t)size >> (56 - 8 * i));
+		len[i] = (uint8_t)(size >> (56 - 8 * i));
 	base_sha256 s;
 	base_sha256_init(&s);
-	base_sha256_update(&s, p, part);
-	base_sha256_update(&s, p + size - part, part);
+	base_sha256_update(&s, head, part);
+	base_sha256_update(&s, tail, part);
 	base_sha256_update(&s, len, sizeof(len));
 	base_sha256_final(&s, digest);
 	memset(out, 0, sizeof(*out));

@@ -21,6 +21,10 @@
 
 /* The OTel file hash of data[0..size) (any bytes, ELF or not), kind HTLHASH. */
 void sym_htlhash(const void *data, size_t size, sym_build_id *out);
+/* The same from a file's first and last min(size, SYM_HTLHASH_PART) bytes and
+ * its length, for a file not held whole (a package member read as a stream). */
+#define SYM_HTLHASH_PART 4096
+void sym_htlhash_parts(const void *head, const void *tail, uint64_t size, sym_build_id *out);
 
 /* The Go build-ID identity of a Go build ID string: kind GO, the first 32
  * bytes of SHA-256(text) (the string is up to 256 bytes, an identity holds

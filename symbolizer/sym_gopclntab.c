@@ -204,7 +204,10 @@ sym_errc sym_gopcln_func_at(const sym_gopcln *t, uint64_t i, sym_gopcln_func *f,
 	f->pcln = v[5];
 	f->npcdata = v[6];
 	if (t->version == SYM_GOPCLN_12) {
-		f->nfuncdata = v[7];
+		/* Go 1.2-1.9: nfuncdata int32; 1.10+: funcID uint8, [2]int8, nfuncdata
+		 * uint8 (its last byte, whichever the byte order). */
+		uint8_t last = t->data[rec + fixed - 1];
+		f->nfuncdata = last ? last : v[7];
 	} else {
 		f->cu_offset = v[7];
 		f->nfuncdata = t->data[rec + fixed - 1];
@@ -355,10 +358,37 @@ static const uint8_t *image_at(const sym_gopcln *t, uint64_t addr, size_t *avail
 	return NULL;
 }
 
+/*
+ * The PCDATA and FUNCDATA slots of the inline tree: fixed since 1.16; in a
+ * 1.2 table, Go 1.13-1.15's when the image holds the build-info blob (1.13+),
+ * else Go 1.12's (Go 1.9-1.11 used the same slots with another inlinedCall,
+ * refused by inl_shape_ok).
+ */
+static void inl_slots(const sym_gopcln *t, uint32_t *pcdata, uint32_t *funcdata)
+{
+	*pcdata = SYM_GOPCLN_PCDATA_INLTREE;
+	*funcdata = SYM_GOPCLN_FUNCDATA_INLTREE;
+	if (t->version == SYM_GOPCLN_12 && t->buildinfo) {
+		*funcdata = SYM_GOPCLN_FUNCDATA_INLTREE_113;
+	} else if (t->version == SYM_GOPCLN_12) {
+		*pcdata = SYM_GOPCLN_PCDATA_INLTREE_112;
+		*funcdata = SYM_GOPCLN_FUNCDATA_INLTREE_112;
+	}
+}
+
+uint32_t sym_gopcln_inl_pcdata(const sym_gopcln *t, const sym_gopcln_func *f)
+{
+	uint32_t pcd, fd;
+	inl_slots(t, &pcd, &fd);
+	return sym_gopcln_pcdata(t, f, pcd);
+}
+
 /* Address of f's inline tree, 0 when none or unreachable. */
 static uint64_t inltree_addr(const sym_gopcln *t, const sym_gopcln_func *f)
 {
-	if (t->version < SYM_GOPCLN_116 || f->nfuncdata <= SYM_GOPCLN_FUNCDATA_INLTREE)
+	uint32_t pcd, fd;
+	inl_slots(t, &pcd, &fd);
+	if (f->nfuncdata <= fd)
 		return 0;
 	if (t->version >= SYM_GOPCLN_118) {
 		uint32_t off;
@@ -369,24 +399,37 @@ static uint64_t inltree_addr(const sym_gopcln *t, const sym_gopcln_func *f)
 		return t->gofunc + off;
 	}
 	uint64_t p;
-	if (!rdptr(t, f->funcdata_at + (uint64_t)SYM_GOPCLN_FUNCDATA_INLTREE * t->ptrsize,
-		   t->func_end, &p))
+	if (!rdptr(t, f->funcdata_at + (uint64_t)fd * t->ptrsize, t->func_end, &p))
 		return 0;
 	return p;
+}
+
+/*
+ * A 1.2 table's tree must open as 1.12+'s inlinedCall does: entry 0 is a root
+ * (parent int16 < 0) and its pad byte is 0; Go 1.9-1.11's entry (parent int32
+ * -1, then file, line, func_, no parentPc) has 0xff there.
+ */
+static bool inl_shape_ok(const sym_gopcln *t, const uint8_t *p)
+{
+	if (t->version != SYM_GOPCLN_12)
+		return true;
+	uint8_t parent_sign = t->big_endian ? p[0] : p[1];
+	return (parent_sign & 0x80) && p[3] == 0;
 }
 
 bool sym_gopcln_has_inltree(const sym_gopcln *t, const sym_gopcln_func *f)
 {
 	size_t avail;
 	uint64_t a = inltree_addr(t, f);
-	return a && image_at(t, a, &avail);
+	const uint8_t *p = a ? image_at(t, a, &avail) : NULL;
+	return p && avail >= 20 && inl_shape_ok(t, p);
 }
 
 bool sym_gopcln_inl_at(const sym_gopcln *t, const sym_gopcln_func *f, int32_t ix,
 		       sym_gopcln_inl *out)
 {
 	uint64_t a = inltree_addr(t, f);
-	/* 1.16-1.19: parent int16, funcID, pad, file, line, func_, parentPc (20 bytes);
+	/* 1.12-1.19: parent int16, funcID, pad, file, line, func_, parentPc (20 bytes);
 	 * 1.20+: funcID, pad[3], nameOff, parentPc, startLine (16 bytes). */
 	uint64_t esz = t->version >= SYM_GOPCLN_120 ? 16 : 20;
 	uint64_t name_at = t->version >= SYM_GOPCLN_120 ? 4 : 12;

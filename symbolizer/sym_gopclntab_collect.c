@@ -190,7 +190,7 @@ static bool collect_func(struct gc *g, uint64_t i, const sym_gopcln_func *f)
 		return false;
 	if (!collect_lines(g, f))
 		return false;
-	uint32_t inl_off = sym_gopcln_pcdata(g->t, f, SYM_GOPCLN_PCDATA_INLTREE);
+	uint32_t inl_off = sym_gopcln_inl_pcdata(g->t, f);
 	if (!inl_off || !sym_gopcln_has_inltree(g->t, f))
 		return true;
 	sym_gopcln_pcv it;

@@ -126,12 +126,23 @@ static bool by_symbol(Elf *elf, sym_gopcln_image *im, size_t nsegs, uint64_t tex
  * (runtime/debug's "\xff Go buildinf:", Go 1.13+) or the Go build-ID note
  * (type 4, name "Go"). Only then are its segments scanned for a table.
  */
+static const char BUILDINFO[] = "\xff Go buildinf:";
+
+static bool has_buildinfo(const sym_gopcln_image *im, size_t nsegs)
+{
+	for (size_t i = 0; i < nsegs; i++)
+		if (memmem(im->segs[i].data, im->segs[i].size, BUILDINFO, sizeof(BUILDINFO) - 1))
+			return true;
+	return false;
+}
+
 static bool is_go(const sym_gopcln_image *im, size_t nsegs)
 {
-	static const char info[] = "\xff Go buildinf:", note[] = "\x04\0\0\0Go\0\0";
+	static const char note[] = "\x04\0\0\0Go\0\0";
+	if (has_buildinfo(im, nsegs))
+		return true;
 	for (size_t i = 0; i < nsegs; i++)
-		if (memmem(im->segs[i].data, im->segs[i].size, info, sizeof(info) - 1) ||
-		    memmem(im->segs[i].data, im->segs[i].size, note, sizeof(note) - 1))
+		if (memmem(im->segs[i].data, im->segs[i].size, note, sizeof(note) - 1))
 			return true;
 	return false;
 }
@@ -216,6 +227,8 @@ sym_errc sym_gopcln_find(Elf *elf, const void *data, size_t size, const sym_elf_
 	}
 	out->tab.segs = out->segs;
 	out->tab.nsegs = nsegs;
+	/* A 1.2 table's inline-tree slots depend on whether this is Go 1.13+. */
+	out->tab.buildinfo = out->tab.version == SYM_GOPCLN_12 && has_buildinfo(out, nsegs);
 	find_moduledata(out, nsegs);
 	return SYM_OK;
 }

@@ -5,7 +5,11 @@
  * Go's sources define it (debug/gosym/pclntab.go, runtime/symtab.go,
  * runtime/symtabinl.go, cmd/link/internal/ld/pcln.go):
  *
- *   magic 0xfffffffb  Go 1.2-1.15: one table; offsets from its start, a global file table
+ *   magic 0xfffffffb  Go 1.2-1.15: one table; offsets from its start, a global file table;
+ *                     an inline tree since 1.12 (inlinedCall as 1.16's, its func_ an
+ *                     offset into the table), at PCDATA 1 / FUNCDATA 2 in 1.12 and
+ *                     PCDATA 2 / FUNCDATA 4 in 1.13-1.15 (told apart by 1.13's
+ *                     build-info blob); none read for Go 1.2-1.11
  *   magic 0xfffffffa  Go 1.16-1.17: funcname, cu, file, pc and func tables
  *   magic 0xfffffff0  Go 1.18-1.19: + textStart; entries are offsets from it;
  *                     funcdata offsets from moduledata.gofunc
@@ -33,9 +37,14 @@ enum { SYM_GOPCLN_12 = 12, SYM_GOPCLN_116 = 116, SYM_GOPCLN_118 = 118, SYM_GOPCL
 #define SYM_GOPCLN_MAX_PCDATA 4096
 #define SYM_GOPCLN_MAX_INL_INDEX ((int32_t)1 << 20)
 
-/* Runtime constants (runtime/symtab.go, internal/abi). */
+/* Runtime constants (runtime/symtab.go, internal/abi): 1.13+ PCDATA, 1.16+ FUNCDATA. */
 #define SYM_GOPCLN_PCDATA_INLTREE 2
 #define SYM_GOPCLN_FUNCDATA_INLTREE 3
+/* ... Go 1.13-1.15's FUNCDATA (RegPointerMaps 2, StackObjects 3 before it) */
+#define SYM_GOPCLN_FUNCDATA_INLTREE_113 4
+/* ... Go 1.12's (StackMapIndex 0, InlTreeIndex 1, RegMapIndex 2) */
+#define SYM_GOPCLN_PCDATA_INLTREE_112 1
+#define SYM_GOPCLN_FUNCDATA_INLTREE_112 2
 
 /* A piece of the file's memory image: PT_LOAD contents, for funcdata pointers. */
 typedef struct sym_gopcln_seg {
@@ -63,6 +72,7 @@ typedef struct sym_gopcln {
 	const sym_gopcln_seg *segs;
 	size_t nsegs;
 	uint64_t gofunc;              /* 0 unknown: no inline trees for 1.18+ */
+	bool buildinfo;               /* the image holds the build-info blob (Go 1.13+) */
 } sym_gopcln;
 
 /* One function (a _func record). */
@@ -126,6 +136,8 @@ typedef struct sym_gopcln_inl {
 	int32_t parent_pc;       /* offset from entry of an instruction at the call site */
 } sym_gopcln_inl;
 
+/* Offset of f's inline-index pc-value table (PCDATA_InlTreeIndex), 0 when none. */
+uint32_t sym_gopcln_inl_pcdata(const sym_gopcln *t, const sym_gopcln_func *f);
 /* Whether f has an inline tree that this reader can reach. */
 bool sym_gopcln_has_inltree(const sym_gopcln *t, const sym_gopcln_func *f);
 /* Entry ix of f's inline tree; false when absent or outside the image. */

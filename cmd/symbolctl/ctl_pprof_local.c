@@ -4,11 +4,8 @@
  * here with no daemon, through the daemon's own fill step (svc_profile_decode,
  * svc_profile_fill: the same normalization of runtime addresses, return
  * addresses looked up at address - 1, the same Line and Function tables). Each
- * mapping's file is found by its build ID: DIR/.build-id/xx/rest.debug under
- * each debug dir, else the mapping's own path when the file there has that
- * build ID (its debug file then found as addr2line -e finds it,
- * debug_file_open). Indexes are built in memory, one per mapping with
- * locations to fill. Mappings not found are reported as the daemon's are.
+ * mapping's file is found by its build ID (ctl_local_index). Indexes are built
+ * in memory, one per mapping with locations to fill. Mappings not found are reported as the daemon's are.
  */
 #include "cmd/symbolctl/ctl_pprof_local.h"
 
@@ -17,10 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/symbolctl/ctl_local_index.h"
 #include "cmd/symbolctl/ctl_perf_profile.h"
-#include "cmd/symbolctl/debug_file.h"
 #include "cmd/symbolctl/exit_codes.h"
-#include "cmd/symbolctl/file_map.h"
 #include "service/core/svc_build_id.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/symbolize/svc_profile_decode.h"
@@ -36,59 +32,6 @@ typedef struct local_map {
 	void *blob;
 	char hex[SYM_BUILD_ID_HEX_MAX];
 } local_map;
-
-/* Does the ELF file at path have build ID id? (quiet) */
-static bool has_build_id(const char *path, const sym_build_id *id)
-{
-	if (access(path, R_OK) != 0)
-		return false;
-	file_map m;
-	if (!file_map_open(&m, path))
-		return false;
-	sym_elf_info info;
-	sym_error err;
-	bool ok = sym_elf_probe(m.data, m.size, &info, &err) == SYM_OK &&
-		  sym_build_id_equal(&info.build_id, id);
-	file_map_close(&m);
-	return ok;
-}
-
-/* The index of mapping lm (id, file name) from local files; false (why) when none. */
-static bool build(local_map *lm, const sym_build_id *id, const char *file,
-		  const char *const *dirs, size_t n_dirs, char *why, size_t why_size)
-{
-	char path[4096] = "";
-	for (size_t i = 0; i < n_dirs && !path[0]; i++) {
-		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dirs[i], lm->hex,
-			 lm->hex + 2);
-		if (!has_build_id(path, id))
-			path[0] = '\0';
-	}
-	if (!path[0] && file && file[0] == '/' && has_build_id(file, id))
-		snprintf(path, sizeof(path), "%s", file);
-	if (!path[0]) {
-		snprintf(why, why_size, "no file with this build ID in %zu debug dir(s) nor at "
-			 "the mapping's path", n_dirs);
-		return false;
-	}
-	file_map m = {0};
-	const char *used;
-	if (debug_file_open("pprof", path, dirs, n_dirs, false, false, &m, &used))
-		return snprintf(why, why_size, "%s: cannot be read", path), false;
-	sym_build_options bo = {0};
-	sym_error err;
-	size_t size = 0;
-	sym_errc rc = sym_index_build(m.data, m.size, &bo, &lm->blob, &size, &err);
-	file_map_close(&m);
-	if (rc == SYM_OK && sym_index_load(lm->blob, size, &lm->entry.index, &err) == SYM_OK) {
-		sym_index_get_info(lm->entry.index, &lm->entry.info);
-		lm->entry.id = *id;
-		lm->entry.bytes = size;
-		return true;
-	}
-	snprintf(why, why_size, "%s: %s", used, err.msg);
-	return false;
-}
 
 /* The mappings resolved here; how many are not OK (reported on stderr). */
 static size_t resolve(svc_profile_doc *d, local_map *lms, svc_lookup_mapping *maps,
@@ -124,7 +67,8 @@ static size_t resolve(svc_profile_doc *d, local_map *lms, svc_lookup_mapping *ma
 		char why[512];
 		if (bad_id)
 			snprintf(why, sizeof(why), "%s", bad_id);
-		else if (build(lm, &m->id, file, dirs, n_dirs, why, sizeof(why))) {
+		else if (ctl_local_index("pprof", &m->id, file, dirs, n_dirs, &lm->entry, &lm->blob,
+					 why, sizeof(why))) {
 			m->status = STATUS(OK);
 			m->entry = &lm->entry;
 			continue;

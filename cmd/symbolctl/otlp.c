@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * otlp: `symbolctl otlp IN [-o OUT] [--server URL]`, an OpenTelemetry
- * profiles export request (opentelemetry-proto v1.11.0; binary protobuf, or
- * Connect JSON when IN starts with '{') symbolized by symbolizerd's
- * SymbolizeOTLP, written in the format it came in.
+ * otlp: `symbolctl otlp IN [-o OUT] [--server URL | --debug-dir DIR]`, an
+ * OpenTelemetry profiles export request (opentelemetry-proto v1.11.0; binary
+ * protobuf, or Connect JSON when IN starts with '{') symbolized by
+ * symbolizerd's SymbolizeOTLP, or with --debug-dir here by the same steps
+ * (svc_otlp_local, indexes from ctl_local_index), written in the format it
+ * came in.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,25 +17,34 @@
 #include "base/base_flag.h"
 #include "cmd/symbolctl/commands.h"
 #include "cmd/symbolctl/ctl_flags.h"
+#include "cmd/symbolctl/ctl_local_index.h"
 #include "cmd/symbolctl/exit_codes.h"
 #include "proto/otlp/opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+#include "service/otlp/svc_otlp_local.h"
 #include "service/rpc/svc_client.h"
 #include "service/rpc/svc_rpc_json.h"
+#include "symbolizer/sym_index.h"
 
 #define DEFAULT_SERVER "http://127.0.0.1:8080"
 #define METHOD "symbolizer.v1.SymbolizerService/SymbolizeOTLP"
 #define REQ_DESC \
 	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor
 
+#define MAX_DEBUG_DIRS 16
+#define STATUS_OK SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_OK
+#define STATUS_NOT_FOUND SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_NOT_FOUND
+
 struct opts {
 	const char *out, *server;
 	int64_t wait_ms;
+	const char *debug_dirs[MAX_DEBUG_DIRS];
+	size_t n_debug_dirs;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: symbolctl otlp IN [-o OUT] [--server URL] [--wait DUR]\n"
+		"usage: symbolctl otlp IN [-o OUT] [--server URL | --debug-dir DIR...] [--wait DUR]\n"
 		"\n"
 		"Symbolizes the OpenTelemetry profiles export request IN\n"
 		"(opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest\n"
@@ -46,6 +57,10 @@ static void usage(FILE *out)
 		"  -o, --output OUT   where to write the request (default stdout)\n"
 		"  --server URL       the daemon (default " DEFAULT_SERVER ")\n"
 		"  --wait DUR         how long the daemon may look for debug info (default 60s)\n"
+		"  --debug-dir DIR    no daemon: symbolize here, with the files under DIR\n"
+		"                     (.build-id/xx/rest.debug by GNU build ID, any file by\n"
+		"                     Go build ID or file hash) or at the mappings' paths;\n"
+		"                     repeatable; exit 1 when some mapping is not found\n"
 		"\n" CTL_EXIT_HELP);
 }
 
@@ -89,6 +104,28 @@ static bool is_json(const base_buf *b)
 	return false;
 }
 
+/* The answer body[0..size) to OUT (JSON when json); an exit code. */
+static int output(const struct opts *o, const uint8_t *body, size_t size, bool json,
+		  const svc_rpc_json *codec)
+{
+	int rc = CTL_EXIT_OK;
+	if (json) {
+		base_buf text;
+		svc_error err = {0};
+		base_buf_init(&text, SIZE_MAX);
+		if (svc_rpc_json_encode(codec, body, size, &text, &err) != SVC_OK) {
+			fprintf(stderr, "symbolctl otlp: the answer: %s\n", err.msg);
+			rc = CTL_EXIT_SERVER;
+		} else if (!write_all(o->out, text.data, text.len)) {
+			rc = CTL_EXIT_IO;
+		}
+		base_buf_deinit(&text);
+	} else if (!write_all(o->out, body, size)) {
+		rc = CTL_EXIT_IO;
+	}
+	return rc;
+}
+
 /* The call and the answer in out (JSON when json); an exit code. */
 static int run(const struct opts *o, const base_buf *wire, bool json, const svc_rpc_json *codec)
 {
@@ -100,23 +137,96 @@ static int run(const struct opts *o, const base_buf *wire, bool json, const svc_
 		svc_client_result_deinit(&res);
 		return CTL_EXIT_SERVER;
 	}
-	int rc = CTL_EXIT_OK;
-	if (json) {
-		base_buf text;
-		svc_error err = {0};
-		base_buf_init(&text, SIZE_MAX);
-		if (svc_rpc_json_encode(codec, res.body, res.body_size, &text, &err) != SVC_OK) {
-			fprintf(stderr, "symbolctl otlp: the answer: %s\n", err.msg);
-			rc = CTL_EXIT_SERVER;
-		} else if (!write_all(o->out, text.data, text.len)) {
-			rc = CTL_EXIT_IO;
-		}
-		base_buf_deinit(&text);
-	} else if (!write_all(o->out, res.body, res.body_size)) {
-		rc = CTL_EXIT_IO;
-	}
+	int rc = output(o, res.body, res.body_size, json, codec);
 	svc_client_result_deinit(&res);
 	return rc;
+}
+
+/* --debug-dir: the indexes built here, one per mapping row resolved. */
+struct held {
+	svc_index_entry *entry;
+	void *blob;
+};
+
+struct local {
+	const struct opts *o;
+	struct held *held;
+	size_t n, cap, bad;
+};
+
+static svc_index_entry *hold(struct local *l, void ***blob)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct held *h = realloc(l->held, cap * sizeof(*h));
+		if (!h)
+			return NULL;
+		l->held = h;
+		l->cap = cap;
+	}
+	svc_index_entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	l->held[l->n] = (struct held){e, NULL};
+	*blob = &l->held[l->n].blob;
+	l->n++;
+	return e;
+}
+
+static void resolve_local(void *arg, size_t row, svc_lookup_mapping *m)
+{
+	struct local *l = arg;
+	char why[512] = "out of memory";
+	void **blob = NULL;
+	svc_index_entry *e = hold(l, &blob);
+	if (e && ctl_local_index("otlp", &m->id, NULL, l->o->debug_dirs, l->o->n_debug_dirs, e,
+				 blob, why, sizeof(why))) {
+		m->status = STATUS_OK;
+		m->entry = e;
+		return;
+	}
+	m->status = STATUS_NOT_FOUND;
+	l->bad++;
+	fprintf(stderr, "symbolctl otlp: mapping %zu (%s %s): not_found: %s\n", row,
+		m->pb->build_id_kind[0] ? m->pb->build_id_kind : "gnu", m->pb->build_id, why);
+}
+
+static int run_local(const struct opts *o, const base_buf *wire, bool json,
+		     const svc_rpc_json *codec)
+{
+	struct local l = {.o = o};
+	base_buf out;
+	base_buf_init(&out, SIZE_MAX);
+	svc_otlp_local_stats st;
+	svc_error err = {0};
+	int rc;
+	if (!svc_otlp_local(wire->data, wire->len, resolve_local, &l, &out, &st, &err)) {
+		fprintf(stderr, "symbolctl otlp: %s\n", err.msg);
+		rc = err.code == SVC_E_NOMEM ? CTL_EXIT_IO : CTL_EXIT_USAGE;
+	} else {
+		rc = output(o, out.data, out.len, json, codec);
+		if (rc == CTL_EXIT_OK && l.bad)
+			rc = CTL_EXIT_NOT_FOUND;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		sym_index_destroy(l.held[i].entry->index);
+		free(l.held[i].entry);
+		free(l.held[i].blob);
+	}
+	free(l.held);
+	base_buf_deinit(&out);
+	return rc;
+}
+
+static bool add_debug_dir(void *target, const char *value, char *err, size_t err_size)
+{
+	struct opts *o = target;
+	if (o->n_debug_dirs >= MAX_DEBUG_DIRS) {
+		snprintf(err, err_size, "at most %d --debug-dir", MAX_DEBUG_DIRS);
+		return false;
+	}
+	o->debug_dirs[o->n_debug_dirs++] = value;
+	return true;
 }
 
 static const base_flag otlp_flags[] = {
@@ -125,6 +235,8 @@ static const base_flag otlp_flags[] = {
 	{"--server", "URL", BASE_FLAG_STRING, offsetof(struct opts, server), 0, NULL, "the daemon"},
 	{"--wait", "DUR", BASE_FLAG_DURATION, offsetof(struct opts, wait_ms), 0, NULL,
 	 "how long the daemon may look for debug info"},
+	{"--debug-dir", "DIR", BASE_FLAG_CUSTOM, 0, 0, add_debug_dir,
+	 "no daemon: symbolize here with the files under DIR"},
 };
 
 int cmd_otlp(int argc, char **argv)
@@ -158,7 +270,8 @@ int cmd_otlp(int argc, char **argv)
 			fprintf(stderr, "symbolctl otlp: %s: %s\n", in, err.msg);
 			rc = CTL_EXIT_USAGE;
 		} else {
-			rc = run(&o, json ? &wire : &body, json, codec);
+			rc = o.n_debug_dirs ? run_local(&o, json ? &wire : &body, json, codec)
+					    : run(&o, json ? &wire : &body, json, codec);
 		}
 	}
 	svc_rpc_json_destroy(codec);

@@ -21,6 +21,7 @@
 #include "base/base_expo.h"
 #include "service/core/svc_pool.h"
 #include "service/debuginfod/svc_debuginfod_impl.h"
+#include "service/resolve/svc_packages.h"
 #include "source/src_package_format.h"
 #include "source/src_source.h"
 #include "storage/stor_catalog.h"
@@ -312,15 +313,17 @@ static void dreq_free(dreq *r)
 	free(r);
 }
 
-/* /executable when the store holds only a debug file: the local dirs'
- * executable (with code bytes), read for this request (on a worker). */
+/* /executable when the store holds only a debug file: the local dirs' (then
+ * the package catalogue's) executable with code bytes, read for this request
+ * (on a worker). */
 static bool local_executable(dreq *r)
 {
-	for (size_t i = 0; i < r->d->n_sources; i++) {
+	src_source *pkgs = r->d->o.packages ? svc_packages_source(r->d->o.packages) : NULL;
+	for (size_t i = 0; i < r->d->n_sources + (pkgs != NULL); i++) {
 		src_file f;
 		sym_error err;
-		if (src_find(r->d->sources[i], &r->id, SRC_KIND_EXECUTABLE, r->max_size, &f, &err) !=
-		    SRC_FOUND)
+		src_source *src = i < r->d->n_sources ? r->d->sources[i] : pkgs;
+		if (src_find(src, &r->id, SRC_KIND_EXECUTABLE, r->max_size, &f, &err) != SRC_FOUND)
 			continue;
 		if (f.info.has_text) {
 			r->exe = f.data;

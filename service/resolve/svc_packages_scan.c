@@ -23,6 +23,7 @@
 #include "base/base_vec.h"
 #include "source/src_package.h"
 #include "source/src_package_format.h"
+#include "storage/stor_alias.h"
 #include "storage/stor_catalog.h"
 
 #define MAX_DEPTH 8
@@ -76,6 +77,15 @@ static bool on_member(void *arg, const src_pkg_member *m)
 	sym_build_id_to_hex(&m->id, hex);
 	base_logf(BASE_LOG_DEBUG, "package member", "package=%s build_id=%s kind=%s member=%s",
 		  ps->path, hex, src_kind_name(m->kind), m->path);
+	/* An executable's other identities (Go build ID, file hash) find it too. */
+	for (unsigned i = 0; i < m->n_aliases && i < 2; i++) {
+		svc_store_key ak = svc_store_key_of(&m->aliases[i]);
+		stor_error se;
+		if (stor_put_alias(ps->p->o.store, ak.bytes, ak.len, key.bytes, key.len, &se) !=
+		    STOR_OK)
+			base_logf(BASE_LOG_WARN, "package member alias not written",
+				  "package=%s member=%s error=\"%s\"", ps->path, m->path, se.msg);
+	}
 	return !ps->p->stopping;
 }
 

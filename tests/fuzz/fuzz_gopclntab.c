@@ -39,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t.segs = &seg;
 	t.nsegs = 1;
 	t.gofunc = GOFUNC_ADDR;
+	t.buildinfo = size & 1;   /* 1.2 tables: Go 1.13-1.15's inline slots, or 1.12's */
 	for (uint64_t i = 0; i < t.nfunc && i < 64; i++) {
 		sym_gopcln_func f;
 		if (sym_gopcln_func_at(&t, i, &f, NULL) != SYM_OK)

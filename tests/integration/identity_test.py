@@ -9,6 +9,11 @@
   /buildid/ID/status?kind=... knows it;
 - a file with no notes at all in a local --debug-dir is found by its file
   hash (computed when the directory is read), lines equal llvm-symbolizer's;
+- package members: a .deb (dpkg-deb) holding the stripped Go binary (no GNU
+  build ID) and a stripped C binary with its debug file, read by --package-dir:
+  the Go binary found by its Go build ID and its file hash, the C binary by its
+  file hash (as by its GNU build ID), through Symbolize and
+  /buildid/ID/executable?kind=... (the member's bytes);
 - an unknown file hash is never asked of a debuginfod upstream (the protocol
   names GNU build IDs only); a file uploaded under a hash it does not have is
   refused.
@@ -227,6 +232,75 @@ def case_no_notes_in_debug_dir():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def gnu_build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(m, "%s: no GNU build ID" % path)
+    return m.group(1)
+
+
+def case_package_member_by_any_identity():
+    import time
+    work = tempdir("ident-pkg-")
+    gobin = build_go(work)
+    check(not has_gnu_note(gobin), "the Go binary has a GNU build ID: the case needs one without")
+    cbin = os.path.join(ARGS.fixtures, "c_stripped")
+    cbid = gnu_build_id(cbin)
+    root = os.path.join(work, "pkgroot")
+    os.makedirs(os.path.join(root, "DEBIAN"))
+    os.makedirs(os.path.join(root, "usr", "bin"))
+    dbg = os.path.join(root, "usr", "lib", "debug", ".build-id", cbid[:2])
+    os.makedirs(dbg)
+    with open(os.path.join(root, "DEBIAN", "control"), "w") as f:
+        f.write("Package: identity-test\nVersion: 1.0\nArchitecture: amd64\n"
+                "Maintainer: test <t@example.org>\nDescription: identity test\n")
+    shutil.copy(gobin, os.path.join(root, "usr", "bin", "goprog"))
+    shutil.copy(cbin, os.path.join(root, "usr", "bin", "cprog"))
+    shutil.copy(cbin + ".debug", os.path.join(dbg, cbid[2:] + ".debug"))
+    pkgs = os.path.join(work, "pkgs")
+    os.makedirs(pkgs)
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", root,
+                    os.path.join(pkgs, "identity-test_1.0_amd64.deb")],
+                   check=True, capture_output=True, timeout=300)
+    d = Daemon(ARGS.symbolizerd, os.path.join(work, "pkg-data"), os.path.join(work, "pkg.log"),
+               extra=["--package-dir=" + pkgs, "--log-level=info"])
+    try:
+        deadline = time.monotonic() + 120
+        while d.metric('symbolizer_packages{state="ok"}') != 1:
+            check(time.monotonic() < deadline, "the package was not scanned:\n" +
+                  d.log_text()[-3000:])
+            time.sleep(0.1)
+        gid, ghh = go_build_id(gobin), htlhash(gobin)
+        e = entry(gobin)
+        addrs = [e, e + 4] + text_addrs(gobin, 6)
+        want = symbolctl_lines(gobin, addrs).replace("\n\n", "\n")
+        by_go = symbolize_one(d, gid, "go", addrs)
+        by_hash = symbolize_one(d, ghh, "htlhash", addrs)
+        check("".join(by_go) == want, "package Go member by Go build ID:\n%s\nsymbolctl:\n%s" %
+              ("".join(by_go), want))
+        check(by_hash == by_go, "package Go member: by file hash %r != by Go build ID %r" %
+              (by_hash, by_go))
+        caddrs = text_addrs(cbin, 6)
+        c_by_gnu = symbolize_one(d, cbid, "gnu", caddrs)
+        c_by_hash = symbolize_one(d, htlhash(cbin), "htlhash", caddrs)
+        check(c_by_hash == c_by_gnu, "package C member: by file hash %r != by GNU %r" %
+              (c_by_hash, c_by_gnu))
+        check(all(x.split("\n")[0] != "??" for x in c_by_gnu), "C member: %r" % c_by_gnu)
+        go_digest = hashlib.sha256(gid.encode()).hexdigest()
+        for path, src in (("/buildid/%s/executable?kind=go" % go_digest, gobin),
+                          ("/buildid/%s/executable?kind=htlhash" % ghh, gobin),
+                          ("/buildid/%s/executable?kind=htlhash" % htlhash(cbin), cbin)):
+            st, _, data = d.request(path)
+            with open(src, "rb") as f:
+                check(st == 200 and data == f.read(), "%s: HTTP %d, %d bytes" %
+                      (path, st, len(data)))
+        print("identity_test: package members: Go by go/htlhash, C by htlhash: %d + %d "
+              "addresses, /buildid/ID/executable x3" % (len(addrs), len(caddrs)))
+    finally:
+        d.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def case_upstream_asked_for_gnu_only():
     work = tempdir("ident-up-")
     up = FaultServer(work, "fault", {})
@@ -256,6 +330,7 @@ def main():
     os.makedirs(ARGS.workdir, exist_ok=True)
     sys.exit(run_cases([("go_by_any_identity", case_go_by_any_identity),
                         ("no_notes_in_debug_dir", case_no_notes_in_debug_dir),
+                        ("package_member_by_any_identity", case_package_member_by_any_identity),
                         ("upstream_asked_for_gnu_only", case_upstream_asked_for_gnu_only)],
                        ARGS.cases))
 

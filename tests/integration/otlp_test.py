@@ -12,7 +12,9 @@ an interpreted frame (lines already, no mapping), a frame of an unknown file.
 SymbolizeOTLP over Connect, binary and JSON: lines equal llvm-symbolizer's (Go:
 symbolctl's, which go_test checks against the Go runtime), inline frames in
 OTLP's order; everything else equal to the input; the unknown frame keeps its
-address and mapping. Hostile requests: indices out of range, another version's
+address and mapping. `symbolctl otlp --debug-dir` (no daemon) answers, byte for
+byte, what `symbolctl otlp --server` answers from a daemon reading the same
+directory (binary and JSON). Hostile requests: indices out of range, another version's
 fields, a dictionary of millions of locations, a gzip bomb, deep JSON, garbage:
 a clear error each.
 
@@ -280,6 +282,60 @@ def case_symbolize_proto_and_json():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def case_symbolctl_offline():
+    """symbolctl otlp --debug-dir DIR == symbolctl otlp --server (a daemon on DIR)."""
+    work = tempdir("otlp-off-")
+    d0, b = setup(work)
+    d0.stop()
+    dbg = os.path.join(work, "debug")
+    c_bin = os.path.join(ARGS.fixtures, "c_O2_dw5")
+    bid = build_id(c_bin)
+    os.makedirs(os.path.join(dbg, ".build-id", bid[:2]))
+    shutil.copy(c_bin, os.path.join(dbg, ".build-id", bid[:2], bid[2:] + ".debug"))
+    os.makedirs(os.path.join(dbg, "bin"))
+    for f in (os.path.join(ARGS.fixtures, "cxx_O2"), os.path.join(ARGS.fixtures, "kernel_like"),
+              os.path.join(ARGS.workdir, "otlp_stripped")):
+        shutil.copy(f, os.path.join(dbg, "bin", os.path.basename(f)))
+    d = Daemon(ARGS.symbolizerd, os.path.join(work, "data2"), os.path.join(work, "d2.log"),
+               debug_dirs=[dbg])
+    try:
+        _, service_pb2, _, json_format = PB
+        for ext, data in (("pb", b.req.SerializeToString()),
+                          ("json", json_format.MessageToJson(b.req).encode())):
+            src = os.path.join(work, "in." + ext)
+            with open(src, "wb") as f:
+                f.write(data)
+            outs = []
+            for how in (["--server", d.url], ["--debug-dir", dbg]):
+                dst = os.path.join(work, "out-%s.%s" % (how[0][2:], ext))
+                r = subprocess.run([ARGS.symbolctl, "otlp", src, "-o", dst] + how,
+                                   capture_output=True, text=True, timeout=300)
+                # the unknown file: the offline command says so (exit 1), the daemon's
+                # answer leaves it as it is
+                want_rc = 1 if how[0] == "--debug-dir" else 0
+                check(r.returncode == want_rc and (want_rc == 0 or "not_found" in r.stderr),
+                      "symbolctl otlp %s %s: %d %s" % (ext, how[0], r.returncode, r.stderr))
+                with open(dst, "rb") as f:
+                    outs.append(f.read())
+            check(outs[0] == outs[1], "%s: --debug-dir answer differs from --server's" % ext)
+            out = service_pb2.ExportProfilesServiceRequest()
+            if ext == "pb":
+                out.ParseFromString(outs[1])
+            else:
+                json_format.Parse(outs[1], out)
+            check_enriched(b, out)
+        garbage = os.path.join(work, "garbage.pb")
+        with open(garbage, "wb") as f:
+            f.write(b"\x0a\xff\xff\xff\xff\x0f")
+        r = subprocess.run([ARGS.symbolctl, "otlp", garbage, "--debug-dir", dbg],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and r.stderr.strip(), "garbage offline: %d %r" %
+              (r.returncode, r.stderr))
+    finally:
+        d.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def expect_error(d, body, what, headers=None):
     st, code, msg = d.connect_error(body, headers=headers, path=PATH)
     check(st in (400, 413, 429) and re.search(what, msg), "%r: %d %s %r" % (what, st, code, msg))
@@ -369,6 +425,7 @@ def main():
     os.makedirs(ARGS.workdir, exist_ok=True)
     PB = otlp_pb.load(ARGS.workdir)
     sys.exit(run_cases([("symbolize_proto_and_json", case_symbolize_proto_and_json),
+                        ("symbolctl_offline", case_symbolctl_offline),
                         ("hostile", case_hostile)], ARGS.cases))
 
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The pclntab reader and collector (sym_gopclntab*.c) on synthetic tables in
- * the Go 1.16, 1.18 and 1.20 layouts (gopclntab_synth.c): functions, files,
+ * the Go 1.2 (inline trees of Go 1.12 and 1.13-1.15), 1.16, 1.18 and 1.20 layouts (gopclntab_synth.c): functions, files,
  * lines, inline chains with their call lines, Go's printed names; and hostile
  * tables: every truncation, offsets out of range, absurd counts, a cycle in the
  * inline tree, random bytes. Each table is an exact-size heap copy, so ASan
@@ -121,6 +121,55 @@ static void check_version(int version)
 	sym_collect_deinit(&c);
 	close_copy(&o);
 }
+
+/* The 1.2 layout: buildinfo says whether the image is Go 1.13+. */
+static void check_12(int go, bool buildinfo, bool want_inline)
+{
+	synth s;
+	synth_build_12(&s, go);
+	struct opened o;
+	open_copy(&o, &s, s.tab_len);
+	REQUIRE(o.rc == SYM_OK);
+	o.t.buildinfo = buildinfo;
+	CHECK(o.t.version == SYM_GOPCLN_12 && o.t.nfunc == 2);
+	sym_gopcln_func f;
+	REQUIRE(sym_gopcln_func_at(&o.t, 0, &f, NULL) == SYM_OK);
+	CHECK(!strcmp(sym_gopcln_name(&o.t, f.nameoff), "main.outer"));
+	CHECK(!strcmp(sym_gopcln_file(&o.t, &f, 1), "a.go"));
+	CHECK(sym_gopcln_has_inltree(&o.t, &f) == want_inline);
+	sym_collect c;
+	REQUIRE(sym_collect_init(&c) == 0);
+	REQUIRE(sym_gopcln_collect(&o.t, &c, NULL) == SYM_OK);
+	const char *file;
+	CHECK(line_at(&c, SYNTH_TEXT + 0x24, &file) == 30 && !strcmp(file, "a.go"));
+	uint32_t sc = innermost(&c, SYNTH_TEXT + 0x24);
+	REQUIRE(sc != SYM_IX_NONE);
+	if (want_inline) {
+		CHECK(!strcmp(func_name(&c, sc), "main.f2"));
+		const struct sym_ix_scope *s1 = &BASE_VEC_AT(&c.scopes, struct sym_ix_scope, sc);
+		CHECK(s1->call_line == 20);
+		REQUIRE(s1->parent != SYM_IX_NONE);
+		CHECK(!strcmp(func_name(&c, s1->parent), "main.inl"));
+		const struct sym_ix_scope *s0 =
+			&BASE_VEC_AT(&c.scopes, struct sym_ix_scope, s1->parent);
+		CHECK(s0->call_line == 10 && !strcmp(sym_strtab_get(&c.strs, s0->call_file), "a.go"));
+		REQUIRE(s0->parent != SYM_IX_NONE);
+		CHECK(!strcmp(func_name(&c, s0->parent), "main.outer"));
+	} else {
+		CHECK(!strcmp(func_name(&c, sc), "main.outer"));   /* no chain, never a wrong one */
+	}
+	CHECK(line_at(&c, SYNTH_TEXT + 0x44, &file) == 5 && !strcmp(file, "b.go"));
+	sym_collect_deinit(&c);
+	close_copy(&o);
+}
+
+TEST(go115_layout) { check_12(115, true, true); }
+TEST(go112_layout) { check_12(112, false, true); }
+/* Go 1.9-1.11's tree in 1.12's slots: refused by its shape. */
+TEST(go111_layout_refused) { check_12(111, false, false); }
+/* A Go 1.13-1.15 table read as 1.12's (no build-info blob): its slot 1 is not
+ * the inline index, so no chain. */
+TEST(go115_without_buildinfo) { check_12(115, false, false); }
 
 TEST(go116) { check_version(116); }
 TEST(go118) { check_version(118); }
