@@ -38,8 +38,12 @@ typedef struct sym_build_options {
 	 * SYM_E_MISSING_ALT for a file that needs one). */
 	sym_alt_resolver alt_resolver;
 	void *alt_ctx;
-	/* Worker threads for the DWARF walk; 0 = one per online CPU (at most 8). */
+	/* Worker threads for the DWARF walk; 0 = one per online CPU (at most 8), 1 = the
+	 * caller's thread only. The blob is the same byte for byte whatever the count. */
 	unsigned threads;
+	/* Line and scope spans a thread walks before it ends its libdw handle and opens
+	 * a fresh one (libdw frees units' line tables only then); 0 = default (256 Ki). */
+	size_t reopen_spans;
 } sym_build_options;
 
 /* Builds the index blob of an ELF image. On success *blob is malloc'ed (free()). */

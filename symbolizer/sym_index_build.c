@@ -63,7 +63,8 @@ struct shard {
 	const struct image *main, *alt;
 	unsigned index, count;
 	uint64_t min_code_addr;
-	sym_collect out;
+	size_t reopen_spans;
+	sym_collect *out;
 	sym_error err;
 	sym_errc rc;
 };
@@ -87,23 +88,20 @@ static void *shard_run(void *arg)
 {
 	struct shard *s = arg;
 	Elf *elf = NULL, *alt_elf = NULL;
-	Dwarf *dw = NULL, *alt_dw = NULL;
-	s->rc = open_dwarf(s->main, &elf, &dw, &s->err);
+	Dwarf *alt_dw = NULL;
+	s->rc = sym_elf_begin(s->main->data, s->main->size, &elf, &s->err);
 	if (!s->rc && s->alt) {
 		s->rc = open_dwarf(s->alt, &alt_elf, &alt_dw, &s->err);
 		if (s->rc)
 			sym_error_prefix(&s->err, "dwz supplementary file");
-		else
-			dwarf_setalt(dw, alt_dw);
 	}
 	if (!s->rc) {
-		s->out.min_code_addr = s->min_code_addr;
-		s->rc = sym_dwarf_collect(dw, s->index, s->count, &s->out, &s->err);
+		s->out->min_code_addr = s->min_code_addr;
+		sym_dwarf_source src = {.elf = elf, .alt = alt_dw, .reopen_spans = s->reopen_spans};
+		s->rc = sym_dwarf_collect(&src, s->index, s->count, s->out, &s->err);
 	}
 	if (alt_dw)
 		dwarf_end(alt_dw);
-	if (dw)
-		dwarf_end(dw);
 	if (alt_elf)
 		elf_end(alt_elf);
 	if (elf)
@@ -141,14 +139,29 @@ static size_t dwarf_bytes(Elf *elf)
 	return total;
 }
 
-static unsigned thread_count(const sym_build_options *o, size_t dwarf_size)
+/*
+ * Threads for the walk: the option, else one per CPU for enough DWARF. A dwz
+ * file walks on one: an imported unit's scopes belong to its first importer.
+ */
+static unsigned thread_count(const sym_build_options *o, Elf *elf, const sym_elf_info *info)
 {
-	if (o && o->threads)
-		return o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
-	if (dwarf_size < PARALLEL_MIN_DWARF_BYTES)
+	unsigned n;
+	if (o && o->threads) {
+		n = o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
+	} else if (dwarf_bytes(elf) < PARALLEL_MIN_DWARF_BYTES) {
+		n = 1;
+	} else {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
+	}
+	if (n == 1 || info->has_alt)
 		return 1;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (dw && sym_dwarf_has_partial_units(dw))
+		n = 1;
+	if (dw)
+		dwarf_end(dw);
+	return n;
 }
 
 /* Gets and checks the dwz file; its image is inflated into *alt. */
@@ -188,21 +201,27 @@ static void run_shards(struct shard *shards, unsigned nshards)
 
 /*
  * Walks the DWARF of the image on up to thread_count() threads and merges
- * what they found into all. Refused DWARF is no error while symbols remain
- * to answer from (*from_dwarf tells whether any unit was read).
+ * what they found into all, in unit order. Refused DWARF is no error while
+ * symbols remain to answer from (*from_dwarf tells whether any unit was read).
  */
 static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const sym_elf_info *info,
 			      Elf *elf, const sym_build_options *opts, uint64_t min_code,
 			      sym_collect *all, bool *from_dwarf, sym_error *err)
 {
-	unsigned nshards = thread_count(opts, dwarf_bytes(elf));
+	unsigned nshards = thread_count(opts, elf, info);
 	struct shard *shards = calloc(nshards, sizeof(*shards));
-	if (!shards)
+	sym_collect *outs = calloc(nshards, sizeof(*outs));
+	if (!shards || !outs) {
+		free(shards);
+		free(outs);
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory");
+	}
 	for (unsigned i = 0; i < nshards; i++) {
 		shards[i] = (struct shard){.main = main_im, .alt = info->has_alt ? alt_im : NULL,
-					   .index = i, .count = nshards, .min_code_addr = min_code};
-		if (sym_collect_init(&shards[i].out))
+					   .index = i, .count = nshards, .min_code_addr = min_code,
+					   .out = &outs[i],
+					   .reopen_spans = opts ? opts->reopen_spans : 0};
+		if (sym_collect_init(&outs[i]))
 			shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "out of memory");
 	}
 	run_shards(shards, nshards);
@@ -218,11 +237,11 @@ static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const
 			*from_dwarf = true;
 		}
 	}
-	for (unsigned i = 0; i < nshards && !rc; i++)
-		if (sym_collect_merge(all, &shards[i].out, &all->scope_spans))
-			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging");
+	if (!rc && sym_collect_merge_units(all, outs, nshards))
+		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging");
 	for (unsigned i = 0; i < nshards; i++)
-		sym_collect_deinit(&shards[i].out);
+		sym_collect_deinit(&outs[i]);
+	free(outs);
 	free(shards);
 	return rc;
 }
