@@ -34,6 +34,10 @@ typedef struct sym_dwarf_source {
 	Elf *elf;
 	Dwarf *alt;
 	size_t reopen_spans;   /* spans walked per handle; 0 = SYM_DWARF_REOPEN_SPANS */
+	/* Non-NULL: the Elf's bytes, a read-only private file mapping whose walked units'
+	 * .debug_info pages may be dropped (sym_build_options.input_is_file_mapping). */
+	const void *mapping;
+	size_t mapping_size;
 } sym_dwarf_source;
 
 /*

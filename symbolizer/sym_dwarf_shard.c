@@ -12,6 +12,9 @@
 #include "symbolizer/sym_dwarf_impl.h"
 
 #include <dwarf.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static sym_errc open_handle(const sym_dwarf_source *src, Dwarf **dw, sym_error *err)
 {
@@ -21,6 +24,28 @@ static sym_errc open_handle(const sym_dwarf_source *src, Dwarf **dw, sym_error *
 	if (src->alt)
 		dwarf_setalt(*dw, src->alt);
 	return SYM_OK;
+}
+
+/*
+ * Drops the whole pages inside a walked unit's .debug_info bytes from a file
+ * mapping: a kernel's 160 MB of them otherwise stay resident to the end. A
+ * later reference into the unit reads the page again from the page cache.
+ */
+static void release_unit(const sym_dwarf_source *src, Dwarf *dw, Dwarf_Die *cudie)
+{
+	Dwarf_Off die = dwarf_dieoffset(cudie), head = dwarf_cuoffset(cudie), next;
+	if (!src->mapping || !cudie->addr || head > die ||
+	    dwarf_next_unit(dw, die - head, &next, NULL, NULL, NULL, NULL, NULL, NULL, NULL) != 0 ||
+	    next <= die - head)
+		return;
+	uintptr_t base = (uintptr_t)src->mapping, start = (uintptr_t)cudie->addr - head;
+	if (start < base || start - base > src->mapping_size ||
+	    next - (die - head) > src->mapping_size - (start - base))
+		return;
+	uintptr_t end = start + (next - (die - head)), page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (start + page - 1) & ~(page - 1), hi = end & ~(page - 1);
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 static sym_errc mark_unit(sym_collect *out, uint32_t unit, sym_error *err)
@@ -68,6 +93,7 @@ sym_errc sym_dwarf_collect(const sym_dwarf_source *src, unsigned shard, unsigned
 		size_t before = out->line_spans.len + out->scope_spans.len;
 		if ((rc = sym_dwarf_walk_unit(w, &cudie, u)) || (rc = mark_unit(out, u, err)))
 			break;
+		release_unit(src, dw, &cudie);
 		since_open += out->line_spans.len + out->scope_spans.len - before;
 		if (since_open < reopen)
 			continue;

@@ -64,6 +64,7 @@ struct shard {
 	unsigned index, count;
 	uint64_t min_code_addr;
 	size_t reopen_spans;
+	bool release_pages;   /* main's bytes are the caller's file mapping */
 	sym_collect *out;
 	sym_error err;
 	sym_errc rc;
@@ -98,6 +99,10 @@ static void *shard_run(void *arg)
 	if (!s->rc) {
 		s->out->min_code_addr = s->min_code_addr;
 		sym_dwarf_source src = {.elf = elf, .alt = alt_dw, .reopen_spans = s->reopen_spans};
+		if (s->release_pages) {
+			src.mapping = s->main->data;
+			src.mapping_size = s->main->size;
+		}
 		s->rc = sym_dwarf_collect(&src, s->index, s->count, s->out, &s->err);
 	}
 	if (alt_dw)
@@ -220,7 +225,9 @@ static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const
 		shards[i] = (struct shard){.main = main_im, .alt = info->has_alt ? alt_im : NULL,
 					   .index = i, .count = nshards, .min_code_addr = min_code,
 					   .out = &outs[i],
-					   .reopen_spans = opts ? opts->reopen_spans : 0};
+					   .reopen_spans = opts ? opts->reopen_spans : 0,
+					   .release_pages = opts && opts->input_is_file_mapping &&
+							    !main_im->owned};
 		if (sym_collect_init(&outs[i]))
 			shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "out of memory");
 	}

@@ -6,11 +6,16 @@
  * libdw handle for a fresh one (reopen_spans, item 6). On the multi-unit
  * fixtures, a dwz file with partial units (walked on one thread), and this
  * machine's libc debug file (libc6-dbg, scripts/install-deps.sh: thousands of
- * units, compressed sections).
+ * units, compressed sections). A file mapping whose walked units' pages are
+ * dropped (input_is_file_mapping) gives the same blob too.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "symbolizer/sym_elf.h"
 #include "symbolizer/sym_index.h"
@@ -100,6 +105,54 @@ TEST(libc_debug_file_same_blob_on_any_thread_count)
 	}
 	check_same_blobs("libc debug file", img, n);
 	free(img);
+}
+
+/* name mapped read-only and private, as symbolctl maps its input; NULL if absent. */
+static void *map_fixture(const char *name, size_t *n)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", TEST_FIXTURE_DIR, name);
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	*n = (size_t)st.st_size;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+TEST(file_mapping_pages_dropped_same_blob)
+{
+	static const char *const names[] = {"cxx_static_nog", "rust_v0", "c_O2_dw5", "c_O2_zstd"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n;
+		void *map = map_fixture(names[i], &n);
+		if (!map) {
+			CHECK(strcmp(names[i], "rust_v0") == 0); /* only Rust's may be missing */
+			continue;
+		}
+		size_t ref_size;
+		void *ref = build(map, n, 1, 0, &ref_size);
+		REQUIRE(ref);
+		for (unsigned threads = 1; threads <= 2; threads++) {
+			sym_build_options o = {.threads = threads, .reopen_spans = 3,
+					       .input_is_file_mapping = true};
+			void *blob = NULL;
+			size_t size = 0;
+			sym_error err = {0};
+			CHECK(sym_index_build(map, n, &o, &blob, &size, &err) == SYM_OK);
+			if (!blob || size != ref_size || memcmp(blob, ref, size) != 0)
+				TEST_FAIL_("%s, %u threads, pages dropped: blob differs", names[i],
+					   threads);
+			free(blob);
+		}
+		free(ref);
+		munmap(map, n);
+	}
 }
 
 TEST_MAIN()
