@@ -125,6 +125,16 @@ static int reserve_all(sym_collect *dst, sym_collect *shards, unsigned n)
 
 int sym_collect_merge_units(sym_collect *dst, sym_collect *shards, unsigned n)
 {
+	if (n == 1 && dst->strs.size <= 1 && !dst->funcs.len && !dst->scopes.len &&
+	    !dst->scope_spans.len && !dst->line_spans.len && !dst->unit_files.len) {
+		/* One walk's records are already in unit order: take them as they are. */
+		sym_collect empty = *dst;
+		uint64_t min_code = dst->min_code_addr;
+		*dst = shards[0];
+		dst->min_code_addr = min_code;
+		shards[0] = empty;
+		return 0;
+	}
 	int rc = -1;
 	sym_map64 keys;
 	sym_map64_init(&keys);
