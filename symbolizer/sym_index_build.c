@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define DEFAULT_MAX_INFLATE ((uint64_t)2 << 30)
@@ -167,6 +168,28 @@ static unsigned thread_count(const sym_build_options *o, Elf *elf, const sym_elf
 	if (dw)
 		dwarf_end(dw);
 	return n;
+}
+
+/*
+ * After the walk, a file mapping's .debug_* pages are dropped (the walk
+ * dropped each unit's .debug_info; line tables, strings and the rest stayed):
+ * the tail of the build then runs without them resident.
+ */
+static void release_debug_sections(Elf *elf, const struct image *im)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)im->data;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name = sym_elf_section_name(elf, scn, &sh);
+		if (!name || strncmp(name, ".debug_", 7) || sh.sh_type == SHT_NOBITS ||
+		    sh.sh_offset > im->size || sh.sh_size > im->size - sh.sh_offset)
+			continue;
+		uintptr_t lo = (base + sh.sh_offset + page - 1) & ~(page - 1);
+		uintptr_t hi = (base + sh.sh_offset + sh.sh_size) & ~(page - 1);
+		if (lo < hi)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
 }
 
 /* Gets and checks the dwz file; its image is inflated into *alt. */
@@ -368,6 +391,8 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 				   err);
 		if (rc)
 			goto out;
+		if (opts && opts->input_is_file_mapping && !main_im.owned)
+			release_debug_sections(elf, &main_im);
 	}
 	bool from_pclntab = false;
 	if (!from_dwarf &&
