@@ -11,7 +11,8 @@
  * sym_index_lookup at a time with --single. Prints one `key value` line per
  * figure for the script to show.
  *
- * usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] [--blob-out FILE] [--single]
+ * usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] [--blob-out FILE] [--threads N]
+ *        [--single]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,6 +47,7 @@ struct args {
 	const char *elf_path, *addr_path, *blob_out;
 	struct alt alt;
 	int passes;
+	unsigned threads; /* --threads: the build's DWARF walk threads, 0 = per CPU */
 	bool single;
 };
 
@@ -56,7 +58,7 @@ static bool parse_args(int argc, char **argv, struct args *a)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] "
-				"[--blob-out FILE] [--single]\n");
+				"[--blob-out FILE] [--threads N] [--single]\n");
 		return false;
 	}
 	a->elf_path = argv[1];
@@ -66,6 +68,8 @@ static bool parse_args(int argc, char **argv, struct args *a)
 			a->alt.data = read_file(argv[++i], &a->alt.size);
 		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
 			a->passes = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			a->threads = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--single"))
 			a->single = true;
 		else if (!strcmp(argv[i], "--blob-out") && i + 1 < argc)
@@ -88,6 +92,7 @@ static bool build(struct args *a, void *elf, size_t elf_size, void **blob, size_
 	sym_build_options opts = {0};
 	opts.alt_resolver = alt_resolve;
 	opts.alt_ctx = &a->alt;
+	opts.threads = a->threads;
 	sym_error err = {0};
 	double t0 = base_mono_s();
 	if (sym_index_build(elf, elf_size, &opts, blob, blob_size, &err) != SYM_OK) {

@@ -16,6 +16,8 @@ int sym_collect_init(sym_collect *c)
 	base_vec_init(&c->scope_spans, sizeof(sym_span), SYM_MAX_SPANS);
 	base_vec_init(&c->line_spans, sizeof(sym_span), SYM_MAX_SPANS);
 	base_vec_init(&c->unit_files, sizeof(uint32_t), SYM_MAX_SPANS);
+	base_vec_init(&c->func_keys, sizeof(uint64_t), SYM_MAX_SCOPES);
+	base_vec_init(&c->units, sizeof(struct sym_collect_unit), SYM_MAX_SPANS);
 	return 0;
 }
 
@@ -27,6 +29,8 @@ void sym_collect_deinit(sym_collect *c)
 	base_vec_deinit(&c->scope_spans);
 	base_vec_deinit(&c->line_spans);
 	base_vec_deinit(&c->unit_files);
+	base_vec_deinit(&c->func_keys);
+	base_vec_deinit(&c->units);
 }
 
 int sym_collect_merge(sym_collect *dst, sym_collect *src, base_vec *dst_scope_spans)

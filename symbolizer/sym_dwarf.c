@@ -17,12 +17,14 @@
 
 #include <dwarf.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_ORIGIN_HOPS 8
 #define MAX_PATH_BYTES 4096
 
-struct walk {
+
+struct sym_dwarf_walk {
 	Dwarf *dw;
 	sym_collect *out;
 	sym_map64 funcs;          /* origin DIE key -> function index */
@@ -43,7 +45,8 @@ struct walk {
 	uint32_t order;
 	uint32_t unit;             /* the unit's number in the file: its line rows' order */
 	base_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
-	base_vec aranges;          /* .debug_aranges by unit offset (struct unit_arange), read once */
+	base_vec aranges;          /* .debug_aranges by unit offset (struct unit_arange),
+							      read once */
 	bool aranges_read;
 	char path[MAX_PATH_BYTES];
 };
@@ -56,10 +59,11 @@ struct unit_arange {
 	uint64_t unit, lo, hi;
 };
 
-static sym_errc fail_nomem(struct walk *w)
+static sym_errc fail_nomem(struct sym_dwarf_walk *w)
 {
 	if (!w->rc)
-		w->rc = sym_error_set(w->err, SYM_E_NOMEM, "out of memory or past a size cap building the index");
+		w->rc = sym_error_set(w->err, SYM_E_NOMEM,
+			"out of memory or past a size cap building the index");
 	return w->rc;
 }
 
@@ -69,7 +73,7 @@ static sym_errc fail_nomem(struct walk *w)
  * collapse into one. A Go unit's paths are printed as the Go runtime prints
  * them instead: without comp_dir (".") or a leading "./".
  */
-static uint32_t intern_path(struct walk *w, const char *name)
+static uint32_t intern_path(struct sym_dwarf_walk *w, const char *name)
 {
 	if (!name || !*name)
 		return 0;
@@ -98,7 +102,7 @@ static uint32_t intern_path(struct walk *w, const char *name)
 }
 
 /* The interned path of file index idx of the current unit, 0 when unknown. */
-static uint32_t unit_file(struct walk *w, Dwarf_Files *files, size_t idx)
+static uint32_t unit_file(struct sym_dwarf_walk *w, Dwarf_Files *files, size_t idx)
 {
 	if (files != w->files || idx >= w->nfiles) {
 		const char *name = files ? dwarf_filesrc(files, idx, NULL, NULL) : NULL;
@@ -109,7 +113,7 @@ static uint32_t unit_file(struct walk *w, Dwarf_Files *files, size_t idx)
 	return w->file_strs[idx];
 }
 
-static bool is_tombstone(const struct walk *w, Dwarf_Addr lo, Dwarf_Addr hi)
+static bool is_tombstone(const struct sym_dwarf_walk *w, Dwarf_Addr lo, Dwarf_Addr hi)
 {
 	return lo >= hi || lo < w->out->min_code_addr || lo == (Dwarf_Addr)-1 ||
 	       lo == (Dwarf_Addr)-2 || lo == 0xffffffffu || lo == 0xfffffffeu;
@@ -130,7 +134,7 @@ static int cmp_unit_arange(const void *pa, const void *pb)
 }
 
 /* Reads .debug_aranges once, sorted by unit offset. */
-static sym_errc read_aranges(struct walk *w)
+static sym_errc read_aranges(struct sym_dwarf_walk *w)
 {
 	w->aranges_read = true;
 	Dwarf_Aranges *ar;
@@ -154,7 +158,7 @@ static sym_errc read_aranges(struct walk *w)
 }
 
 /* The .debug_aranges entries of the current unit, for a unit without ranges of its own. */
-static sym_errc unit_aranges(struct walk *w)
+static sym_errc unit_aranges(struct sym_dwarf_walk *w)
 {
 	if (!w->aranges_read && read_aranges(w))
 		return w->rc;
@@ -181,7 +185,7 @@ static sym_errc unit_aranges(struct walk *w)
  * The unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges, else its
  * .debug_aranges entries), sorted; none if absent.
  */
-static sym_errc load_cu_ranges(struct walk *w)
+static sym_errc load_cu_ranges(struct sym_dwarf_walk *w)
 {
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
@@ -201,7 +205,8 @@ static sym_errc load_cu_ranges(struct walk *w)
 	return SYM_OK;
 }
 
-static sym_errc push_line(struct walk *w, uint64_t lo, uint64_t hi, uint32_t file, int line,
+static sym_errc push_line(struct sym_dwarf_walk *w, uint64_t lo, uint64_t hi, uint32_t file,
+			  int line,
 			  int col)
 {
 	sym_span *s = base_vec_push(&w->out->line_spans);
@@ -218,7 +223,7 @@ static sym_errc push_line(struct walk *w, uint64_t lo, uint64_t hi, uint32_t fil
  * across sequences, so a row left after its sequence's end can otherwise reach
  * over other units' code. *cursor walks the sorted ranges as rows ascend.
  */
-static sym_errc push_clipped(struct walk *w, size_t *cursor, uint64_t lo, uint64_t hi,
+static sym_errc push_clipped(struct sym_dwarf_walk *w, size_t *cursor, uint64_t lo, uint64_t hi,
 			     uint32_t file, int line, int col)
 {
 	size_t n = w->cu_ranges.len;
@@ -233,7 +238,7 @@ static sym_errc push_clipped(struct walk *w, size_t *cursor, uint64_t lo, uint64
 	return SYM_OK;
 }
 
-static sym_errc collect_lines(struct walk *w)
+static sym_errc collect_lines(struct sym_dwarf_walk *w)
 {
 	size_t cursor = 0;
 	Dwarf_Lines *lines;
@@ -261,7 +266,8 @@ static sym_errc collect_lines(struct walk *w)
 		dwarf_linecol(l, &col);
 		Dwarf_Files *files;
 		size_t idx;
-		uint32_t file = dwarf_line_file(l, &files, &idx) == 0 ? unit_file(w, files, idx) : 0;
+		uint32_t file = dwarf_line_file(l, &files, &idx) == 0 ? unit_file(w, files,
+				  idx) : 0;
 		if (file == SYM_STR_NONE)
 			return fail_nomem(w);
 		if (push_clipped(w, &cursor, lo, hi, file, line, col))
@@ -270,7 +276,7 @@ static sym_errc collect_lines(struct walk *w)
 	return SYM_OK;
 }
 
-static uint64_t die_key(struct walk *w, Dwarf_Die *die)
+static uint64_t die_key(struct sym_dwarf_walk *w, Dwarf_Die *die)
 {
 	/* DIEs of the dwz file have their own offsets: tell them apart. */
 	bool alt = dwarf_cu_getdwarf(die->cu) != w->dw;
@@ -283,7 +289,7 @@ static uint64_t die_key(struct walk *w, Dwarf_Die *die)
  * (glibc's __GI_getaddrinfo for getaddrinfo): the source name is shown, the
  * label stays the linkage (system) name.
  */
-static uint32_t display_name(struct walk *w, const char *name, const char *linkage)
+static uint32_t display_name(struct sym_dwarf_walk *w, const char *name, const char *linkage)
 {
 	if (linkage) {
 		char *d = sym_demangle(linkage);
@@ -300,7 +306,7 @@ static uint32_t display_name(struct walk *w, const char *name, const char *linka
 }
 
 /* The function record of a scope DIE, shared by every instance of its origin. */
-static uint32_t function_of(struct walk *w, Dwarf_Die *die)
+static uint32_t function_of(struct sym_dwarf_walk *w, Dwarf_Die *die)
 {
 	Dwarf_Die chain[MAX_ORIGIN_HOPS + 1], *cur = die;
 	int n = 0;
@@ -314,7 +320,8 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 		if (!linkage) {
 			linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_linkage_name, &attr));
 			if (!linkage)
-				linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_MIPS_linkage_name, &attr));
+				linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_MIPS_linkage_name,
+			       &attr));
 			if (linkage)
 				linkage_die = cur;
 		}
@@ -376,14 +383,16 @@ static uint32_t function_of(struct walk *w, Dwarf_Die *die)
 		return fail_nomem(w), UINT32_MAX;
 	id = (uint32_t)w->out->funcs.len;
 	struct sym_ix_func *slot = base_vec_push(&w->out->funcs);
-	if (!slot || !sym_map64_set(&w->funcs, key, id))
+	uint64_t *key_slot = base_vec_push(&w->out->func_keys);
+	if (!slot || !key_slot || !sym_map64_set(&w->funcs, key, id))
 		return fail_nomem(w), UINT32_MAX;
 	*slot = f;
+	*key_slot = key;
 	return id;
 }
 
 /* Adds a scope for a subprogram or inlined subroutine with code; UINT32_MAX if none. */
-static uint32_t add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent, uint32_t depth,
+static uint32_t add_scope(struct sym_dwarf_walk *w, Dwarf_Die *die, uint32_t parent, uint32_t depth,
 			  bool inlined)
 {
 	Dwarf_Addr base, lo, hi;
@@ -422,10 +431,12 @@ static uint32_t add_scope(struct walk *w, Dwarf_Die *die, uint32_t parent, uint3
 	return id;
 }
 
-static void walk_children(struct walk *w, Dwarf_Die *parent, uint32_t scope, uint32_t depth,
+static void walk_children(struct sym_dwarf_walk *w, Dwarf_Die *parent, uint32_t scope,
+			  uint32_t depth,
 			  unsigned level);
 
-static void walk_imported_unit(struct walk *w, Dwarf_Die *die, uint32_t scope, uint32_t depth,
+static void walk_imported_unit(struct sym_dwarf_walk *w, Dwarf_Die *die, uint32_t scope,
+			       uint32_t depth,
 			       unsigned level)
 {
 	Dwarf_Attribute attr;
@@ -443,7 +454,8 @@ static void walk_imported_unit(struct walk *w, Dwarf_Die *die, uint32_t scope, u
 	walk_children(w, &unit, scope, depth, level + 1);
 }
 
-static void walk_children(struct walk *w, Dwarf_Die *parent, uint32_t scope, uint32_t depth,
+static void walk_children(struct sym_dwarf_walk *w, Dwarf_Die *parent, uint32_t scope,
+			  uint32_t depth,
 			  unsigned level)
 {
 	Dwarf_Die child;
@@ -504,7 +516,7 @@ static bool language_is_c(Dwarf_Die *cudie)
 	       lang == DW_LANG_C11 || lang == 0x1d /* DW_LANG_C17 */;
 }
 
-static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
+static sym_errc walk_unit(struct sym_dwarf_walk *w, Dwarf_Die *cudie)
 {
 	w->cudie = *cudie;
 	Dwarf_Attribute attr;
@@ -543,36 +555,44 @@ static sym_errc walk_unit(struct walk *w, Dwarf_Die *cudie)
 	return w->rc;
 }
 
-sym_errc sym_dwarf_collect(Dwarf *dw, unsigned shard, unsigned nshards, sym_collect *out,
-			   sym_error *err)
+sym_dwarf_walk *sym_dwarf_walk_new(Dwarf *dw, sym_collect *out, sym_error *err)
 {
-	struct walk w = {.dw = dw, .out = out, .err = err};
-	sym_map64_init(&w.funcs);
-	sym_map64_init(&w.imported);
-	sym_qualify_init(&w.qualify, dw);
-	base_vec_init(&w.cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
-	base_vec_init(&w.aranges, sizeof(struct unit_arange), SYM_MAX_SPANS);
-	base_vec_init(&w.file_strs_vec, sizeof(uint32_t), SIZE_MAX / sizeof(uint32_t));
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie;
-	uint8_t unit_type;
-	Dwarf_Half version;
-	sym_errc rc = SYM_OK;
-	for (unsigned u = 0;
-	     dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, NULL) == 0; u++) {
-		if (u % nshards != shard)
-			continue;
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
-			continue; /* type units and split skeletons hold no code scopes here */
-		w.unit = u;
-		if ((rc = walk_unit(&w, &cudie)))
-			break;
-	}
-	base_vec_deinit(&w.file_strs_vec);
-	base_vec_deinit(&w.cu_ranges);
-	base_vec_deinit(&w.aranges);
-	sym_map64_deinit(&w.funcs);
-	sym_map64_deinit(&w.imported);
-	sym_qualify_deinit(&w.qualify);
-	return rc;
+	struct sym_dwarf_walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	*w = (struct sym_dwarf_walk){.dw = dw, .out = out, .err = err};
+	sym_map64_init(&w->funcs);
+	sym_map64_init(&w->imported);
+	sym_qualify_init(&w->qualify, dw);
+	base_vec_init(&w->cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
+	base_vec_init(&w->aranges, sizeof(struct unit_arange), SYM_MAX_SPANS);
+	base_vec_init(&w->file_strs_vec, sizeof(uint32_t), SIZE_MAX / sizeof(uint32_t));
+	return w;
+}
+
+void sym_dwarf_walk_set_dwarf(sym_dwarf_walk *w, Dwarf *dw)
+{
+	w->dw = dw;
+	/* Its index holds DIEs of the old handle: start over (it is rebuilt per unit on demand). */
+	sym_qualify_deinit(&w->qualify);
+	sym_qualify_init(&w->qualify, dw);
+}
+
+sym_errc sym_dwarf_walk_unit(sym_dwarf_walk *w, Dwarf_Die *cudie, uint32_t unit)
+{
+	w->unit = unit;
+	return walk_unit(w, cudie);
+}
+
+void sym_dwarf_walk_free(sym_dwarf_walk *w)
+{
+	if (!w)
+		return;
+	base_vec_deinit(&w->file_strs_vec);
+	base_vec_deinit(&w->cu_ranges);
+	base_vec_deinit(&w->aranges);
+	sym_map64_deinit(&w->funcs);
+	sym_map64_deinit(&w->imported);
+	sym_qualify_deinit(&w->qualify);
+	free(w);
 }

@@ -38,8 +38,17 @@ typedef struct sym_build_options {
 	 * SYM_E_MISSING_ALT for a file that needs one). */
 	sym_alt_resolver alt_resolver;
 	void *alt_ctx;
-	/* Worker threads for the DWARF walk; 0 = one per online CPU (at most 8). */
+	/* Worker threads for the DWARF walk; 0 = one per online CPU (at most 8), 1 = the
+	 * caller's thread only. The blob is the same byte for byte whatever the count. */
 	unsigned threads;
+	/* Line and scope spans a thread walks before it ends its libdw handle and opens
+	 * a fresh one (libdw frees units' line tables only then); 0 = default (256 Ki). */
+	size_t reopen_spans;
+	/* elf_data is a read-only private mapping of a file (mmap PROT_READ, MAP_PRIVATE):
+	 * each DWARF unit's .debug_info pages are dropped from the process once walked
+	 * (madvise MADV_DONTNEED; read again from the page cache if needed), which keeps a
+	 * kernel's build under its peak. Never set it for memory the caller allocated. */
+	bool input_is_file_mapping;
 } sym_build_options;
 
 /* Builds the index blob of an ELF image. On success *blob is malloc'ed (free()). */

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define DEFAULT_MAX_INFLATE ((uint64_t)2 << 30)
@@ -63,7 +64,9 @@ struct shard {
 	const struct image *main, *alt;
 	unsigned index, count;
 	uint64_t min_code_addr;
-	sym_collect out;
+	size_t reopen_spans;
+	bool release_pages;   /* main's bytes are the caller's file mapping */
+	sym_collect *out;
 	sym_error err;
 	sym_errc rc;
 };
@@ -87,23 +90,24 @@ static void *shard_run(void *arg)
 {
 	struct shard *s = arg;
 	Elf *elf = NULL, *alt_elf = NULL;
-	Dwarf *dw = NULL, *alt_dw = NULL;
-	s->rc = open_dwarf(s->main, &elf, &dw, &s->err);
+	Dwarf *alt_dw = NULL;
+	s->rc = sym_elf_begin(s->main->data, s->main->size, &elf, &s->err);
 	if (!s->rc && s->alt) {
 		s->rc = open_dwarf(s->alt, &alt_elf, &alt_dw, &s->err);
 		if (s->rc)
 			sym_error_prefix(&s->err, "dwz supplementary file");
-		else
-			dwarf_setalt(dw, alt_dw);
 	}
 	if (!s->rc) {
-		s->out.min_code_addr = s->min_code_addr;
-		s->rc = sym_dwarf_collect(dw, s->index, s->count, &s->out, &s->err);
+		s->out->min_code_addr = s->min_code_addr;
+		sym_dwarf_source src = {.elf = elf, .alt = alt_dw, .reopen_spans = s->reopen_spans};
+		if (s->release_pages) {
+			src.mapping = s->main->data;
+			src.mapping_size = s->main->size;
+		}
+		s->rc = sym_dwarf_collect(&src, s->index, s->count, s->out, &s->err);
 	}
 	if (alt_dw)
 		dwarf_end(alt_dw);
-	if (dw)
-		dwarf_end(dw);
 	if (alt_elf)
 		elf_end(alt_elf);
 	if (elf)
@@ -141,14 +145,51 @@ static size_t dwarf_bytes(Elf *elf)
 	return total;
 }
 
-static unsigned thread_count(const sym_build_options *o, size_t dwarf_size)
+/*
+ * Threads for the walk: the option, else one per CPU for enough DWARF. A dwz
+ * file walks on one: an imported unit's scopes belong to its first importer.
+ */
+static unsigned thread_count(const sym_build_options *o, Elf *elf, const sym_elf_info *info)
 {
-	if (o && o->threads)
-		return o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
-	if (dwarf_size < PARALLEL_MIN_DWARF_BYTES)
+	unsigned n;
+	if (o && o->threads) {
+		n = o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
+	} else if (dwarf_bytes(elf) < PARALLEL_MIN_DWARF_BYTES) {
+		n = 1;
+	} else {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
+	}
+	if (n == 1 || info->has_alt)
 		return 1;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (dw && sym_dwarf_has_partial_units(dw))
+		n = 1;
+	if (dw)
+		dwarf_end(dw);
+	return n;
+}
+
+/*
+ * After the walk, a file mapping's .debug_* pages are dropped (the walk
+ * dropped each unit's .debug_info; line tables, strings and the rest stayed):
+ * the tail of the build then runs without them resident.
+ */
+static void release_debug_sections(Elf *elf, const struct image *im)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = (uintptr_t)im->data;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name = sym_elf_section_name(elf, scn, &sh);
+		if (!name || strncmp(name, ".debug_", 7) || sh.sh_type == SHT_NOBITS ||
+		    sh.sh_offset > im->size || sh.sh_size > im->size - sh.sh_offset)
+			continue;
+		uintptr_t lo = (base + sh.sh_offset + page - 1) & ~(page - 1);
+		uintptr_t hi = (base + sh.sh_offset + sh.sh_size) & ~(page - 1);
+		if (lo < hi)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
 }
 
 /* Gets and checks the dwz file; its image is inflated into *alt. */
@@ -188,21 +229,29 @@ static void run_shards(struct shard *shards, unsigned nshards)
 
 /*
  * Walks the DWARF of the image on up to thread_count() threads and merges
- * what they found into all. Refused DWARF is no error while symbols remain
- * to answer from (*from_dwarf tells whether any unit was read).
+ * what they found into all, in unit order. Refused DWARF is no error while
+ * symbols remain to answer from (*from_dwarf tells whether any unit was read).
  */
 static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const sym_elf_info *info,
 			      Elf *elf, const sym_build_options *opts, uint64_t min_code,
 			      sym_collect *all, bool *from_dwarf, sym_error *err)
 {
-	unsigned nshards = thread_count(opts, dwarf_bytes(elf));
+	unsigned nshards = thread_count(opts, elf, info);
 	struct shard *shards = calloc(nshards, sizeof(*shards));
-	if (!shards)
+	sym_collect *outs = calloc(nshards, sizeof(*outs));
+	if (!shards || !outs) {
+		free(shards);
+		free(outs);
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory");
+	}
 	for (unsigned i = 0; i < nshards; i++) {
 		shards[i] = (struct shard){.main = main_im, .alt = info->has_alt ? alt_im : NULL,
-					   .index = i, .count = nshards, .min_code_addr = min_code};
-		if (sym_collect_init(&shards[i].out))
+					   .index = i, .count = nshards, .min_code_addr = min_code,
+					   .out = &outs[i],
+					   .reopen_spans = opts ? opts->reopen_spans : 0,
+					   .release_pages = opts && opts->input_is_file_mapping &&
+							    !main_im->owned};
+		if (sym_collect_init(&outs[i]))
 			shards[i].rc = sym_error_set(&shards[i].err, SYM_E_NOMEM, "out of memory");
 	}
 	run_shards(shards, nshards);
@@ -218,11 +267,11 @@ static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const
 			*from_dwarf = true;
 		}
 	}
-	for (unsigned i = 0; i < nshards && !rc; i++)
-		if (sym_collect_merge(all, &shards[i].out, &all->scope_spans))
-			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging");
+	if (!rc && sym_collect_merge_units(all, outs, nshards))
+		rc = sym_error_set(err, SYM_E_NOMEM, "out of memory merging");
 	for (unsigned i = 0; i < nshards; i++)
-		sym_collect_deinit(&shards[i].out);
+		sym_collect_deinit(&outs[i]);
+	free(outs);
 	free(shards);
 	return rc;
 }
@@ -342,6 +391,8 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 				   err);
 		if (rc)
 			goto out;
+		if (opts && opts->input_is_file_mapping && !main_im.owned)
+			release_debug_sections(elf, &main_im);
 	}
 	bool from_pclntab = false;
 	if (!from_dwarf &&

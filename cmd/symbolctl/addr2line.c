@@ -298,7 +298,8 @@ static int build_index(const struct opts *o, struct alt_ctx *alt, file_map *exe,
 {
 	if (open_source(o, alt, exe))
 		return -1;
-	sym_build_options bo = {.alt_resolver = resolve_alt, .alt_ctx = alt};
+	sym_build_options bo = {.alt_resolver = resolve_alt, .alt_ctx = alt,
+				.input_is_file_mapping = exe->mapped};
 	sym_error err;
 	if (sym_index_build(exe->data, exe->size, &bo, blob, size, &err) != SYM_OK) {
 		fprintf(stderr, "symbolctl: %s: %s\n", alt->exe, err.msg);
