@@ -58,6 +58,8 @@ struct conn {
 	unsigned writing;   /* replies handed to evhttp, not yet written */
 	svc_head_scan head; /* the request's head as it arrives (body_cap) */
 	uint64_t head_bytes, cap;  /* the head's bytes; the body's cap once decided */
+	char peer[64];      /* the peer's address ("" until a head needs it) */
+	bool reading_more;  /* in svc_conns_read_more (input_cb runs within it) */
 };
 
 BASE_VEC_DEFINE(conn_vec, conn *)
@@ -304,12 +306,12 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
  * more, true (over) before a byte of the body is taken. */
 static bool read_head(conn *c, struct evbuffer *buf, size_t n)
 {
-	svc_conns *cs = c->cs;
+	const svc_conns *cs = c->cs;
 	if (!svc_head_feed_buffer(&c->head, buf, n, &c->head_bytes))
 		return false;
-	char peer[64];
-	svc_peer_text(bufferevent_getfd(c->bev), peer, sizeof(peer));
-	c->cap = cs->body_cap ? cs->body_cap(cs->body_cap_arg, &c->head, peer) : cs->max_request_bytes;
+	if (!c->peer[0])  /* the peer of a connection once, not per request */
+		svc_peer_text(bufferevent_getfd(c->bev), c->peer, sizeof(c->peer));
+	c->cap = cs->body_cap ? cs->body_cap(cs->body_cap_arg, &c->head, c->peer) : cs->max_request_bytes;
 	bool over = c->head.has_length && c->head.content_length > c->cap;
 	svc_head_reset(&c->head);
 	c->head.done = true;  /* until the next request */
@@ -363,6 +365,13 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 		bufferevent_disable(c->bev, EV_READ);
 		event_active(c->deadline, EV_TIMEOUT, 0);
 	}
+	/* libevent filled its read: the rest of the request, up to the cap, at once. */
+	if (!c->too_large && !c->reading_more && info->n_added == SVC_CONNS_LIBEVENT_READ &&
+	    c->bytes <= limit) {
+		c->reading_more = true;
+		svc_conns_read_more(c->bev, buf, limit - c->bytes + 1);
+		c->reading_more = false;
+	}
 }
 
 /* evhttp answers a body it cannot parse with 413, as it does one over its cap
@@ -408,6 +417,7 @@ static struct bufferevent *bev_cb(struct event_base *base, void *arg)
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev)
 		return NULL; /* evhttp makes its own, uncounted */
+	bufferevent_set_max_single_write(bev, SVC_CONNS_MAX_WRITE);
 	if (base_vec_reserve(&cs->pending.v, 1))
 		return bev;
 	conn *c = calloc(1, sizeof(*c));
