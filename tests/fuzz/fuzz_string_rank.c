@@ -7,12 +7,18 @@
  * byte's; its ordinal is the number of starts before it), ordinals are below
  * n_strings, and nothing outside the table has one.
  */
-#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "service/resolve/svc_string_rank.h"
+
+/* Checked in every build type (NDEBUG too). */
+#define MUST(c) \
+	do { \
+		if (!(c)) \
+			abort(); \
+	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -25,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(table, data, size);
 	svc_string_rank r;
 	if (!svc_string_rank_build(&r, table, size)) {
-		assert(size == 0 && r.base == NULL);
+		MUST(size == 0 && r.base == NULL);
 		free(table);
 		return 0;
 	}
@@ -33,15 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < size; i++) {
 		bool start = i == 0 || table[i - 1] == '\0';
 		bool got = svc_string_rank_of(&r, table + i, &ord);
-		assert(got == start);
+		MUST(got == start);
 		if (got) {
-			assert(ord == starts);
+			MUST(ord == starts);
 			starts++;
 		}
 	}
-	assert(starts == r.n_strings);
-	assert(!svc_string_rank_of(&r, table + size, &ord));
-	assert(!svc_string_rank_of(&r, (const char *)((uintptr_t)table - 1), &ord));
+	MUST(starts == r.n_strings);
+	MUST(!svc_string_rank_of(&r, table + size, &ord));
+	MUST(!svc_string_rank_of(&r, (const char *)((uintptr_t)table - 1), &ord));
 	svc_string_rank_free(&r);
 	free(table);
 	return 0;
