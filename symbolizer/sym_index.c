@@ -460,6 +460,12 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
 	return n;
 }
 
+void sym_index_strings(const sym_index *idx, const char **base, size_t *size)
+{
+	*base = idx->strs;
+	*size = idx->h->strtab_size;
+}
+
 unsigned sym_index_format_version(void)
 {
 	return SYM_IX_VERSION;

@@ -99,6 +99,13 @@ typedef struct sym_index_info {
 void sym_index_get_info(const sym_index *idx, sym_index_info *out);
 
 /*
+ * The index's string table: every string a sym_frame points to starts in
+ * [*base, *base + *size), each distinct string once, NUL-terminated, one
+ * after another (what a service numbers the strings by, svc_string_rank).
+ */
+void sym_index_strings(const sym_index *idx, const char **base, size_t *size);
+
+/*
  * The address and size of the allocated section called name (the first of
  * that name): its sh_addr, or for an ET_REL file the address the index laid it
  * out at. An offset o within it is the address *addr + o. False when none.

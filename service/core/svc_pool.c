@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_pool: worker threads + a self-pipe back to the event loop (svc_pool.h).
+ * svc_pool: worker threads + an eventfd back to the event loop (svc_pool.h):
+ * a worker that finishes the first job of a batch adds 1 to it, the loop
+ * reads it once (back to 0) and delivers every finished job.
  */
 #include "service/core/svc_pool.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <sys/eventfd.h>
 
 #include <event2/event.h>
 
@@ -27,7 +30,7 @@ struct svc_pool {
 	bool stop;
 	int n_threads;
 	pthread_t *threads;
-	int pipe_rd, pipe_wr;
+	int wake_fd;   /* eventfd: nonzero while finished jobs wait for the loop */
 	struct event *ev;
 };
 
@@ -60,10 +63,10 @@ static void *worker(void *arg)
 		bool was_empty = !p->d_head;
 		push(&p->d_head, &p->d_tail, j);
 		if (was_empty) {
-			char c = 1;
+			uint64_t one = 1;
 			ssize_t w;
 			do
-				w = write(p->pipe_wr, &c, 1);
+				w = write(p->wake_fd, &one, sizeof(one));
 			while (w < 0 && errno == EINTR);
 		}
 	}
@@ -76,9 +79,11 @@ static void drain(svc_pool *p, bool cancelled_unused)
 {
 	(void)cancelled_unused;
 	pthread_mutex_lock(&p->mu);
-	char buf[64];
-	while (read(p->pipe_rd, buf, sizeof(buf)) > 0)
-		;
+	uint64_t count;
+	ssize_t got;
+	do
+		got = read(p->wake_fd, &count, sizeof(count));
+	while (got < 0 && errno == EINTR);
 	struct job *j = p->d_head;
 	p->d_head = p->d_tail = NULL;
 	pthread_mutex_unlock(&p->mu);
@@ -90,7 +95,7 @@ static void drain(svc_pool *p, bool cancelled_unused)
 	}
 }
 
-static void pipe_cb(evutil_socket_t fd, short what, void *arg)
+static void wake_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
@@ -102,16 +107,14 @@ svc_pool *svc_pool_create(struct event_base *base, int threads)
 	svc_pool *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	int fds[2];
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->wake_fd < 0) {
 		free(p);
 		return NULL;
 	}
-	p->pipe_rd = fds[0];
-	p->pipe_wr = fds[1];
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	p->ev = event_new(base, p->pipe_rd, EV_READ | EV_PERSIST, pipe_cb, p);
+	p->ev = event_new(base, p->wake_fd, EV_READ | EV_PERSIST, wake_cb, p);
 	p->threads = calloc((size_t)threads, sizeof(*p->threads));
 	if (!p->ev || !p->threads || event_add(p->ev, NULL) != 0) {
 		svc_pool_destroy(p);
@@ -170,8 +173,7 @@ void svc_pool_destroy(svc_pool *p)
 	}
 	if (p->ev)
 		event_free(p->ev);
-	close(p->pipe_rd);
-	close(p->pipe_wr);
+	close(p->wake_fd);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 	free(p->threads);

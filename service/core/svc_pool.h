@@ -3,7 +3,7 @@
  * svc_pool: worker threads of the service. Jobs that block or take long run
  * here: the fetcher's local file reads, ELF checks and store writes, index
  * builds, and the lookups of big Symbolize batches. Their completion is
- * handed back to the event loop through a pipe, so the loop never waits on a
+ * handed back to the event loop through an eventfd, so the loop never waits on a
  * disk and never needs libevent's thread support.
  */
 #ifndef SVC_POOL_H

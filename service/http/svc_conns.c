@@ -258,9 +258,9 @@ static bool read_head(conn *c, struct evbuffer *buf, size_t n)
 	if (!svc_head_feed_buffer(&c->head, buf, n, &c->head_bytes))
 		return false;
 	c->body_from = evbuffer_get_length(buf) - n + (size_t)(c->head_bytes - before);
-	char peer[64];
-	svc_peer_text(bufferevent_getfd(c->bev), peer, sizeof(peer));
-	c->cap = cs->body_cap ? cs->body_cap(cs->body_cap_arg, &c->head, peer) : cs->max_request_bytes;
+	if (!c->peer[0])  /* the peer of a connection once, not per request */
+		svc_peer_text(bufferevent_getfd(c->bev), c->peer, sizeof(c->peer));
+	c->cap = cs->body_cap ? cs->body_cap(cs->body_cap_arg, &c->head, c->peer) : cs->max_request_bytes;
 	bool over = c->head.has_length && c->head.content_length > c->cap;
 	/* An upload's (a cap above the small one): the budget, the spool file. */
 	int st = !over && c->cap > cs->max_request_bytes
@@ -327,6 +327,13 @@ static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 		bufferevent_disable(c->bev, EV_READ);
 		event_active(c->deadline, EV_TIMEOUT, 0);
 	}
+	/* libevent filled its read: the rest of the request, up to the cap, at once. */
+	if (!c->too_large && !c->reading_more && info->n_added == SVC_CONNS_LIBEVENT_READ &&
+	    c->bytes <= limit) {
+		c->reading_more = true;
+		svc_conns_read_more(c->bev, buf, limit - c->bytes + 1);
+		c->reading_more = false;
+	}
 }
 
 /* evhttp answers a body it cannot parse with 413, as it does one over its cap
@@ -372,6 +379,7 @@ static struct bufferevent *bev_cb(struct event_base *base, void *arg)
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev)
 		return NULL; /* evhttp makes its own, uncounted */
+	bufferevent_set_max_single_write(bev, SVC_CONNS_MAX_WRITE);
 	if (base_vec_reserve(&cs->pending.v, 1))
 		return bev;
 	conn *c = calloc(1, sizeof(*c));

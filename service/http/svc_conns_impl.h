@@ -33,6 +33,8 @@ struct conn {
 	size_t body_from;   /* where the body starts in the input, as the head ends */
 	int status;         /* the refusal deadline_cb sends (413, 503, 507) */
 	bool spooling;      /* svc_body_take is moving bytes: not a read */
+	char peer[64];      /* the peer's address ("" until a head needs it) */
+	bool reading_more;  /* in svc_conns_read_more (input_cb runs within it) */
 };
 
 BASE_VEC_DEFINE(conn_vec, conn *)

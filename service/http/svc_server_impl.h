@@ -143,6 +143,21 @@ struct evhttp_connection;
 /* Frees evhttp's connection but keeps its socket: the socket's descriptor of
  * our own (-1: failed, the socket closed). */
 int svc_conns_take_socket(struct bufferevent *bev, struct evhttp_connection *evcon);
+
+/*
+ * svc_conns_read.c: libevent 2.1 reads at most SVC_CONNS_LIBEVENT_READ bytes
+ * from a socket a loop turn (a 38 KB request: ten turns, twenty syscalls).
+ * After a read that filled them, svc_conns_read_more reads on from bev's
+ * socket into buf (its input), up to want bytes (at most
+ * SVC_CONNS_READ_MORE_MAX) in one readv; the bytes read (0: none waiting, the
+ * peer gone, or an error, left for libevent's next read). Writes: a
+ * connection's bufferevent writes up to SVC_CONNS_MAX_WRITE bytes a turn
+ * (libevent's default, 16 KiB, is a dozen writev calls for a large reply).
+ */
+#define SVC_CONNS_LIBEVENT_READ 4096
+#define SVC_CONNS_READ_MORE_MAX ((uint64_t)256 << 10)
+#define SVC_CONNS_MAX_WRITE ((ev_ssize_t)1 << 20)
+size_t svc_conns_read_more(struct bufferevent *bev, struct evbuffer *buf, uint64_t want);
 void svc_conns_destroy(svc_conns *cs);
 
 /* A row of the router's table: a route and the object its handler gets. */

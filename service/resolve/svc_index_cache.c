@@ -36,6 +36,7 @@ svc_index_cache *svc_index_cache_create(size_t max_bytes)
 static void entry_free(svc_index_entry *e)
 {
 	sym_index_destroy(e->index);
+	svc_string_rank_free(&e->strings);
 	if (e->free_artifact_)
 		e->free_artifact_(e->artifact);
 	if (e->free_blob_)
@@ -169,9 +170,13 @@ svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id,
 	e->id = *id;
 	e->index = index;
 	sym_index_get_info(index, &e->info);
+	const char *strs;
+	size_t strs_size;
+	sym_index_strings(index, &strs, &strs_size);
+	svc_string_rank_build(&e->strings, strs, strs_size);  /* none: responses hash instead */
 	e->blob_ = blob;
 	e->free_blob_ = free_blob;
-	e->bytes = blob_size + sizeof(*e);
+	e->bytes = blob_size + sizeof(*e) + e->strings.bytes;
 	return insert(c, e);
 }
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "base/base_buf.h"
+#include "service/resolve/svc_string_rank.h"
 #include "symbolizer/sym_index.h"
 
 typedef struct svc_index_cache svc_index_cache;
@@ -28,6 +29,7 @@ typedef struct svc_index_entry {
 	sym_build_id id;
 	sym_index *index;
 	sym_index_info info;
+	svc_string_rank strings;  /* the index's string ordinals (base NULL: none) */
 	size_t bytes;             /* the blob's size: what the cache bound counts */
 	/*
 	 * Set by svc_resolver for an index built from an executable alone

@@ -354,7 +354,9 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		rm[i].error = m->error;
 		rm[i].retry_after_ms = m->retry_after_ms;
 		rm[i].flags = m->entry ? m->entry->info.flags : 0;
-		entry_no[i] = m->entry ? svc_response_entry(&r, m->entry) : 0;
+		entry_no[i] = m->entry ? svc_response_entry(&r, m->entry, &m->entry->strings,
+							     m->entry->info.n_functions)
+				       : 0;
 		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))
 			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
 	}

@@ -13,7 +13,11 @@
  * the same message (test_svc_response checks this), without protobuf-c's
  * per-message structs and reflective packing.
  *
- * The hash tables and sections live in svc_response_tables, which are reused
+ * Seen functions and strings are found by their dense ordinals in the index
+ * (the function_id of a frame; a string's svc_string_rank ordinal) in arrays
+ * of slots, else (an index without ordinals, a function met at a second
+ * file) in hash tables keyed by address. The slots, hash tables and sections
+ * live in svc_response_tables (svc_response_tables.c), which are reused
  * from call to call (a generation stamp empties a table in O(1)); a
  * svc_response_pool hands one to each call in progress, on any thread.
  */
@@ -24,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "service/resolve/svc_string_rank.h"
 #include "symbolizer/sym_index.h"
 
 /* Lines (inline frames) a location may have. */
@@ -64,8 +69,17 @@ bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locat
 /* Gives the tables back to the pool (or frees them); also after a failed begin. */
 void svc_response_end(svc_response *r);
 
-/* A small number for an index blob, the same for every mapping that uses it. */
-uint32_t svc_response_entry(svc_response *r, const void *entry);
+/*
+ * A small number for an index blob, the same for every mapping that uses it.
+ * strings (the index's string ordinals, svc_index_entry.strings; NULL: none)
+ * and n_functions (its sym_index_info.n_functions) give it dense tables: an
+ * array slot per function and per string, stamped with the call's
+ * generation, instead of hashing their addresses (taken when they fit the
+ * budget and pay off for the call's number of locations; the bytes of the
+ * response are the same either way).
+ */
+uint32_t svc_response_entry(svc_response *r, const void *entry, const svc_string_rank *strings,
+			    uint32_t n_functions);
 
 /*
  * The function-table index of function fn (a frame of the index numbered

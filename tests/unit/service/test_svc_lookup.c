@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "service/resolve/svc_index_cache.h"
+#include "service/resolve/svc_string_rank.h"
 #include "service/symbolize/svc_lookup.h"
 #include "symbolizer/sym_index.h"
 #include "index_fixture.h"
@@ -198,8 +199,18 @@ TEST(index_cache_references_and_bound)
 		idx[i] = index_fixture_load(names[i], &blobs[i], &sizes[i]);
 		REQUIRE(idx[i]);
 	}
-	/* Room for the two biggest blobs plus overhead, not for all three. */
+	/* Room for the two biggest blobs plus overhead (the entry, the string
+	 * ordinals), not for all three. */
 	size_t bound = sizes[0] + sizes[1] + sizes[2] - 1;
+	for (int i = 0; i < 3; i++) {
+		const char *strs;
+		size_t strs_size;
+		svc_string_rank rank;
+		sym_index_strings(idx[i], &strs, &strs_size);
+		REQUIRE(svc_string_rank_build(&rank, strs, strs_size));
+		bound += sizeof(svc_index_entry) + rank.bytes;
+		svc_string_rank_free(&rank);
+	}
 	svc_index_cache *c = svc_index_cache_create(bound);
 	sym_build_id ids[3];
 	for (int i = 0; i < 3; i++) {
@@ -306,6 +317,76 @@ TEST(index_cache_many_entries_replace_remove)
 	CHECK_EQ_U(st.inserts, N + 1);
 	CHECK_EQ_U(st.evictions, 0);
 	svc_index_cache_destroy(c);
+	free(blob);
+}
+
+TEST(string_rank_ordinals)
+{
+	/* "", "abc", "de", "", "f", and a padding NUL: six strings. */
+	static const char table[] = "\0abc\0de\0\0f\0";
+	svc_string_rank r;
+	REQUIRE(svc_string_rank_build(&r, table, sizeof(table)));
+	CHECK_EQ_U(r.n_strings, 6);
+	uint32_t ord = 99;
+	CHECK(svc_string_rank_of(&r, table, &ord) && ord == 0);
+	CHECK(svc_string_rank_of(&r, table + 1, &ord) && ord == 1);
+	CHECK(svc_string_rank_of(&r, table + 5, &ord) && ord == 2);
+	CHECK(svc_string_rank_of(&r, table + 8, &ord) && ord == 3);
+	CHECK(svc_string_rank_of(&r, table + 9, &ord) && ord == 4);
+	CHECK(svc_string_rank_of(&r, table + 11, &ord) && ord == 5);
+	/* Inside a string, and outside the table: no ordinal. */
+	CHECK(!svc_string_rank_of(&r, table + 2, &ord));
+	CHECK(!svc_string_rank_of(&r, table + sizeof(table), &ord));
+	CHECK(!svc_string_rank_of(&r, "abc", &ord));
+	svc_string_rank_free(&r);
+	CHECK(!svc_string_rank_build(&r, table, 0) && r.base == NULL);
+
+	/* A real index: every string of every frame but "" has an ordinal below
+	 * n_strings, the same for the same address and different for different ones. */
+	void *blob;
+	size_t size;
+	sym_index *idx = index_fixture_load("cxx_O2", &blob, &size);
+	REQUIRE(idx);
+	const char *strs;
+	size_t strs_size;
+	sym_index_strings(idx, &strs, &strs_size);
+	REQUIRE(svc_string_rank_build(&r, strs, strs_size));
+	CHECK(r.n_strings > 10);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	const char **by_ord = calloc(r.n_strings, sizeof(*by_ord));
+	size_t checked = 0, bad = 0;
+	for (uint32_t i = 0; i < info.n_loads; i++) {
+		const sym_elf_load *l = &info.loads[i];
+		if (!(l->flags & 1))
+			continue;
+		for (uint64_t a = l->vaddr; a < l->vaddr + l->memsz; a += 2) {
+			sym_frame fr[16];
+			size_t n = sym_index_lookup(idx, a, fr, 16);
+			for (size_t j = 0; j < n && j < 16; j++) {
+				const char *ss[] = {fr[j].name, fr[j].linkage_name, fr[j].display_name,
+						    fr[j].file};
+				for (size_t k = 0; k < 4; k++) {
+					uint32_t o;
+					if (!*ss[k])
+						continue;   /* "" may be a literal of the lookup */
+					if (!svc_string_rank_of(&r, ss[k], &o) || o >= r.n_strings) {
+						bad++;
+						continue;
+					}
+					if (by_ord[o] && by_ord[o] != ss[k])
+						bad++;
+					by_ord[o] = ss[k];
+					checked++;
+				}
+			}
+		}
+	}
+	CHECK(checked > 100);
+	CHECK_EQ_U(bad, 0);
+	free(by_ord);
+	svc_string_rank_free(&r);
+	sym_index_destroy(idx);
 	free(blob);
 }
 

@@ -241,6 +241,21 @@ TEST(response_bytes_and_lines_over_two_indexes)
 		CHECK(private && size3 == size && memcmp(private, bytes, size) == 0);
 		free(again);
 		free(private);
+		/* Without the indexes' string ordinals (hash tables throughout), and
+		 * with one index on dense slots and the other hashed: the same bytes. */
+		svc_string_rank c_rank = c_e->strings, cxx_rank = cxx_e->strings;
+		CHECK(c_rank.base && cxx_rank.base && c_rank.n_strings > 1);
+		size_t size4 = 0, size5 = 0;
+		memset(&cxx_e->strings, 0, sizeof(cxx_e->strings));
+		uint8_t *mixed = run(&c, pool, 256u << 20, &size4, &res);
+		memset(&c_e->strings, 0, sizeof(c_e->strings));
+		uint8_t *hashed = run(&c, pool, 256u << 20, &size5, &res);
+		c_e->strings = c_rank;
+		cxx_e->strings = cxx_rank;
+		CHECK(mixed && size4 == size && memcmp(mixed, bytes, size) == 0);
+		CHECK(hashed && size5 == size && memcmp(hashed, bytes, size) == 0);
+		free(mixed);
+		free(hashed);
 
 		Symbolizer__V1__SymbolizeResponse *r = decode_and_repack(bytes, size);
 		REQUIRE(r);
@@ -265,6 +280,38 @@ TEST(response_bytes_and_lines_over_two_indexes)
 	svc_index_entry_release(cache, c_e);
 	svc_index_entry_release(cache, cxx_e);
 	svc_index_cache_destroy(cache);
+}
+
+TEST(response_location_of_many_lines)
+{
+	/* Locations of 1, 7, 100 and SVC_RESPONSE_MAX_LINES Lines: bodies on
+	 * both sides of 128 bytes (a one- and a two-byte length). */
+	static const unsigned counts[] = {1, 7, 100, SVC_RESPONSE_MAX_LINES};
+	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
+	svc_response r;
+	REQUIRE(svc_response_begin(&r, NULL, NLOC, false, SIZE_MAX));
+	for (unsigned i = 0; i < NLOC; i++) {
+		for (unsigned j = 0; j < counts[i]; j++)
+			svc_response_line(&r, j, 100000 + j, j % 3);
+		svc_response_location(&r, 0x123456789ull + i);
+	}
+	CHECK(!r.oom);
+	size_t size = svc_response_size(&r, NULL, 0);
+	uint8_t *bytes = malloc(size);
+	svc_response_write(&r, NULL, 0, bytes);
+	svc_response_end(&r);
+	Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(bytes, size);
+	REQUIRE(m);
+	REQUIRE(m->n_locations == NLOC);
+	for (unsigned i = 0; i < NLOC; i++) {
+		CHECK_EQ_U(m->locations[i]->n_lines, counts[i]);
+		CHECK_EQ_U(m->locations[i]->normalized_address, 0x123456789ull + i);
+		unsigned j = counts[i] - 1;
+		CHECK_EQ_U(m->locations[i]->lines[j]->function_index, j);
+		CHECK_EQ_U(m->locations[i]->lines[j]->line, 100000 + j);
+	}
+	symbolizer__v1__symbolize_response__free_unpacked(m, NULL);
+	free(bytes);
 }
 
 TEST(response_of_nothing)
