@@ -13,6 +13,7 @@
  *   GET  /buildid/ID/status                           why a build ID is (not) symbolized
  *                                                     (JSON, svc_status.c)
  *   PUT  /buildid/ID/{debuginfo,executable}           uploads (svc_upload)
+ *   POST /v1development/profiles                      OTLP/HTTP profiles receiver (svc_otlp)
  *
  * svc_server_create() opens the store, starts the fetcher, the pool, the
  * caches, creates the rooms of the table (svc_server_options.rooms), and
