@@ -298,7 +298,6 @@ void svc_otlp_render_metrics(const svc_otlp *s, base_buf *b)
 		svc_otlp_fwd_render_metrics(s->fwd, b);
 }
 
-const svc_otlp_options *svc_otlp_options_of(const svc_otlp *s);
 const svc_otlp_options *svc_otlp_options_of(const svc_otlp *s)
 {
 	return &s->o;

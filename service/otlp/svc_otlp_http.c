@@ -13,6 +13,7 @@
  * full, too many calls, shutting down), 500 otherwise.
  */
 #include "service/otlp/svc_otlp.h"
+#include "service/otlp/svc_otlp_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +30,6 @@
 #define PROTOBUF "application/x-protobuf"
 #define JSON "application/json"
 #define RETRY_AFTER_S "1"
-
-/* The receiver's parts of svc_otlp that this file needs (svc_otlp.c). */
-const svc_otlp_options *svc_otlp_options_of(const svc_otlp *s);
 
 typedef struct http_call {
 	const svc_otlp_options *o;

@@ -97,6 +97,11 @@ bool svc_otlp_fill(svc_otlp_doc *d, const struct svc_lookup_mapping *maps,
 /* Puts the dictionary's own arrays back (after packing). */
 void svc_otlp_unfill(svc_otlp_doc *d, svc_otlp_undo *undo);
 
+/* The room's options (svc_otlp.c), for the OTLP/HTTP route (svc_otlp_http.c). */
+struct svc_otlp;
+struct svc_otlp_options;
+const struct svc_otlp_options *svc_otlp_options_of(const struct svc_otlp *s);
+
 /* ---- the forwarder's retry rules (svc_otlp_retry.c) ---- */
 
 /* OTLP/HTTP's retryable statuses: 429, 502, 503, 504. */
