@@ -106,7 +106,7 @@ static inline unsigned json_digits(uint64_t v)
 	};
 	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
 	unsigned d = bits * 1233 >> 12;  /* floor(log10(2^bits)) */
-	return d + (d < 20 && v >= pow10[d]);
+	return d + (d < 20 && v >= pow10[d]) + (v == 0);  /* 0: one digit */
 }
 
 /* v in decimal, with a '-' when neg, between quotes when quoted, written at

@@ -91,6 +91,26 @@ TEST(otlp_json_names_and_int64)
 	svc_rpc_json_destroy(j);
 }
 
+TEST(otlp_json_zeros_in_lists)
+{
+	/* Indices of 0 in repeated fields (packed or not): the encoder once
+	 * wrote "[0" as "0" (a zero took no digit room; fuzz_otlp_json found it). */
+	svc_rpc_json *j = svc_rpc_json_create_opts(REQ, SVC_RPC_JSON_OTLP);
+	REQUIRE(j);
+	svc_errc code;
+	svc_error err;
+	char *s = round_trip(j,
+			     "{\"dictionary\":{\"mappingTable\":[{\"attributeIndices\":[0]},"
+			     "{\"attributeIndices\":[1,0,0,10,0]}],\"stackTable\":[{"
+			     "\"locationIndices\":[0]}]}}",
+			     &code, &err);
+	CHECK_STREQ(s, "{\"dictionary\":{\"mappingTable\":[{\"attributeIndices\":[0]},"
+		       "{\"attributeIndices\":[1,0,0,10,0]}],\"stackTable\":[{"
+		       "\"locationIndices\":[0]}]}}");
+	free(s);
+	svc_rpc_json_destroy(j);
+}
+
 TEST(otlp_retry_rules)
 {
 	CHECK(svc_otlp_http_retryable(429) && svc_otlp_http_retryable(502) &&
