@@ -139,9 +139,10 @@ static const base_flag flags[] = {
 	  "gRPC-Web), separated by commas, or * for any (none: CORS off)"),
 	F("--otlp-forward", "URL", BASE_FLAG_STRING, otlp_forward, 0,
 	  "where OTLP profiles received (POST /v1development/profiles,\n"
-	  "gRPC ProfilesService/Export) go once symbolized: http(s)://\n"
-	  "for OTLP/HTTP, grpc:// (h2c) or grpcs:// for OTLP/gRPC (none:\n"
-	  "they are symbolized, counted and not passed on)"),
+	  "gRPC ProfilesService/Export) go once symbolized: http:// or\n"
+	  "https:// for OTLP/HTTP, grpc:// for OTLP/gRPC over HTTP/2\n"
+	  "without TLS, grpcs:// with it (none: they are symbolized,\n"
+	  "counted and not passed on)"),
 	F("--otlp-queue-bytes", "SIZE", BASE_FLAG_SIZE, otlp_queue_bytes, 0,
 	  "memory of the OTLP forward queue; a request past it is\n"
 	  "answered 503 with Retry-After (64M)"),
