@@ -43,6 +43,8 @@ struct svc_pool;
 struct svc_resolver;
 struct svc_response_pool;
 struct svc_rpc_call;
+struct svc_rpc_request;
+struct svc_rpc_sink;
 struct svc_server_options;
 
 /*
@@ -77,6 +79,9 @@ typedef struct svc_room_ctx {
 	void (*replaced)(void *arg, const sym_build_id *id);
 	/* GET /buildid/ID/status: the status page into body; returns the HTTP status. */
 	int (*status)(void *arg, const sym_build_id *id, struct evbuffer *body);
+	/* Serves a call of the RPC table (svc_rpc_serve), for a route that
+	 * fronts a method (OTLP/HTTP's /v1development/profiles). */
+	void (*serve)(void *arg, const struct svc_rpc_request *r, const struct svc_rpc_sink *sink);
 	void *arg;                                  /* the hooks' */
 } svc_room_ctx;
 
@@ -91,6 +96,10 @@ typedef struct svc_room_method {
 	void (*handle)(void *obj, struct svc_rpc_call *call);
 	const struct ProtobufCMessageDescriptor *request;  /* NULL: from the service's */
 	const struct ProtobufCMessageDescriptor *response;
+	/* A method of another service (OTLP's ProfilesService/Export): routed
+	 * as /<service>/<name>, its types named above. NULL: the daemon's. */
+	const char *service;
+	unsigned json_flags;                        /* svc_rpc_json_create_opts' */
 } svc_room_method;
 
 #define SVC_ROUTE_ANY (~0u)  /* every HTTP method */

@@ -359,6 +359,8 @@ static size_t header_cb(char *p, size_t size, size_t n, void *arg)
 	svc_http_req *r = arg;
 	size_t len = size * n;
 	r->received += len;
+	if (r->o.on_header)
+		r->o.on_header(r->o.header_arg, p, len);
 	if (len > 5 && !strncmp(p, "HTTP/", 5)) {
 		/* A new response (after a redirect or a 100): status, no sizes yet. */
 		const char *sp = memchr(p, ' ', len);

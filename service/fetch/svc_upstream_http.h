@@ -84,6 +84,11 @@ typedef struct svc_http_opts {
 	 * and its header list (struct curl_slist **): the S3 provider signs it. */
 	bool (*prepare)(const void *arg, void *easy, void *headers);
 	const void *prepare_arg;
+	/* Called with every header line of the answer (HTTP/2 trailers too:
+	 * gRPC's grpc-status), "Name: value\r\n" as received: the OTLP
+	 * forwarder reads Retry-After and grpc-status. NULL: none. */
+	void (*on_header)(const void *arg, const char *line, size_t len);
+	const void *header_arg;
 } svc_http_opts;
 
 /* user_agent: e.g. "symbolizer/0.1.0". NULL on failure. */

@@ -15,6 +15,7 @@
 #include "service/http/svc_server.h"
 #include "service/layout/svc_layout.h"
 #include "service/otlp/svc_otlp.h"
+#include "service/rpc/svc_rpc_json.h"
 #include "proto/otlp/opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "service/symbolize/svc_profile.h"
 #include "service/symbolize/svc_symbolize.h"
@@ -204,9 +205,21 @@ const svc_room svc_room_profile = {
 
 /* ---- otlp: SymbolizeOTLP (OpenTelemetry profiles, issue 27) ---- */
 
+static void otlp_reply(void *arg, struct evhttp_request *req, int status, struct evbuffer *body)
+{
+	const svc_room_ctx *c = arg;
+	c->reply(c->arg, req, "otlp", status, body);
+}
+
+static void otlp_serve(void *arg, const svc_rpc_request *r, const svc_rpc_sink *sink)
+{
+	const svc_room_ctx *c = arg;
+	c->serve(c->arg, r, sink);
+}
+
 static void *otlp_create(const svc_room_ctx *c, svc_error *err)
 {
-	(void)err;
+	const svc_server_options *o = c->flags;
 	svc_otlp_options oo = {
 		.base = c->base, .resolver = c->resolver, .pool = c->pool,
 		/* protobuf-c's structs outweigh the wire bytes: its own cap. */
@@ -215,8 +228,11 @@ static void *otlp_create(const svc_room_ctx *c, svc_error *err)
 		.max_locations = (size_t)c->max_locations * SVC_PROFILE_LOCATIONS_PER_CALL,
 		.default_wait_ms = c->default_wait_ms, .max_wait_ms = c->max_wait_ms,
 		.max_new_lookups = c->max_new_lookups,
+		.forward_url = o->otlp_forward, .queue_bytes = o->otlp_queue_bytes,
+		.export_wait_ms = o->otlp_max_wait_ms, .max_request_bytes = c->max_request_bytes,
+		.reply = otlp_reply, .serve = otlp_serve, .arg = (void *)c,
 	};
-	return svc_otlp_create(&oo);
+	return svc_otlp_create(&oo, err);
 }
 
 static void otlp_destroy(void *obj)
@@ -229,10 +245,27 @@ static void otlp_metrics(const void *obj, base_buf *b)
 	svc_otlp_render_metrics(obj, b);
 }
 
+static bool otlp_route(void *obj, struct evhttp_request *req, const char *path,
+		       const char *query)
+{
+	(void)path;
+	(void)query;
+	return svc_otlp_http_handle(obj, req);
+}
+
 static const svc_room_method otlp_methods[] = {
 	{.name = "SymbolizeOTLP", .handle = svc_otlp_handle,
 	 .request = &opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor,
 	 .response = &opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor},
+	/* OTLP/gRPC's Export, under the collector's own service. */
+	{.name = "Export", .handle = svc_otlp_export_handle, .service = SVC_OTLP_SERVICE,
+	 .json_flags = SVC_RPC_JSON_OTLP,
+	 .request = &opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor,
+	 .response = &opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__descriptor},
+};
+
+static const svc_room_route otlp_routes[] = {
+	{EVHTTP_REQ_POST, SVC_OTLP_HTTP_PATH, otlp_route},
 };
 
 const svc_room svc_room_otlp = {
@@ -242,6 +275,8 @@ const svc_room svc_room_otlp = {
 	.render_metrics = otlp_metrics,
 	.methods = otlp_methods,
 	.n_methods = SVC_ROOM_COUNT(otlp_methods),
+	.routes = otlp_routes,
+	.n_routes = SVC_ROOM_COUNT(otlp_routes),
 };
 
 /* ---- debuginfod: GET|HEAD /buildid/... ---- */

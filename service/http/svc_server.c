@@ -221,6 +221,12 @@ static int status_page(void *arg, const sym_build_id *id, struct evbuffer *body)
 	return svc_status_render(s->store, s->fetcher, s->resolver, id, body);
 }
 
+static void room_serve(void *arg, const svc_rpc_request *r, const svc_rpc_sink *sink)
+{
+	svc_server *s = arg;
+	svc_rpc_serve(s->rpc, r, sink);
+}
+
 /* The RPC handler of symbolizer.v1.SymbolizerService, serving the rooms'
  * methods in table order (a name twice is refused). False: err is set. */
 static bool start_rpc(svc_server *s, svc_error *err)
@@ -246,6 +252,8 @@ static bool start_rpc(svc_server *s, svc_error *err)
 				.ctx = s->rooms.objs[i],
 				.request = row->methods[j].request,
 				.response = row->methods[j].response,
+				.service = row->methods[j].service,
+				.json_flags = row->methods[j].json_flags,
 			};
 		}
 	}
@@ -282,7 +290,8 @@ static bool start_rooms(svc_server *s, svc_error *err)
 		.flags = &s->o, .store = s->store,
 		.pool = s->pool, .fetcher = s->fetcher, .packages = s->packages, .cache = s->cache,
 		.responses = s->responses, .resolver = s->resolver,
-		.reply = room_reply, .replaced = room_replaced, .status = status_page, .arg = s,
+		.reply = room_reply, .replaced = room_replaced, .status = status_page,
+		.serve = room_serve, .arg = s,
 	};
 	if (!svc_room_set_create(&s->rooms, s->o.rooms, s->o.n_rooms, &s->ctx, err))
 		return false;

@@ -13,6 +13,7 @@
  *   GET  /buildid/ID/status                           why a build ID is (not) symbolized
  *                                                     (JSON, svc_status.c)
  *   PUT  /buildid/ID/{debuginfo,executable}           uploads (svc_upload)
+ *   POST /v1development/profiles                      OTLP/HTTP profiles receiver (svc_otlp)
  *
  * svc_server_create() opens the store, starts the fetcher, the pool, the
  * caches, creates the rooms of the table (svc_server_options.rooms), and
@@ -65,6 +66,9 @@ typedef struct svc_server_options {
 	int64_t request_timeout_ms;  /* a request's first byte to its last (header and body) */
 	uint32_t max_concurrent_streams; /* HTTP/2 (gRPC): streams open at once per connection */
 	const char *cors_allowed_origins; /* CORS on the RPC routes: "*" or a list (NULL: off) */
+	const char *otlp_forward;    /* --otlp-forward URL (NULL: received profiles not passed on) */
+	uint64_t otlp_queue_bytes;   /* --otlp-queue-bytes: the forward queue's bound */
+	int64_t otlp_max_wait_ms;    /* --otlp-max-wait: a received profile's wait for build IDs */
 	const svc_config *config;    /* store and sources; copied where needed */
 	/* The rooms the server is assembled from, in creation order (svc_room.h):
 	 * symbolizerd's table (svc_rooms.h) by default; a test's may add rows. */
@@ -87,6 +91,7 @@ void svc_server_options_init(svc_server_options *o);
  * --worker-lookup-min N --gzip-min-bytes SIZE --max-hops N
  * --max-connections N --request-timeout DUR --waiting-calls-bytes SIZE
  * --max-concurrent-streams N --cors-allowed-origins LIST
+ * --otlp-forward URL --otlp-queue-bytes SIZE --otlp-max-wait DUR
  */
 base_flag_group svc_server_flags(svc_server_options *o);
 

@@ -35,6 +35,8 @@ void svc_server_options_init(svc_server_options *o)
 	o->waiting_calls_bytes = 512ull * 1024 * 1024;
 	o->request_timeout_ms = 30000;
 	o->max_concurrent_streams = 100;
+	o->otlp_queue_bytes = 64ull * 1024 * 1024;
+	o->otlp_max_wait_ms = 2000;
 	o->rooms = svc_daemon_rooms;
 	o->n_rooms = svc_daemon_n_rooms;
 }
@@ -140,6 +142,19 @@ static const base_flag flags[] = {
 	F("--cors-allowed-origins", "LIST", BASE_FLAG_STRING, cors_allowed_origins, 0,
 	  "browser origins allowed to call the RPC methods (Connect and\n"
 	  "gRPC-Web), separated by commas, or * for any (none: CORS off)"),
+	F("--otlp-forward", "URL", BASE_FLAG_STRING, otlp_forward, 0,
+	  "where OTLP profiles received (POST /v1development/profiles,\n"
+	  "gRPC ProfilesService/Export) go once symbolized: http:// or\n"
+	  "https:// for OTLP/HTTP, grpc:// for OTLP/gRPC over HTTP/2\n"
+	  "without TLS, grpcs:// with it (none: they are symbolized,\n"
+	  "counted and not passed on)"),
+	F("--otlp-queue-bytes", "SIZE", BASE_FLAG_SIZE, otlp_queue_bytes, 0,
+	  "memory of the OTLP forward queue; a request past it is\n"
+	  "answered 503 with Retry-After (64M)"),
+	F("--otlp-max-wait", "DUR", BASE_FLAG_DURATION, otlp_max_wait_ms, 0,
+	  "how long a received OTLP profile waits for its build IDs to\n"
+	  "be fetched and indexed; then it goes on with what is\n"
+	  "resolved (2s)"),
 };
 #undef F
 

@@ -8,6 +8,7 @@
 #include "service/otlp/svc_otlp.h"
 #include "service/otlp/svc_otlp_impl.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "base/base_arena.h"
 #include "base/base_expo.h"
+#include "service/otlp/svc_otlp_forward.h"
 #include "service/rpc/svc_rpc_flow.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_mappings.h"
@@ -23,7 +25,10 @@
 struct svc_otlp {
 	svc_otlp_options o;
 	svc_rpc_flow_conf flow;
+	svc_rpc_flow_conf export_flow;  /* waits at most --otlp-max-wait */
+	svc_otlp_fwd *fwd;              /* --otlp-forward (NULL: none) */
 	uint64_t requests, symbolized, unsymbolized, frames; /* loop thread */
+	uint64_t received, enriched;    /* Export */
 };
 
 struct call {
@@ -34,20 +39,38 @@ struct call {
 	Symbolizer__V1__Mapping *pbs;
 	svc_mappings *resolve;
 	svc_otlp_fill_stats st;
+	bool export;                 /* Export: the enriched request is forwarded */
+	uint8_t *fwd_buf;            /* SVC_OTLP_FWD_HEADROOM, then the packed request */
+	size_t fwd_len;
 };
 
-svc_otlp *svc_otlp_create(const svc_otlp_options *o)
+svc_otlp *svc_otlp_create(const svc_otlp_options *o, svc_error *err)
 {
 	svc_otlp *s = calloc(1, sizeof(*s));
 	if (!s)
-		return NULL;
+		return svc_error_set(err, SVC_E_NOMEM, "out of memory"), NULL;
 	s->o = *o;
 	s->flow = (svc_rpc_flow_conf){o->pool, o->default_wait_ms, o->max_wait_ms};
+	s->export_flow = (svc_rpc_flow_conf){o->pool, o->export_wait_ms, o->export_wait_ms};
+	if (o->forward_url && *o->forward_url) {
+		svc_otlp_fwd_options fo = {
+			.base = o->base, .url = o->forward_url, .queue_bytes = o->queue_bytes,
+			.user_agent = o->user_agent,
+		};
+		if (!(s->fwd = svc_otlp_fwd_create(&fo, err))) {
+			free(s);
+			return NULL;
+		}
+	}
+	s->o.forward_url = NULL;  /* the caller's string */
 	return s;
 }
 
 void svc_otlp_destroy(svc_otlp *s)
 {
+	if (!s)
+		return;
+	svc_otlp_fwd_destroy(s->fwd);
 	free(s);
 }
 
@@ -64,6 +87,7 @@ static void release(svc_rpc_flow *fl)
 	free(c->pbs);
 	svc_otlp_doc_release(&c->doc);
 	base_arena_deinit(&c->arena);
+	free(c->fwd_buf);
 }
 
 static bool decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
@@ -125,9 +149,27 @@ static void stop(svc_rpc_flow *fl)
 	svc_mappings_stop(((struct call *)fl)->resolve);
 }
 
+/* Export: the enriched request packed for the forwarder (none: let go). */
+static bool pack_forward(struct call *c)
+{
+	if (!so_of(c)->fwd)
+		return true;
+	otlp_request *r = c->doc.req;
+	c->fwd_len =
+		opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__get_packed_size(
+			r);
+	if (!(c->fwd_buf = malloc(SVC_OTLP_FWD_HEADROOM + c->fwd_len)))
+		return false;
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__pack(
+		r, c->fwd_buf + SVC_OTLP_FWD_HEADROOM);
+	return true;
+}
+
 /* The enriched request packed into the response's body. */
 static bool pack(struct call *c)
 {
+	if (c->export)  /* an ExportProfilesServiceResponse: empty */
+		return pack_forward(c);
 	otlp_request *r = c->doc.req;
 	size_t size =
 		opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__get_packed_size(
@@ -159,11 +201,31 @@ static bool on_worker(svc_rpc_flow *fl)
 	return c->doc.dict && c->doc.dict->n_location_table >= 256;
 }
 
+/* Export: into the forward queue, or resource_exhausted (503, retry later). */
+static void before_answer(svc_rpc_flow *fl)
+{
+	struct call *c = (struct call *)fl;
+	svc_otlp *so = so_of(c);
+	if (!c->export || !so->fwd)
+		return;
+	if (!svc_otlp_fwd_push(so->fwd, c->fwd_buf, c->fwd_len)) {
+		svc_error_set(&fl->err, SVC_E_OVERLOADED,
+			      "the OTLP forward queue is full (%" PRIu64 " bytes of --otlp-queue-bytes "
+			      "%" PRIu64 "); retry later", svc_otlp_fwd_queued(so->fwd),
+			      so->o.queue_bytes);
+		return;
+	}
+	c->fwd_buf = NULL;  /* the queue's */
+}
+
 static void answered(svc_rpc_flow *fl)
 {
 	struct call *c = (struct call *)fl;
 	svc_otlp *so = so_of(c);
-	so->requests++;
+	if (c->export)
+		so->enriched++;
+	else
+		so->requests++;
 	so->symbolized += c->st.symbolized;
 	so->unsymbolized += c->st.unsymbolized;
 	so->frames += c->st.frames;
@@ -176,6 +238,7 @@ static const svc_rpc_flow_ops otlp_ops = {
 	.stop = stop,
 	.on_worker = on_worker,
 	.work = work,
+	.before_answer = before_answer,
 	.answered = answered,
 	.release = release,
 };
@@ -184,6 +247,32 @@ void svc_otlp_handle(void *ctx, svc_rpc_call *rpc)
 {
 	svc_otlp *so = ctx;
 	svc_rpc_flow_run(rpc, &otlp_ops, &so->flow, so);
+}
+
+static bool export_decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
+{
+	struct call *c = (struct call *)fl;
+	c->export = true;
+	so_of(c)->received++;
+	return decode(fl, body, len);
+}
+
+static const svc_rpc_flow_ops export_ops = {
+	.call_size = sizeof(struct call),
+	.decode = export_decode,
+	.wait = wait_mappings,
+	.stop = stop,
+	.on_worker = on_worker,
+	.work = work,
+	.before_answer = before_answer,
+	.answered = answered,
+	.release = release,
+};
+
+void svc_otlp_export_handle(void *ctx, svc_rpc_call *rpc)
+{
+	svc_otlp *so = ctx;
+	svc_rpc_flow_run(rpc, &export_ops, &so->export_flow, so);
 }
 
 void svc_otlp_render_metrics(const svc_otlp *s, base_buf *b)
@@ -199,4 +288,17 @@ void svc_otlp_render_metrics(const svc_otlp *s, base_buf *b)
 	base_expo_family(b, "symbolizer_otlp_frames_total", "counter",
 			 "Lines (inlined frames included) added to OTLP profiles.");
 	base_expo_u64(b, "symbolizer_otlp_frames_total", "", s->frames);
+	base_expo_family(b, "symbolizer_otlp_received_total", "counter",
+			 "OTLP profiles Export requests received (OTLP/HTTP and OTLP/gRPC).");
+	base_expo_u64(b, "symbolizer_otlp_received_total", "", s->received);
+	base_expo_family(b, "symbolizer_otlp_enriched_total", "counter",
+			 "OTLP profiles Export requests enriched and accepted.");
+	base_expo_u64(b, "symbolizer_otlp_enriched_total", "", s->enriched);
+	if (s->fwd)
+		svc_otlp_fwd_render_metrics(s->fwd, b);
+}
+
+const svc_otlp_options *svc_otlp_options_of(const svc_otlp *s)
+{
+	return &s->o;
 }

@@ -97,4 +97,21 @@ bool svc_otlp_fill(svc_otlp_doc *d, const struct svc_lookup_mapping *maps,
 /* Puts the dictionary's own arrays back (after packing). */
 void svc_otlp_unfill(svc_otlp_doc *d, svc_otlp_undo *undo);
 
+/* The room's options (svc_otlp.c), for the OTLP/HTTP route (svc_otlp_http.c). */
+struct svc_otlp;
+struct svc_otlp_options;
+const struct svc_otlp_options *svc_otlp_options_of(const struct svc_otlp *s);
+
+/* ---- the forwarder's retry rules (svc_otlp_retry.c) ---- */
+
+/* OTLP/HTTP's retryable statuses: 429, 502, 503, 504. */
+bool svc_otlp_http_retryable(long status);
+/* OTLP/gRPC's retryable codes. */
+bool svc_otlp_grpc_retryable(int code);
+/* A Retry-After value (seconds or an HTTP date) in ms, at most an hour; -1:
+ * not one. */
+int64_t svc_otlp_retry_after_ms(const char *value, size_t n);
+/* The RetryInfo delay in a grpc-status-details-bin value, in ms; -1: none. */
+int64_t svc_otlp_grpc_retry_info_ms(const char *b64, size_t n);
+
 #endif

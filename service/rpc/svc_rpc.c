@@ -33,8 +33,8 @@ static bool add_json(svc_rpc_row *row, const ProtobufCServiceDescriptor *sd)
 		in = md->input, out = md->output;
 	if (!in || !out)
 		return true;
-	row->json_in = svc_rpc_json_create(in);
-	row->json_out = svc_rpc_json_create(out);
+	row->json_in = svc_rpc_json_create_opts(in, row->m.json_flags);
+	row->json_out = svc_rpc_json_create_opts(out, row->m.json_flags);
 	return row->json_in && row->json_out;
 }
 
@@ -59,6 +59,13 @@ svc_rpc *svc_rpc_create(const svc_rpc_options *o, const svc_rpc_method *methods,
 	rpc->n_rows = n_methods;
 	for (size_t i = 0; i < n_methods; i++) {
 		rpc->rows[i].m = methods[i];
+		const char *svc = methods[i].service ? methods[i].service : o->service;
+		size_t pn = strlen(svc) + strlen(methods[i].name) + 3;
+		if (!(rpc->rows[i].path = malloc(pn))) {
+			svc_rpc_destroy(rpc);
+			return NULL;
+		}
+		snprintf(rpc->rows[i].path, pn, "/%s/%s", svc, methods[i].name);
 		base_histogram_init(&rpc->rows[i].seconds, base_latency_bounds,
 				    base_latency_n_bounds);
 		if (!add_json(&rpc->rows[i], o->descriptor)) {
@@ -76,6 +83,7 @@ void svc_rpc_destroy(svc_rpc *rpc)
 	for (size_t i = 0; rpc->rows && i < rpc->n_rows; i++) {
 		svc_rpc_json_destroy(rpc->rows[i].json_in);
 		svc_rpc_json_destroy(rpc->rows[i].json_out);
+		free(rpc->rows[i].path);
 	}
 	free(rpc->rows);
 	free(rpc->prefix);
@@ -208,20 +216,21 @@ static bool check_request(svc_rpc *rpc, const svc_rpc_row *row, struct evhttp_re
 
 /* ---- the route ---- */
 
-static svc_rpc_row *find_method(svc_rpc *rpc, const char *name)
+/* The row of a full path ("/<service>/<Method>"; a method of another service too). */
+static svc_rpc_row *find_method(svc_rpc *rpc, const char *path)
 {
 	for (size_t i = 0; i < rpc->n_rows; i++)
-		if (strcmp(rpc->rows[i].m.name, name) == 0)
+		if (strcmp(rpc->rows[i].path, path) == 0)
 			return &rpc->rows[i];
 	return NULL;
 }
 
 bool svc_rpc_handle(svc_rpc *rpc, struct evhttp_request *req, const char *path)
 {
-	if (strncmp(path, rpc->prefix, rpc->prefix_len) != 0)
+	svc_rpc_row *row = find_method(rpc, path);
+	if (!row && strncmp(path, rpc->prefix, rpc->prefix_len) != 0)
 		return false;
 	const char *name = path + rpc->prefix_len;
-	svc_rpc_row *row = find_method(rpc, name);
 	svc_error err;
 	if (!row) {
 		svc_error_set(&err, SVC_E_UNIMPLEMENTED, "%s has no method %.200s", rpc->o.service,
@@ -244,15 +253,14 @@ bool svc_rpc_handle(svc_rpc *rpc, struct evhttp_request *req, const char *path)
 
 bool svc_rpc_has_path(const svc_rpc *rpc, const char *path)
 {
-	return strncmp(path, rpc->prefix, rpc->prefix_len) == 0 &&
-	       find_method((svc_rpc *)rpc, path + rpc->prefix_len) != NULL;
+	return find_method((svc_rpc *)rpc, path) != NULL;
 }
 
 void svc_rpc_serve(svc_rpc *rpc, const svc_rpc_request *r, const svc_rpc_sink *sink)
 {
 	const char *name = strncmp(r->path, rpc->prefix, rpc->prefix_len) == 0
 				   ? r->path + rpc->prefix_len : NULL;
-	svc_rpc_row *row = name ? find_method(rpc, name) : NULL;
+	svc_rpc_row *row = find_method(rpc, r->path);
 	svc_error err;
 	if (!row) {
 		svc_error_set(&err, SVC_E_UNIMPLEMENTED, "no method %.200s", r->path);

@@ -59,6 +59,10 @@ typedef struct svc_rpc_method {
 	 * method (a test's); NULL: found there by name. */
 	const struct ProtobufCMessageDescriptor *request;
 	const struct ProtobufCMessageDescriptor *response;
+	/* A method of another service (the OTLP collector's Export): its route
+	 * is /<service>/<name>; its types must be named above. NULL: the table's. */
+	const char *service;
+	unsigned json_flags;         /* svc_rpc_json_create_opts' flags */
 } svc_rpc_method;
 
 typedef struct svc_rpc_options {

@@ -35,6 +35,8 @@ static void work_done(void *arg, bool cancelled)
 	svc_rpc_flow *fl = arg;
 	if (cancelled)
 		svc_error_set(&fl->err, SVC_E_SHUTTING_DOWN, "server shutting down");
+	if (fl->err.code == SVC_OK && fl->ops->before_answer)
+		fl->ops->before_answer(fl);
 	if (fl->err.code != SVC_OK) {
 		fail(fl);
 		return;

@@ -50,6 +50,10 @@ typedef struct svc_rpc_flow_ops {
 	/* The work: appends the response to svc_rpc_call_response(); fl->err on
 	 * failure. On the loop or a worker; the flow encodes afterwards. */
 	void (*work)(svc_rpc_flow *fl);
+	/* On the loop after the work succeeded, before the answer: may set
+	 * fl->err to answer that error instead (OTLP's Export: the forward
+	 * queue is full). NULL: nothing. */
+	void (*before_answer)(svc_rpc_flow *fl);
 	/* The call was answered OK before its deadline: its figures. NULL: none. */
 	void (*answered)(svc_rpc_flow *fl);
 	/* Lets go of what the method's call holds (not the call itself). NULL: nothing. */

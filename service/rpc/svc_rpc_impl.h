@@ -18,6 +18,7 @@
 /* A method of the table and its metrics. */
 typedef struct svc_rpc_row {
 	svc_rpc_method m;
+	char *path;                               /* "/<service>/<name>" */
 	svc_rpc_json *json_in;                    /* the request's JSON codec (NULL: none) */
 	svc_rpc_json *json_out;                   /* the response's */
 	uint64_t requests[SVC_CONNECT_N_CODES];  /* calls by Connect code */

@@ -89,8 +89,18 @@ static uint8_t wire_type(ProtobufCType t)
 	}
 }
 
-static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd)
+/* OTLP/JSON's hex IDs (SVC_RPC_JSON_OTLP). */
+static bool otlp_hex_id(const ProtobufCFieldDescriptor *fd)
 {
+	return fd->type == PROTOBUF_C_TYPE_BYTES &&
+	       (!strcmp(fd->name, "trace_id") || !strcmp(fd->name, "span_id") ||
+		!strcmp(fd->name, "profile_id"));
+}
+
+static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd, unsigned flags)
+{
+	f->hex = (flags & SVC_RPC_JSON_OTLP) && otlp_hex_id(fd);
+	f->enum_number = (flags & SVC_RPC_JSON_OTLP) && fd->type == PROTOBUF_C_TYPE_ENUM;
 	f->fd = fd;
 	f->type = fd->type;
 	f->wire_type = wire_type(fd->type);
@@ -109,7 +119,7 @@ static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd)
 }
 
 /* The fields of every type (all discovered). */
-static bool fill(svc_rpc_json *j)
+static bool fill(svc_rpc_json *j, unsigned flags)
 {
 	for (size_t i = 0; i < j->n_msgs; i++) {
 		const ProtobufCMessageDescriptor *d = j->msgs[i].d;
@@ -121,7 +131,7 @@ static bool fill(svc_rpc_json *j)
 		for (unsigned k = 0; k < JSON_MSG_DIRECT; k++)
 			j->msgs[i].by_id[k] = -1;
 		for (unsigned k = 0; k < d->n_fields; k++) {
-			if (!fill_field(&fields[k], &d->fields[k]))
+			if (!fill_field(&fields[k], &d->fields[k], flags))
 				return false;
 			if (d->fields[k].id < JSON_MSG_DIRECT && k <= INT16_MAX)
 				j->msgs[i].by_id[d->fields[k].id] = (int16_t)k;
@@ -131,6 +141,11 @@ static bool fill(svc_rpc_json *j)
 }
 
 svc_rpc_json *svc_rpc_json_create(const ProtobufCMessageDescriptor *d)
+{
+	return svc_rpc_json_create_opts(d, 0);
+}
+
+svc_rpc_json *svc_rpc_json_create_opts(const ProtobufCMessageDescriptor *d, unsigned flags)
 {
 	svc_rpc_json *j = calloc(1, sizeof(*j));
 	msg_vec msgs;
@@ -146,7 +161,7 @@ svc_rpc_json *svc_rpc_json_create(const ProtobufCMessageDescriptor *d)
 				goto fail_msgs;
 	}
 	j->msgs = msg_vec_take(&msgs, &j->n_msgs);
-	if (!fill(j))
+	if (!fill(j, flags))
 		goto fail;
 	for (size_t i = 0; i < j->n_msgs; i++)
 		for (unsigned k = 0; k < j->msgs[i].n_fields; k++) {

@@ -50,6 +50,16 @@ typedef struct svc_rpc_json svc_rpc_json;
 
 /* The codec of messages of type d (and of every type d reaches). NULL: out of memory. */
 svc_rpc_json *svc_rpc_json_create(const ProtobufCMessageDescriptor *d);
+/*
+ * OTLP/JSON (opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), for
+ * the OTLP routes only: the bytes fields trace_id, span_id and profile_id are
+ * hex strings (either case in, lowercase out) instead of base64, and enums
+ * are written as numbers. Everything else is the mapping above.
+ */
+#define SVC_RPC_JSON_OTLP 1u
+
+/* svc_rpc_json_create with flags (SVC_RPC_JSON_*; 0: svc_rpc_json_create's). */
+svc_rpc_json *svc_rpc_json_create_opts(const ProtobufCMessageDescriptor *d, unsigned flags);
 /* NULL is a no-op. */
 void svc_rpc_json_destroy(svc_rpc_json *j);
 

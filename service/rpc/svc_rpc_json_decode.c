@@ -323,11 +323,39 @@ static svc_errc put_base64_decoded(dec *d, const char *s, size_t n)
 	return SVC_OK;
 }
 
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+		return (c | 0x20) - 'a' + 10;
+	return -1;
+}
+
+/* Hex (OTLP/JSON's IDs, either case) appended to the wire. */
+static svc_errc put_hex_decoded(dec *d, const char *s, size_t n)
+{
+	if (n % 2)
+		return fail(d, "not hex (an odd number of digits)");
+	if (!base_buf_reserve(d->w, n / 2 + 1))
+		return wire_full(d);
+	uint8_t *out = d->w->data + d->w->len;
+	for (size_t i = 0; i < n; i += 2) {
+		int hi = hex_value(s[i]), lo = hex_value(s[i + 1]);
+		if (hi < 0 || lo < 0)
+			return fail(d, "not hex");
+		out[i / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	d->w->len += n / 2;
+	return SVC_OK;
+}
+
 static svc_errc put_text(dec *d, const json_field *f, json_object *o)
 {
 	if (json_object_get_type(o) != json_type_string)
-		return fail(d, f->fd->type == PROTOBUF_C_TYPE_BYTES ? "expected a base64 string"
-								    : "expected a string");
+		return fail(d, f->hex ? "expected a hex string"
+			       : f->fd->type == PROTOBUF_C_TYPE_BYTES ? "expected a base64 string"
+								      : "expected a string");
 	const char *s = json_object_get_string(o);
 	size_t n = (size_t)json_object_get_string_len(o);
 	if (f->fd->type == PROTOBUF_C_TYPE_STRING && !base_utf8_valid(s, n))
@@ -341,7 +369,7 @@ static svc_errc put_text(dec *d, const json_field *f, json_object *o)
 	size_t start = open_len(d);
 	if (!start)
 		return wire_full(d);
-	svc_errc rc = put_base64_decoded(d, s, n);
+	svc_errc rc = f->hex ? put_hex_decoded(d, s, n) : put_base64_decoded(d, s, n);
 	if (rc == SVC_OK && !close_len(d, start))
 		return wire_full(d);
 	return rc;

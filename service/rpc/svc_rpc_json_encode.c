@@ -162,6 +162,8 @@ static bool put_scalar(base_buf *b, const json_field *f, uint64_t v)
 	case PROTOBUF_C_TYPE_BOOL:
 		return v ? json_put(b, "true", 4) : json_put(b, "false", 5);
 	case PROTOBUF_C_TYPE_ENUM:
+		if (f->enum_number)
+			return svc_rpc_json_put_i64(b, (int32_t)(uint32_t)v, false);
 		return put_enum(b, f->fd->descriptor, (int32_t)(uint32_t)v);
 	case PROTOBUF_C_TYPE_FLOAT: {
 		float x;
@@ -219,6 +221,8 @@ static svc_errc put_value(enc *e, const json_field *f, const wire_value *w, size
 	case PROTOBUF_C_TYPE_STRING:
 		return svc_rpc_json_put_string(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
 	case PROTOBUF_C_TYPE_BYTES:
+		if (f->hex)
+			return svc_rpc_json_put_hex(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
 		return svc_rpc_json_put_base64(e->b, w->data, w->len) ? SVC_OK : SVC_E_NOMEM;
 	case PROTOBUF_C_TYPE_MESSAGE:
 		return encode_msg(e, f->msg, w->data, w->data + w->len);

@@ -29,6 +29,8 @@ typedef struct json_field {
 	uint8_t wire_type;      /* SVC_WIRE_* of one value */
 	bool packable;          /* a repeated scalar that may come packed */
 	bool packed;            /* written packed (the descriptor's flag) */
+	bool hex;               /* bytes as hex (SVC_RPC_JSON_OTLP's IDs) */
+	bool enum_number;       /* an enum written as its number (SVC_RPC_JSON_OTLP) */
 } json_field;
 
 /* A key of up to this many bytes is copied with one fixed-size copy. */
@@ -104,7 +106,7 @@ static inline unsigned json_digits(uint64_t v)
 	};
 	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
 	unsigned d = bits * 1233 >> 12;  /* floor(log10(2^bits)) */
-	return d + (d < 20 && v >= pow10[d]);
+	return d + (d < 20 && v >= pow10[d]) + (v == 0);  /* 0: one digit */
 }
 
 /* v in decimal, with a '-' when neg, between quotes when quoted, written at
@@ -160,6 +162,8 @@ bool svc_rpc_json_put_double(base_buf *b, double d, bool is_float);
 bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n);
 /* bytes as a quoted standard base64 string, padded. */
 bool svc_rpc_json_put_base64(base_buf *b, const uint8_t *s, size_t n);
+/* bytes as a quoted lowercase hex string (OTLP/JSON's IDs). */
+bool svc_rpc_json_put_hex(base_buf *b, const uint8_t *s, size_t n);
 
 /* svc_rpc_json_number.c: an integral value, read exactly from a number's text
  * (0: integral, in *v; 1: not an integer; 2: an integer past 64 bits). */

@@ -137,3 +137,20 @@ bool svc_rpc_json_put_base64(base_buf *b, const uint8_t *s, size_t n)
 	b->len += (size_t)(q - p);
 	return true;
 }
+
+bool svc_rpc_json_put_hex(base_buf *b, const uint8_t *s, size_t n)
+{
+	static const char tab[] = "0123456789abcdef";
+	uint8_t *p = json_room(b, n * 2 + 2);
+	if (!p)
+		return false;
+	uint8_t *q = p;
+	*q++ = '"';
+	for (size_t i = 0; i < n; i++) {
+		*q++ = (uint8_t)tab[s[i] >> 4];
+		*q++ = (uint8_t)tab[s[i] & 15];
+	}
+	*q++ = '"';
+	b->len += (size_t)(q - p);
+	return true;
+}

@@ -220,7 +220,7 @@ def check_enriched(b, out):
     check(back == b.req, "fields other than the lines changed")
 
 
-def setup(work):
+def setup(work, extra=()):
     c_bin = os.path.join(ARGS.fixtures, "c_O2_dw5")
     cxx_bin = os.path.join(ARGS.fixtures, "cxx_O2")
     kern = os.path.join(ARGS.fixtures, "kernel_like")
@@ -230,7 +230,7 @@ def setup(work):
     gid = subprocess.run([ARGS.go, "tool", "buildid", go_bin], capture_output=True, text=True,
                          check=True).stdout.strip()
     d = Daemon(ARGS.symbolizerd, os.path.join(work, "data"), os.path.join(work, "d.log"),
-               extra=["--upload-token-file", token_file(work)])
+               extra=["--upload-token-file", token_file(work)] + list(extra))
     for path in (c_bin, cxx_bin, kern):
         with open(path, "rb") as f:
             put(d, "/buildid/%s/debuginfo" % build_id(path), f.read())
