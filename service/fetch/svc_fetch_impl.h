@@ -242,6 +242,7 @@ struct svc_fetcher {
 	svc_fetcher_stats st;
 	char *user_agent;
 	struct svc_s3 *s3;       /* the shared S3 tier (svc_s3.h); NULL: none */
+	svc_fetch_s3_read *s3_reads; /* svc_fetcher_s3_read's in flight */
 };
 
 /* The index of a policy's flight table. */
@@ -273,6 +274,9 @@ void svc_fetch_source_abort_all(svc_fetcher *f);
 
 /* Creates f->s3 from f->cfg.s3 and checks the bucket; false with err set. */
 bool svc_fetch_s3_start(svc_fetcher *f, svc_error *err);
+/* Every S3 read in flight answered NULL ("fetcher shutting down"), before
+ * the multi handle goes. */
+void svc_fetch_s3_reads_abort(svc_fetcher *f);
 /* Write-behind of a file stored from source (not S3 itself); any thread. */
 void svc_fetch_s3_behind(svc_fetcher *f, const sym_build_id *id, stor_kind kind,
 			 const char *source, const uint8_t *data, size_t size);

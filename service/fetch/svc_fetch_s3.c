@@ -4,12 +4,15 @@
  * client made at start (its bucket and credentials checked once: wrong
  * credentials or a missing bucket stop the start with the server's error
  * code; an unreachable S3 is logged and the fetcher starts, S3's breaker
- * then speaks for it), and the write-behind of what the fetcher stored from
- * an upstream (a file that came from S3 is not written back).
+ * then speaks for it), the write-behind of what the fetcher stored from
+ * an upstream (a file that came from S3 is not written back), and the reads
+ * of objects that are no file of the walk (the resolver's indexes), on the
+ * multi handle like the provider's.
  */
 #include "service/fetch/svc_fetch_impl.h"
 #include "service/fetch/svc_s3.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 bool svc_fetch_s3_start(svc_fetcher *f, svc_error *err)
@@ -46,4 +49,109 @@ void svc_fetch_s3_behind(svc_fetcher *f, const sym_build_id *id, stor_kind kind,
 struct svc_s3 *svc_fetcher_s3(const svc_fetcher *f)
 {
 	return f->s3;
+}
+
+/* ---- reads of objects that are no file of the walk ---- */
+
+struct svc_fetch_s3_read {
+	svc_fetcher *f;
+	svc_http_req *req;
+	svc_fetch_s3_read_fn done;
+	void *arg;
+	svc_fetch_s3_read *prev, *next;
+};
+
+static void read_unlink(svc_fetch_s3_read *rd)
+{
+	if (rd->prev)
+		rd->prev->next = rd->next;
+	else
+		rd->f->s3_reads = rd->next;
+	if (rd->next)
+		rd->next->prev = rd->prev;
+}
+
+static bool read_sign(const void *arg, void *easy, void *headers)
+{
+	return svc_s3_sign(arg, easy, headers);
+}
+
+/* What the answer is worth: the body only when it is what was written. */
+static void read_done(svc_http_result *res, void *arg)
+{
+	svc_fetch_s3_read *rd = arg;
+	svc_s3 *s3 = rd->f->s3;
+	const char *why = NULL;
+	uint8_t *body = NULL;
+	size_t size = 0;
+	int what = SVC_S3_GET_FAILED;
+	if (res->failure != SVC_HTTP_OK) {
+		why = res->error;
+	} else {
+		svc_s3_note_status(s3, res->status); /* 401/403: the credentials' state */
+		bool sized = res->declared_size < 0 || (uint64_t)res->declared_size == res->size;
+		if (res->status == 404)
+			what = SVC_S3_GET_MISSING, why = "not in S3";
+		else if (res->status != 200)
+			why = "S3 answered an error";
+		else if (!res->body || !sized || !res->sha256[0] || !res->body_sha256[0] ||
+			 strcmp(res->sha256, res->body_sha256))
+			what = SVC_S3_GET_BAD, why = "object does not verify";
+		else
+			what = SVC_S3_GET_OK, body = res->body, size = res->size, res->body = NULL;
+	}
+	svc_s3_count_get(s3, what, body ? size : 0);
+	read_unlink(rd);
+	rd->done(rd->arg, body, size, why);
+	free(rd);
+}
+
+svc_fetch_s3_read *svc_fetcher_s3_read(svc_fetcher *f, const char *key, uint64_t max,
+				       svc_fetch_s3_read_fn done, void *arg)
+{
+	char url[SVC_S3_KEY_MAX + 1024];
+	if (!f->s3 || f->shutting_down || !svc_s3_url(f->s3, key, url, sizeof(url)))
+		return NULL;
+	svc_fetch_s3_read *rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return NULL;
+	svc_http_opts o = {
+		.timeout_ms = f->cfg.s3.timeout_ms,
+		.min_progress = f->cfg.upstream_min_progress,
+		.max_size = max,
+		.redirects = SVC_HTTP_REDIRECT_NONE,
+		.hash = true,
+		.prepare = read_sign,
+		.prepare_arg = f->s3,
+	};
+	*rd = (svc_fetch_s3_read){.f = f, .done = done, .arg = arg};
+	if (!(rd->req = svc_http_get(f->http, url, &o, read_done, rd))) {
+		free(rd);
+		return NULL;
+	}
+	rd->next = f->s3_reads;
+	if (rd->next)
+		rd->next->prev = rd;
+	f->s3_reads = rd;
+	return rd;
+}
+
+void svc_fetcher_s3_read_cancel(svc_fetch_s3_read *rd)
+{
+	if (!rd)
+		return;
+	svc_http_cancel(rd->req);
+	read_unlink(rd);
+	free(rd);
+}
+
+void svc_fetch_s3_reads_abort(svc_fetcher *f)
+{
+	svc_fetch_s3_read *rd;
+	while ((rd = f->s3_reads)) {
+		svc_http_cancel(rd->req);
+		read_unlink(rd);
+		rd->done(rd->arg, NULL, 0, "fetcher shutting down");
+		free(rd);
+	}
 }

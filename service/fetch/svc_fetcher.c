@@ -169,6 +169,7 @@ void svc_fetcher_destroy(svc_fetcher *f)
 	f->shutting_down = true;
 	/* Stop requests (no callbacks) and the workers (their jobs are dropped). */
 	svc_fetch_source_abort_all(f);
+	svc_fetch_s3_reads_abort(f); /* their owners answered, before the multi handle goes */
 	if (f->s3)
 		svc_s3_detach(f->s3); /* its writes in flight, before their multi handle */
 	svc_http_destroy(f->http);

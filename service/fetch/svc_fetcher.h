@@ -289,6 +289,21 @@ void svc_fetcher_metrics_render(const svc_fetcher *f, base_buf *out);
  * indexes behind through it. Lives as long as the fetcher. */
 struct svc_s3 *svc_fetcher_s3(const svc_fetcher *f);
 
+/* A read of one object of the S3 tier by its key (svc_s3_key) on the
+ * fetcher's multi handle, verified as the S3 provider verifies files (the
+ * size, and the SHA-256 it was written with against the body's, hashed as it
+ * arrives): the resolver's index objects, which are no file of the fetch walk.
+ * done is called once, on the loop, with the body (malloc'ed: done takes it)
+ * or NULL and why (not in S3, not verified, S3 failing, the fetcher going
+ * away); never after svc_fetcher_s3_read_cancel. NULL when it could not start
+ * (no S3 tier, shutting down, out of memory). Loop thread. */
+typedef struct svc_fetch_s3_read svc_fetch_s3_read;
+typedef void (*svc_fetch_s3_read_fn)(void *arg, uint8_t *body, size_t size, const char *why);
+svc_fetch_s3_read *svc_fetcher_s3_read(svc_fetcher *f, const char *key, uint64_t max,
+				       svc_fetch_s3_read_fn done, void *arg);
+/* Stops a read whose callback has not run (it will not). */
+void svc_fetcher_s3_read_cancel(svc_fetch_s3_read *rd);
+
 /* DATA/tmp, where bodies are spooled (svc_spool.h); NULL without a data dir. */
 const char *svc_fetcher_spool_dir(const svc_fetcher *f);
 

@@ -16,9 +16,9 @@
  * Reads of files run on the fetcher's multi handle as a provider
  * (svc_provider_s3.c); writes (svc_s3_put_*: PUT or multipart, then HEAD)
  * on the same multi handle, on the loop, the upload's answer waiting for
- * their callback; the write-behind queue is drained there too. Blocking
- * requests are left for the bucket check at start and an index's GET on a
- * worker. The credentials live in this object only: no error text, log
+ * their callback; the write-behind queue is drained there too, and the
+ * resolver's index reads go there (svc_fetcher_s3_read). The one blocking
+ * request is the bucket check at start. The credentials live in this object only: no error text, log
  * line or metric carries them; a 401/403 from S3 after start turns the
  * client's credentials state to failing (svc_s3_auth_state: /status,
  * /metrics, one log line per change).
@@ -107,13 +107,6 @@ const char *svc_s3_put_key(const svc_s3_put *op);
 size_t svc_s3_put_size(const svc_s3_put *op);
 /* Cancels a write in flight (no callback) and frees. NULL is a no-op. */
 void svc_s3_put_free(svc_s3_put *op);
-
-/* Reads an object of at most max bytes into *out (malloc'ed) and verifies it
- * (size and x-amz-meta-sha256). Blocking, any thread. SVC_E_NOT_FOUND (404),
- * SVC_E_BAD_FILE (does not verify, counted bad), SVC_E_TOO_LARGE,
- * SVC_E_UPSTREAM. */
-svc_errc svc_s3_get(svc_s3 *s3, const char *key, uint64_t max, uint8_t **out, size_t *size,
-		    svc_error *err);
 
 /* Queues a copy of data for a write-behind PUT (retried while S3 is down),
  * its checksums computed on the calling thread (a worker); false (counted

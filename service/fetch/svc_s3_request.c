@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_s3_request: the S3 client's blocking requests (svc_s3.h), on an easy
- * handle of their own: the bucket check at start (a list of one key), and
- * GET with its checks (an index read on a worker). Writes are not here:
- * they go on the loop's multi handle (svc_s3_put.c). Error texts carry the server's <Code> only (an S3 error body may
- * echo the access key; it is never copied out).
+ * svc_s3_request: the S3 client's one blocking request (svc_s3.h), on an
+ * easy handle of its own: the bucket check at start (a list of one key).
+ * Reads and writes are not here: they go on the loop's multi handle
+ * (svc_provider_s3.c, svc_fetch_s3.c, svc_s3_put.c). Error texts carry the
+ * server's <Code> only (an S3 error body may echo the access key; it is
+ * never copied out).
  */
 #include "service/fetch/svc_s3_impl.h"
 
@@ -141,41 +142,4 @@ svc_errc svc_s3_check(svc_s3 *s3, svc_error *err)
 	if (st != 200)
 		return status_error(s3, "list bucket", st, &r, err);
 	return SVC_OK;
-}
-
-svc_errc svc_s3_get(svc_s3 *s3, const char *key, uint64_t max, uint8_t **out, size_t *size,
-		    svc_error *err)
-{
-	char url[SVC_S3_KEY_MAX + 1024], sha[65];
-	*out = NULL;
-	*size = 0;
-	if (!svc_s3_url(s3, key, url, sizeof(url)))
-		return svc_error_set(err, SVC_E_INVALID, "s3: key too long");
-	base_buf b;
-	base_buf_init(&b, max < SIZE_MAX ? (size_t)max : SIZE_MAX);
-	reply r = {.down = &b};
-	long st = request(s3, "GET", url, &r, err);
-	svc_errc rc = SVC_OK;
-	int what = SVC_S3_GET_FAILED;
-	if (st < 0)
-		rc = r.too_large ? svc_error_set(err, SVC_E_TOO_LARGE, "s3 GET: over %llu bytes",
-						  (unsigned long long)max)
-				  : err->code;
-	else if (st == 404)
-		what = SVC_S3_GET_MISSING, rc = svc_error_set(err, SVC_E_NOT_FOUND, "s3: no %s", key);
-	else if (st != 200)
-		rc = status_error(s3, "GET", st, &r, err);
-	if (rc == SVC_OK) {
-		base_sha256_hex(b.data, b.len, sha);
-		what = SVC_S3_GET_BAD;
-		if (!r.sha[0] || strcasecmp(sha, r.sha) || (r.length >= 0 && (size_t)r.length != b.len))
-			rc = svc_error_set(err, SVC_E_BAD_FILE, "s3 %s: object does not verify", key);
-	}
-	if (rc == SVC_OK) {
-		what = SVC_S3_GET_OK;
-		*out = base_buf_take(&b, size);
-	}
-	svc_s3_count_get(s3, what, rc == SVC_OK ? *size : 0);
-	base_buf_deinit(&b);
-	return rc;
 }

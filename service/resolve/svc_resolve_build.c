@@ -72,30 +72,56 @@ static struct svc_s3 *s3_index_key(svc_resolve_flight *f, char *key, size_t cap)
 
 static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size, int64_t file_time);
 
-bool svc_resolve_s3_index(svc_resolve_flight *f)
+bool svc_resolve_s3_wanted(const svc_resolve_flight *f)
+{
+	return f->kind == SVC_ARTIFACT_SYMBOLS && !f->s3_index_tried && f->r->o.fetcher &&
+	       svc_fetcher_s3(f->r->o.fetcher);
+}
+
+bool svc_resolve_s3_start(svc_resolve_flight *f, svc_fetch_s3_read_fn done)
 {
 	char key[SVC_S3_KEY_MAX];
-	struct svc_s3 *s3 = s3_index_key(f, key, sizeof(key));
-	uint8_t *blob;
-	size_t size;
-	svc_error err = {0};
-	if (f->s3_index_tried)
-		return false;
 	f->s3_index_tried = true;
-	if (!s3 || svc_s3_get(s3, key, f->r->o.max_decompressed_bytes ? f->r->o.max_decompressed_bytes
-								       : (1ull << 32),
-			      &blob, &size, &err) != SVC_OK)
+	if (!s3_index_key(f, key, sizeof(key)))
 		return false;
+	uint64_t max = f->r->o.max_decompressed_bytes ? f->r->o.max_decompressed_bytes : 1ull << 32;
+	f->s3_read = svc_fetcher_s3_read(f->r->o.fetcher, key, max, done, f);
+	return f->s3_read != NULL;
+}
+
+void svc_resolve_s3_load_work(svc_resolve_flight *f)
+{
+	uint8_t *blob = f->s3_body;
+	size_t size = f->s3_body_size;
+	f->s3_body = NULL;
 	sym_index *ix;
 	sym_error serr;
-	if (sym_index_load(blob, size, &ix, &serr) != SYM_OK) {
-		free(blob);
-		return false;
+	if (!blob || sym_index_load(blob, size, &ix, &serr) != SYM_OK) {
+		free(blob);  /* another format version, or damaged: built here instead */
+		return;
 	}
 	sym_index_destroy(ix);
 	keep_built(f, blob, size, -1);  /* the canonical file's index, by its key */
 	f->s3_index = f->status == SVC_RESOLVE_OK;
-	return f->s3_index;
+}
+
+enum svc_resolve_stage svc_resolve_s3_next(svc_resolve_flight *f, bool cancelled)
+{
+	free(f->s3_body);  /* a job dropped before it ran */
+	f->s3_body = NULL;
+	if (cancelled) {
+		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
+		return SVC_RESOLVE_STAGE_DONE;
+	}
+	if (!f->s3_index)
+		return f->s3_then;
+	f->r->st.s3_index_hits++;
+	if (f->s3_then == SVC_RESOLVE_STAGE_FETCH) { /* no file here: what the index says */
+		sym_index_info info;
+		sym_index_get_info(f->index, &info);
+		f->from_executable = info.source != SYM_INDEX_SOURCE_DWARF;
+	}
+	return SVC_RESOLVE_STAGE_DONE;
 }
 
 /* Stores the built index (a failure is only logged) and loads it; an index
@@ -150,8 +176,6 @@ void svc_resolve_build_work(svc_resolve_flight *f)
 {
 	svc_resolver *r = f->r;
 	int64_t t0 = base_mono_ns();
-	if (!f->build_reserved && svc_resolve_s3_index(f))
-		return;
 	stor_blob file;
 	stor_meta meta;
 	stor_error serr;
@@ -207,10 +231,6 @@ enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancel
 		return SVC_RESOLVE_STAGE_BUILD;
 	}
 	svc_resolve_budget_give(f);
-	if (f->s3_index) {
-		r->st.s3_index_hits++;
-		return SVC_RESOLVE_STAGE_DONE;
-	}
 	svc_resolve_failed_update(f);
 	base_histogram_observe(&r->st.build_seconds, f->build_seconds);
 	if (f->status == SVC_RESOLVE_OK)

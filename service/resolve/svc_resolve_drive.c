@@ -13,6 +13,9 @@
  *                 (which brings the file into the store)
  *   LOAD          store index: the artifact stored for the build ID (worker)
  *   FETCH         store file, else the sources (the fetcher does both)
+ *   S3            the S3 tier's index (after LOAD when no file is held
+ *                 here, else after FETCH): read on the fetcher's multi
+ *                 handle, loaded and kept (worker); none: FETCH or BUILD
  *   BUILD         the artifact built from the stored file, stored (worker;
  *                 the symbol index within the build memory budget)
  *   DONE          cached or remembered; every waiter called
@@ -52,6 +55,37 @@ static void fetch_done(const svc_fetch_result *res, void *arg)
 {
 	svc_resolve_flight *f = arg;
 	f->stage = svc_resolve_fetch_next(f, res);
+	drive(f);
+}
+
+static void s3_load_job(void *arg)
+{
+	svc_resolve_s3_load_work(arg);
+}
+
+static void s3_load_done(void *arg, bool cancelled)
+{
+	svc_resolve_flight *f = arg;
+	f->stage = svc_resolve_s3_next(f, cancelled);
+	drive(f);
+}
+
+/* The S3 tier's answer (the loop): a verified object is loaded on a worker;
+ * none, on to the stage after S3. */
+static void s3_read_done(void *arg, uint8_t *body, size_t size, const char *why)
+{
+	svc_resolve_flight *f = arg;
+	(void)why;
+	f->s3_read = NULL;
+	if (body && !f->r->stopping) {
+		f->s3_body = body;
+		f->s3_body_size = size;
+		if (svc_pool_submit(f->r->o.pool, f, s3_load_job, s3_load_done))
+			return;
+		f->s3_body = NULL;
+	}
+	free(body);
+	f->stage = f->s3_then;
 	drive(f);
 }
 
@@ -140,6 +174,11 @@ static bool step(svc_resolve_flight *f)
 				return true;
 			svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "cannot start the fetch");
 			f->stage = SVC_RESOLVE_STAGE_DONE;
+			break;
+		case SVC_RESOLVE_STAGE_S3:
+			if (svc_resolve_s3_start(f, s3_read_done))
+				return true;
+			f->stage = f->s3_then;
 			break;
 		case SVC_RESOLVE_STAGE_BUILD:
 			if (queued || svc_pool_submit(r->o.pool, f, build_job, build_done))

@@ -84,5 +84,9 @@ enum svc_resolve_stage svc_resolve_fetch_next(svc_resolve_flight *f, const svc_f
 	/* The same file failed to build before: not again before its backoff. */
 	if (svc_resolve_failed_check(f))
 		return SVC_RESOLVE_STAGE_DONE;
+	if (svc_resolve_s3_wanted(f)) {  /* another replica may have built it */
+		f->s3_then = SVC_RESOLVE_STAGE_BUILD;
+		return SVC_RESOLVE_STAGE_S3;
+	}
 	return SVC_RESOLVE_STAGE_BUILD;
 }

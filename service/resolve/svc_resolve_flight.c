@@ -116,6 +116,9 @@ static void free_result(svc_resolve_flight *f)
 		svc_resolve_kinds[f->kind].free_artifact(f->artifact);
 	sym_index_destroy(f->index);
 	free(f->blob);
+	svc_fetcher_s3_read_cancel(f->s3_read);  /* ended during S3 (shutdown) */
+	f->s3_read = NULL;
+	free(f->s3_body);
 }
 
 void svc_resolve_flight_finish(svc_resolve_flight *f)

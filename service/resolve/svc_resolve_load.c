@@ -49,13 +49,8 @@ void svc_resolve_load_work(svc_resolve_flight *f)
 	if (stor_get_index(r->o.store, SVC_STORE_KEY(id), &b, &serr) != STOR_OK) {
 		/* not stored (or unreadable): the S3 tier's when no file is held
 		 * here (else BUILD asks it, with the file at hand), or build it */
-		bool held = stor_get_meta(r->o.store, SVC_STORE_KEY(id), &m, NULL) == STOR_OK &&
-			    m.state == STOR_STATE_PRESENT;
-		sym_index_info info;
-		if (!held && svc_resolve_s3_index(f)) {
-			sym_index_get_info(f->index, &info);
-			f->from_executable = info.source != SYM_INDEX_SOURCE_DWARF;
-		}
+		f->s3_ask = !(stor_get_meta(r->o.store, SVC_STORE_KEY(id), &m, NULL) == STOR_OK &&
+			      m.state == STOR_STATE_PRESENT);
 		return;
 	}
 	void *copy = own_copy(&b);
@@ -83,16 +78,17 @@ enum svc_resolve_stage svc_resolve_load_next(svc_resolve_flight *f, bool cancell
 	if (f->stored_rejected)
 		r->st.stored_index_rejected++;
 	if (!cancelled && f->index) {
-		if (f->s3_index)
-			r->st.s3_index_hits++;
-		else
-			r->st.store_index_hits++;
+		r->st.store_index_hits++;
 		return SVC_RESOLVE_STAGE_DONE;
 	}
 	r->st.store_index_misses++;
 	if (cancelled) {
 		svc_resolve_flight_fail(f, SVC_RESOLVE_ERROR, "%s", "shutting down");
 		return SVC_RESOLVE_STAGE_DONE;
+	}
+	if (f->s3_ask && svc_resolve_s3_wanted(f)) {
+		f->s3_then = SVC_RESOLVE_STAGE_FETCH;
+		return SVC_RESOLVE_STAGE_S3;
 	}
 	return SVC_RESOLVE_STAGE_FETCH;
 }

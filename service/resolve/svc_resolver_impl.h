@@ -49,6 +49,8 @@ enum svc_resolve_stage {
 	SVC_RESOLVE_STAGE_DEPEND,  /* a derived kind: the file's resolution (the symbol index) */
 	SVC_RESOLVE_STAGE_LOAD,    /* the artifact stored for the build ID, loaded (worker) */
 	SVC_RESOLVE_STAGE_FETCH,   /* the file: in the store, else from the sources (fetcher) */
+	SVC_RESOLVE_STAGE_S3,      /* the index of the S3 tier: read on the fetcher's multi
+				    * handle, then loaded (worker); else on to s3_then */
 	SVC_RESOLVE_STAGE_BUILD,   /* the artifact built from the stored file, stored (worker) */
 	SVC_RESOLVE_STAGE_DONE,    /* cached, or remembered; the waiters called */
 };
@@ -90,7 +92,12 @@ typedef struct svc_resolve_flight {
 	uint64_t build_bytes;
 	bool build_reserved, build_no_room, build_waiting;
 	bool s3_index;               /* the index came from the S3 tier (no build) */
-	bool s3_index_tried;         /* ... asked once per flight (LOAD or BUILD) */
+	bool s3_index_tried;         /* ... asked once per flight (after LOAD or FETCH) */
+	bool s3_ask;                 /* LOAD: no index stored and no file held here */
+	enum svc_resolve_stage s3_then; /* S3 found none: FETCH (after LOAD) or BUILD */
+	svc_fetch_s3_read *s3_read;  /* S3: the read in flight (loop) */
+	uint8_t *s3_body;            /* S3: the object read, for the worker to load */
+	size_t s3_body_size;
 	struct svc_resolve_flight *qnext;
 } svc_resolve_flight;
 
@@ -223,9 +230,14 @@ enum svc_resolve_stage svc_resolve_load_next(svc_resolve_flight *f, bool cancell
 enum svc_resolve_stage svc_resolve_fetch_next(svc_resolve_flight *f,     /* fetch.c */
 					      const svc_fetch_result *res);
 void svc_resolve_build_work(svc_resolve_flight *f);                      /* build.c */
-/* The index from the S3 tier (verified, loaded), asked once per flight:
- * true when loaded (f->s3_index). Worker. */
-bool svc_resolve_s3_index(svc_resolve_flight *f);
+/* The S3 stage: whether to ask the S3 tier for the index (a tier, the symbol
+ * index, not asked yet in this flight); starting the read (false: it could
+ * not start); loading what it read (worker: f->s3_index when loaded); and
+ * the stage after it. */
+bool svc_resolve_s3_wanted(const svc_resolve_flight *f);
+bool svc_resolve_s3_start(svc_resolve_flight *f, svc_fetch_s3_read_fn done);
+void svc_resolve_s3_load_work(svc_resolve_flight *f);
+enum svc_resolve_stage svc_resolve_s3_next(svc_resolve_flight *f, bool cancelled);
 enum svc_resolve_stage svc_resolve_build_next(svc_resolve_flight *f, bool cancelled);
 void svc_resolve_layout_load_work(svc_resolve_flight *f);                /* layout.c */
 enum svc_resolve_stage svc_resolve_layout_load_next(svc_resolve_flight *f, bool cancelled);
