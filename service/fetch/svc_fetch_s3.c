@@ -71,11 +71,6 @@ static void read_unlink(svc_fetch_s3_read *rd)
 		rd->next->prev = rd->prev;
 }
 
-static bool read_sign(const void *arg, void *easy, void *headers)
-{
-	return svc_s3_sign(arg, easy, headers);
-}
-
 /* What the answer is worth: the body only when it is what was written. */
 static void read_done(svc_http_result *res, void *arg)
 {
@@ -89,13 +84,11 @@ static void read_done(svc_http_result *res, void *arg)
 		why = res->error;
 	} else {
 		svc_s3_note_status(s3, res->status); /* 401/403: the credentials' state */
-		bool sized = res->declared_size < 0 || (uint64_t)res->declared_size == res->size;
 		if (res->status == 404)
 			what = SVC_S3_GET_MISSING, why = "not in S3";
 		else if (res->status != 200)
 			why = "S3 answered an error";
-		else if (!res->body || !sized || !res->sha256[0] || !res->body_sha256[0] ||
-			 strcmp(res->sha256, res->body_sha256))
+		else if (!res->body || !svc_s3_answer_verifies(res))
 			what = SVC_S3_GET_BAD, why = "object does not verify";
 		else
 			what = SVC_S3_GET_OK, body = res->body, size = res->size, res->body = NULL;
@@ -121,7 +114,7 @@ svc_fetch_s3_read *svc_fetcher_s3_read(svc_fetcher *f, const char *key, uint64_t
 		.max_size = max,
 		.redirects = SVC_HTTP_REDIRECT_NONE,
 		.hash = true,
-		.prepare = read_sign,
+		.prepare = svc_s3_sign_hook,
 		.prepare_arg = f->s3,
 	};
 	*rd = (svc_fetch_s3_read){.f = f, .done = done, .arg = arg};

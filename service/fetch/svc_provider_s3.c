@@ -49,12 +49,6 @@ static void s3p_destroy(svc_provider *p)
 	free(p);
 }
 
-/* svc_http's prepare hook: SigV4 on the request. */
-static bool sign(const void *arg, void *easy, void *headers)
-{
-	return svc_s3_sign(arg, easy, headers);
-}
-
 static svc_provider_req *s3p_start(svc_provider *p, const svc_provider_ask *ask,
 				   svc_http_done_fn done, void *arg, svc_error *err)
 {
@@ -78,7 +72,7 @@ static svc_provider_req *s3p_start(svc_provider *p, const svc_provider_ask *ask,
 		.spool_dir = s->env.spool_dir,
 		.redirects = SVC_HTTP_REDIRECT_NONE,
 		.hash = true, /* checked against x-amz-meta-sha256 as it arrives: no second pass */
-		.prepare = sign,
+		.prepare = svc_s3_sign_hook,
 		.prepare_arg = s->env.s3,
 	};
 	svc_http_req *req = svc_http_get(s->env.http, url, &o, done, arg);
@@ -101,9 +95,8 @@ static void set_why(svc_provider_answer *a, svc_answer_class cls, const char *fm
 /* A 200: found only when the body is what was written. */
 static void classify_found(s3p *s, svc_http_result *res, svc_provider_answer *a)
 {
-	bool sized = res->declared_size < 0 || (uint64_t)res->declared_size == res->size;
-	if (!res->sha256[0] || !sized || !res->body_sha256[0] ||
-	    strcmp(res->body_sha256, res->sha256)) {
+	if (!svc_s3_answer_verifies(res)) {
+		bool sized = res->declared_size < 0 || (uint64_t)res->declared_size == res->size;
 		svc_s3_count_get(s->env.s3, SVC_S3_GET_BAD, 0);
 		a->cls = SVC_ANSWER_RETRY;
 		snprintf(a->why, sizeof(a->why), "object does not verify (%s)",

@@ -77,6 +77,15 @@ bool svc_s3_url(const svc_s3 *s3, const char *key, char *out, size_t cap);
  * SigV4 scheme, the credentials, and x-amz-content-sha256 (UNSIGNED-PAYLOAD)
  * appended to *headers (a struct curl_slist **). False when out of memory. */
 bool svc_s3_sign(const svc_s3 *s3, void *easy, void *headers);
+/* The same as svc_http's prepare hook (svc_http_opts.prepare, its arg the
+ * svc_s3): a GET of an object is signed with nothing else to set. */
+bool svc_s3_sign_hook(const void *s3, void *easy, void *headers);
+
+struct svc_http_result;
+/* Whether a 200 answer of svc_http (asked with opts.hash) is the object as it
+ * was written: the size it declared, and the body's SHA-256 equal to its
+ * x-amz-meta-sha256. A reader serves nothing else. */
+bool svc_s3_answer_verifies(const struct svc_http_result *res);
 
 /* The bucket answers our credentials (a list of one key). Blocking. SVC_E_INVALID
  * (the server's error code: InvalidAccessKeyId, SignatureDoesNotMatch,

@@ -5,6 +5,7 @@
  * SigV4 (CURLOPT_AWS_SIGV4) on an easy handle. Leaves: no calls out of here.
  */
 #include "service/fetch/svc_s3_impl.h"
+#include "service/fetch/svc_upstream_http.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,18 @@ bool svc_s3_url(const svc_s3 *s3, const char *key, char *out, size_t cap)
 	else
 		w = snprintf(out, cap, "%s/%s/%s", ep, s3->set.bucket, key);
 	return w > 0 && (size_t)w < cap;
+}
+
+bool svc_s3_sign_hook(const void *s3, void *easy, void *headers)
+{
+	return svc_s3_sign(s3, easy, headers);
+}
+
+bool svc_s3_answer_verifies(const svc_http_result *res)
+{
+	bool sized = res->declared_size < 0 || (uint64_t)res->declared_size == res->size;
+	return sized && res->sha256[0] && res->body_sha256[0] &&
+	       !strcmp(res->sha256, res->body_sha256);
 }
 
 bool svc_s3_sign(const svc_s3 *s3, void *easy, void *headers)
