@@ -93,8 +93,12 @@ static void release(svc_rpc_flow *fl)
 static bool decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
 {
 	struct call *c = (struct call *)fl;
-	const svc_otlp_options *o = &so_of(c)->o;
+	svc_otlp *so = so_of(c);
+	const svc_otlp_options *o = &so->o;
 	svc_otlp_limits lim = {o->max_decoded_bytes, o->max_mappings, o->max_locations};
+	c->export = fl->conf == &so->export_flow;  /* the receiver's (Export), not SymbolizeOTLP */
+	if (c->export)
+		so->received++;
 	base_arena_init(&c->arena, o->max_decoded_bytes);
 	return svc_otlp_decode(body, len, &lim, &c->doc, &fl->err);
 }
@@ -249,30 +253,10 @@ void svc_otlp_handle(void *ctx, svc_rpc_call *rpc)
 	svc_rpc_flow_run(rpc, &otlp_ops, &so->flow, so);
 }
 
-static bool export_decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
-{
-	struct call *c = (struct call *)fl;
-	c->export = true;
-	so_of(c)->received++;
-	return decode(fl, body, len);
-}
-
-static const svc_rpc_flow_ops export_ops = {
-	.call_size = sizeof(struct call),
-	.decode = export_decode,
-	.wait = wait_mappings,
-	.stop = stop,
-	.on_worker = on_worker,
-	.work = work,
-	.before_answer = before_answer,
-	.answered = answered,
-	.release = release,
-};
-
 void svc_otlp_export_handle(void *ctx, svc_rpc_call *rpc)
 {
 	svc_otlp *so = ctx;
-	svc_rpc_flow_run(rpc, &export_ops, &so->export_flow, so);
+	svc_rpc_flow_run(rpc, &otlp_ops, &so->export_flow, so);
 }
 
 void svc_otlp_render_metrics(const svc_otlp *s, base_buf *b)
