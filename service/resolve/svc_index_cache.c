@@ -160,8 +160,19 @@ static svc_index_entry *insert(svc_index_cache *c, svc_index_entry *e)
 svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id, void *blob,
 				     size_t blob_size, void (*free_blob)(void *), sym_index *index)
 {
+	svc_string_rank strings;
+	svc_string_rank_index(&strings, index);
+	return svc_index_cache_put_ranked(c, id, blob, blob_size, free_blob, index, &strings);
+}
+
+svc_index_entry *svc_index_cache_put_ranked(svc_index_cache *c, const sym_build_id *id,
+					    void *blob, size_t blob_size,
+					    void (*free_blob)(void *), sym_index *index,
+					    svc_string_rank *strings)
+{
 	svc_index_entry *e = calloc(1, sizeof(*e));
 	if (!e) {
+		svc_string_rank_free(strings);
 		sym_index_destroy(index);
 		if (free_blob)
 			free_blob(blob);
@@ -170,10 +181,8 @@ svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id,
 	e->id = *id;
 	e->index = index;
 	sym_index_get_info(index, &e->info);
-	const char *strs;
-	size_t strs_size;
-	sym_index_strings(index, &strs, &strs_size);
-	svc_string_rank_build(&e->strings, strs, strs_size);  /* none: responses hash instead */
+	e->strings = *strings;  /* none: responses hash instead */
+	memset(strings, 0, sizeof(*strings));
 	e->blob_ = blob;
 	e->free_blob_ = free_blob;
 	e->bytes = blob_size + sizeof(*e) + e->strings.bytes;

@@ -76,6 +76,13 @@ const svc_index_entry *svc_index_cache_peek(const svc_index_cache *c, const sym_
  */
 svc_index_entry *svc_index_cache_put(svc_index_cache *c, const sym_build_id *id, void *blob,
 				     size_t blob_size, void (*free_blob)(void *), sym_index *index);
+/* The same with the index's string ordinals numbered already (on the worker
+ * that loaded or built it, not on the loop): *strings is moved into the entry
+ * (zeroed here); an empty one leaves the entry's responses to hash. */
+svc_index_entry *svc_index_cache_put_ranked(svc_index_cache *c, const sym_build_id *id,
+					    void *blob, size_t blob_size,
+					    void (*free_blob)(void *), sym_index *index,
+					    svc_string_rank *strings);
 
 /*
  * The same for an artifact of another kind than a symbol index (index NULL):

@@ -157,6 +157,13 @@ static void keep_built(svc_resolve_flight *f, void *blob, size_t blob_size, int6
 	f->blob = blob;
 	f->blob_size = blob_size;
 	f->status = SVC_RESOLVE_OK;
+	svc_resolve_rank(f);
+}
+
+void svc_resolve_rank(svc_resolve_flight *f)
+{
+	svc_string_rank_free(&f->strings);
+	svc_string_rank_index(&f->strings, f->index);  /* false: responses hash instead */
 }
 
 /* Expected memory of the build: the file, the debug sections it reads at

@@ -115,6 +115,7 @@ static void free_result(svc_resolve_flight *f)
 	if (f->artifact)
 		svc_resolve_kinds[f->kind].free_artifact(f->artifact);
 	sym_index_destroy(f->index);
+	svc_string_rank_free(&f->strings);
 	free(f->blob);
 	svc_fetcher_s3_read_cancel(f->s3_read);  /* ended during S3 (shutdown) */
 	f->s3_read = NULL;

@@ -22,7 +22,8 @@ static void free_blob(void *blob)
 /* The symbol index into the index cache. */
 static svc_index_entry *symbols_cache_put(svc_index_cache *c, svc_resolve_flight *f)
 {
-	return svc_index_cache_put(c, &f->fl.id, f->blob, f->blob_size, free_blob, f->index);
+	return svc_index_cache_put_ranked(c, &f->fl.id, f->blob, f->blob_size, free_blob, f->index,
+					  &f->strings);
 }
 
 const svc_resolve_kind svc_resolve_kinds[SVC_ARTIFACT_KINDS] = {

@@ -68,6 +68,7 @@ void svc_resolve_load_work(svc_resolve_flight *f)
 	f->blob = copy;
 	f->blob_size = size;
 	f->status = SVC_RESOLVE_OK;
+	svc_resolve_rank(f);
 	f->from_executable = stor_get_meta(r->o.store, SVC_STORE_KEY(id), &m, NULL) == STOR_OK &&
 			     m.state == STOR_STATE_PRESENT && m.kind == STOR_KIND_EXECUTABLE;
 }

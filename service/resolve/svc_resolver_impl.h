@@ -77,6 +77,7 @@ typedef struct svc_resolve_flight {
 	void *blob;               /* the index blob (malloc'ed, 8-byte aligned) */
 	size_t blob_size;
 	sym_index *index;         /* SYMBOLS */
+	svc_string_rank strings;  /* SYMBOLS: its strings numbered (svc_resolve_rank) */
 	void *artifact;           /* another kind's object (svc_resolve_kind.free_artifact) */
 	svc_resolve_status status;
 	char error[SYM_ERROR_MSG_MAX];
@@ -230,6 +231,9 @@ enum svc_resolve_stage svc_resolve_load_next(svc_resolve_flight *f, bool cancell
 enum svc_resolve_stage svc_resolve_fetch_next(svc_resolve_flight *f,     /* fetch.c */
 					      const svc_fetch_result *res);
 void svc_resolve_build_work(svc_resolve_flight *f);                      /* build.c */
+/* The index's strings numbered for the responses (f->strings), on the
+ * worker that loaded or built it: a pass over its string table. Worker. */
+void svc_resolve_rank(svc_resolve_flight *f);
 /* The S3 stage: whether to ask the S3 tier for the index (a tier, the symbol
  * index, not asked yet in this flight); starting the read (false: it could
  * not start); loading what it read (worker: f->s3_index when loaded); and

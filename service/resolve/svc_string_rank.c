@@ -3,6 +3,7 @@
  * svc_string_rank: dense ordinals for an index's strings (svc_string_rank.h).
  */
 #include "service/resolve/svc_string_rank.h"
+#include "symbolizer/sym_index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,14 @@ bool svc_string_rank_build(svc_string_rank *r, const char *base, size_t size)
 	r->n_strings = n;
 	r->bytes = words * (sizeof(*starts) + sizeof(*rank));
 	return true;
+}
+
+bool svc_string_rank_index(svc_string_rank *r, const sym_index *index)
+{
+	const char *strs;
+	size_t size;
+	sym_index_strings(index, &strs, &size);
+	return svc_string_rank_build(r, strs, size);
 }
 
 void svc_string_rank_free(svc_string_rank *r)

@@ -30,6 +30,9 @@ typedef struct svc_string_rank {
  * zeroed) when out of memory or when size is 0 or past 32-bit counts. */
 bool svc_string_rank_build(svc_string_rank *r, const char *base, size_t size);
 void svc_string_rank_free(svc_string_rank *r);
+/* The same over an index's string table (sym_index_strings). */
+struct sym_index;
+bool svc_string_rank_index(svc_string_rank *r, const struct sym_index *index);
 
 /* The bits set in x (without a libgcc call where the CPU baseline has no popcnt). */
 static inline uint32_t svc_string_rank_popcount(uint64_t x)
