@@ -17,6 +17,7 @@
 
 #include "base/base_buf.h"
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_answer.h"
 #include "cmd/symbolctl/ctl_flags.h"
 #include "cmd/symbolctl/debug_file.h"
 #include "cmd/symbolctl/exit_codes.h"
@@ -24,7 +25,6 @@
 #include "cmd/symbolctl/llvm_format.h"
 #include "symbolizer/sym_index.h"
 
-#define MAX_FRAMES 256
 #define MAX_DEBUG_DIRS 32
 
 struct opts {
@@ -192,71 +192,74 @@ static int write_blob(const char *path, const void *blob, size_t size)
 	return 0;
 }
 
-static void answer(const sym_index *idx, const struct opts *o, uint64_t addr)
+/* Answers lines[0..n) on stdout (ctl_answer: one batch, one write). */
+static int answer_lines(const sym_index *idx, const struct opts *o, char *const *lines, size_t n,
+			base_buf *out)
 {
-	static sym_frame frames[MAX_FRAMES];
-	static llvm_frame out[MAX_FRAMES];
-	size_t n = 0;
-	if (!o->section)
-		n = sym_index_lookup(idx, addr, frames, MAX_FRAMES);
-	else if (addr < o->sec_size)
-		n = sym_index_lookup(idx, o->sec_base + addr, frames, MAX_FRAMES);
-	if (n > MAX_FRAMES)
-		n = MAX_FRAMES;
-	for (size_t i = 0; i < n; i++) {
-		const sym_frame *f = &frames[i];
-		const char *name = o->no_demangle ? (*f->linkage_name ? f->linkage_name : f->name)
-						  : f->display_name;
-		out[i] = (llvm_frame){name, f->file, f->line, f->column};
+	ctl_answer_opts ao = {.idx = idx, .section = o->section != NULL, .sec_base = o->sec_base,
+			      .sec_size = o->sec_size, .no_inlines = o->no_inlines,
+			      .no_demangle = o->no_demangle};
+	out->len = 0;
+	if (!ctl_answer_lines(&ao, lines, n, out, o->n_bad)) {
+		fprintf(stderr, "symbolctl addr2line: out of memory\n");
+		return -1;
 	}
-	if (o->no_inlines && n > 1) {
-		/* One frame: the location, named by the function the code belongs to. */
-		out[0].function = out[n - 1].function;
-		n = 1;
-	}
-	llvm_format_frames(stdout, out, n);
+	return fwrite(out->data, 1, out->len, stdout) == out->len ? 0 : -1;
 }
 
-static void answer_line(const sym_index *idx, const struct opts *o, const char *line)
+/* The complete lines of in (NUL-terminated in place, \r\n as \n) into *lines. */
+static size_t split_lines(char *buf, size_t len, char ***lines, size_t *cap, size_t *used)
 {
-	uint64_t addr;
-	if (llvm_format_parse_address(line, &addr) != 0) {
-		/* symbolctl's one rule for a bad line (symbolize too): echoed on
-		 * stderr, answered ?? so the output lines up, exit status 1. */
-		fprintf(stderr, "symbolctl addr2line: not a hex address: %s\n", line);
-		llvm_format_frames(stdout, NULL, 0);
-		(*o->n_bad)++;
-		return;
+	size_t n = 0;
+	char *start = buf, *end = buf + len, *nl;
+	while ((nl = memchr(start, '\n', (size_t)(end - start))) != NULL) {
+		*nl = '\0';
+		if (nl > start && nl[-1] == '\r')
+			nl[-1] = '\0';
+		if (n == *cap) {
+			size_t c = *cap ? *cap * 2 : 1024;
+			char **l = realloc(*lines, c * sizeof(*l));
+			if (!l)
+				break;
+			*lines = l;
+			*cap = c;
+		}
+		(*lines)[n++] = start;
+		start = nl + 1;
 	}
-	answer(idx, o, addr);
+	*used = (size_t)(start - buf);
+	return n;
 }
 
 /*
  * Reads addresses from stdin with read(2) and answers every complete line in
  * hand, flushing only before the next read could block: a pipe that sends one
  * line at a time gets each answer before it sends the next, and a file of a
- * million lines is not a million writes.
+ * million lines is a few large batches and writes.
  */
 static int answer_stdin(const sym_index *idx, const struct opts *o)
 {
-	enum { CHUNK = 1 << 16, MAX_LINE = 1 << 20 };
+	enum { CHUNK = 1 << 20, MAX_LINE = 1 << 20 };
 	/* Lines as they arrive; one byte past the room read into is for a NUL. */
-	base_buf in;
-	base_buf_init(&in, 2 * (size_t)MAX_LINE + 1);
+	base_buf in, out;
+	base_buf_init(&in, CHUNK + 2 * (size_t)MAX_LINE + 1);
+	base_buf_init(&out, SIZE_MAX);
+	char **lines = NULL;
+	size_t lines_cap = 0;
+	int rc = -1;
 	if (!base_buf_ensure(&in, CHUNK + 1))
-		return -1;
+		goto out;
 	for (;;) {
 		if (fflush(stdout) != 0)
-			break;
+			goto out;
 		size_t cap = in.cap - 1;
 		if (in.len == cap) {
-			if (cap >= MAX_LINE) {
+			if (in.len >= MAX_LINE) {
 				fprintf(stderr, "symbolctl: input line longer than %d bytes\n", MAX_LINE);
-				base_buf_deinit(&in);
-				return -1;
+				goto out;
 			}
 			if (!base_buf_ensure(&in, cap * 2 + 1))
-				break;
+				goto out;
 			cap = in.cap - 1;
 		}
 		char *buf = (char *)in.data;
@@ -264,26 +267,27 @@ static int answer_stdin(const sym_index *idx, const struct opts *o)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			if (in.len) { /* a last line without a newline */
-				buf[in.len] = '\0';
-				answer_line(idx, o, buf);
-			}
+			buf[in.len] = '\0';
+			char *last = buf;
+			/* a last line without a newline */
+			if (in.len && answer_lines(idx, o, &last, 1, &out))
+				goto out;
 			break;
 		}
 		in.len += (size_t)r;
-		char *start = buf, *end = buf + in.len, *nl;
-		while ((nl = memchr(start, '\n', (size_t)(end - start))) != NULL) {
-			*nl = '\0';
-			if (nl > start && nl[-1] == '\r')
-				nl[-1] = '\0';
-			answer_line(idx, o, start);
-			start = nl + 1;
-		}
-		in.len = (size_t)(end - start);
-		memmove(buf, start, in.len);
+		size_t used;
+		size_t n = split_lines(buf, in.len, &lines, &lines_cap, &used);
+		if (answer_lines(idx, o, lines, n, &out))
+			goto out;
+		in.len -= used;
+		memmove(buf, buf + used, in.len);
 	}
+	rc = 0;
+out:
+	free(lines);
 	base_buf_deinit(&in);
-	return 0;
+	base_buf_deinit(&out);
+	return rc;
 }
 
 /* o->exe, or its debug file (debug_file_open: the one lookup of symbolctl). */
@@ -347,8 +351,12 @@ int cmd_addr2line(int argc, char **argv)
 		goto out_idx;
 	}
 	if (n_addrs) {
-		for (int i = 0; i < n_addrs; i++)
-			answer_line(idx, &o, addrs[i]);
+		base_buf out;
+		base_buf_init(&out, SIZE_MAX);
+		int arc = answer_lines(idx, &o, addrs, (size_t)n_addrs, &out);
+		base_buf_deinit(&out);
+		if (arc)
+			goto out_idx;
 	} else {
 		if (answer_stdin(idx, &o))
 			goto out_idx;
