@@ -31,6 +31,7 @@ struct inflated {
 	int method;
 	bool rename;          /* .zdebug_x -> .debug_x */
 	uint8_t *buf;         /* inflated bytes */
+	bool in_place;        /* buf is the body's place in the new image, claimed bytes */
 	size_t size;
 	uint64_t new_offset;
 	uint64_t new_name;
@@ -77,7 +78,7 @@ static size_t first_allocation(const struct inflated *s, size_t cap)
 static sym_errc inflate_zlib(struct inflated *s, sym_error *err)
 {
 	z_stream zs = {0};
-	size_t cap = 0;
+	size_t cap = s->in_place ? (size_t)s->claimed : 0;
 	sym_errc rc = SYM_OK;
 	if (inflateInit(&zs) != Z_OK)
 		return sym_error_set(err, SYM_E_NOMEM, "zlib: init failed");
@@ -135,7 +136,7 @@ out:
 static sym_errc inflate_zstd(struct inflated *s, sym_error *err)
 {
 	ZSTD_DStream *zs = ZSTD_createDStream();
-	size_t cap = 0;
+	size_t cap = s->in_place ? (size_t)s->claimed : 0;
 	sym_errc rc = SYM_OK;
 	if (!zs)
 		return sym_error_set(err, SYM_E_NOMEM, "zstd: init failed");
@@ -292,73 +293,86 @@ static sym_errc write_section_headers(Elf *elf, size_t shnum, const struct infla
 	return SYM_OK;
 }
 
-/* Lays out the new image and writes it. */
-static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shnum,
-			 struct inflated *secs, size_t nsecs, void **out, size_t *out_size,
-			 sym_error *err)
-{
+/* Where the new image puts what it adds after the original bytes. */
+struct layout {
 	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return sym_error_set(err, SYM_E_BAD_ELF, "libelf: no section name table");
-	GElf_Shdr strsh;
-	Elf_Scn *strscn = elf_getscn(elf, shstrndx);
-	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type == SHT_NOBITS ||
-	    strsh.sh_offset > size || strsh.sh_size > size - strsh.sh_offset)
-		return sym_error_set(err, SYM_E_BAD_ELF, "bad section name table");
+	GElf_Shdr strsh;           /* the section name table's header */
+	bool renames;
+	uint64_t strtab_off, strtab_size, shoff, total;
+};
 
+/*
+ * Lays out the new image: each inflated body at a 16-byte aligned offset past
+ * the original bytes, at its claimed size (in_place: not inflated yet; its
+ * real size must equal the claim) or its real size.
+ */
+static sym_errc plan(size_t size, Elf *elf, size_t shnum, struct inflated *secs, size_t nsecs,
+		     struct layout *l, sym_error *err)
+{
+	if (elf_getshdrstrndx(elf, &l->shstrndx) != 0)
+		return sym_error_set(err, SYM_E_BAD_ELF, "libelf: no section name table");
+	Elf_Scn *strscn = elf_getscn(elf, l->shstrndx);
+	if (!strscn || !gelf_getshdr(strscn, &l->strsh) || l->strsh.sh_type == SHT_NOBITS ||
+	    l->strsh.sh_offset > size || l->strsh.sh_size > size - l->strsh.sh_offset)
+		return sym_error_set(err, SYM_E_BAD_ELF, "bad section name table");
 	uint64_t off = align_up(size, 16);
-	bool renames = false;
+	l->renames = false;
 	for (size_t i = 0; i < nsecs; i++) {
 		secs[i].new_offset = off;
 		if (!secs[i].drop)
-			off = align_up(off + secs[i].size, 16);
-		renames |= secs[i].rename;
+			off = align_up(off + (secs[i].in_place ? secs[i].claimed : secs[i].size), 16);
+		l->renames |= secs[i].rename;
 	}
-	uint64_t strtab_off = off, strtab_size = strsh.sh_size;
-	if (renames) {
+	l->strtab_off = off;
+	l->strtab_size = l->strsh.sh_size;
+	if (l->renames) {
 		for (size_t i = 0; i < nsecs; i++) {
 			if (!secs[i].rename)
 				continue;
 			GElf_Shdr sh;
 			const char *name = sym_elf_section_name(elf, elf_getscn(elf, secs[i].index), &sh);
-			secs[i].new_name = strtab_size;
-			strtab_size += strlen(name); /* ".zdebug_x" -> ".debug_x" + NUL */
+			secs[i].new_name = l->strtab_size;
+			l->strtab_size += strlen(name); /* ".zdebug_x" -> ".debug_x" + NUL */
 		}
-		off = align_up(off + strtab_size, 16);
+		off = align_up(off + l->strtab_size, 16);
 	}
-	uint64_t shoff = off, total = shoff + (uint64_t)shnum * sizeof(Elf64_Shdr);
-	uint8_t *img = calloc(1, total);
-	if (!img)
-		return sym_error_set(err, SYM_E_NOMEM, "out of memory for the inflated image");
+	l->shoff = off;
+	l->total = l->shoff + (uint64_t)shnum * sizeof(Elf64_Shdr);
+	return SYM_OK;
+}
+
+/* Writes the rest of the new image: the original bytes, the bodies not
+ * inflated in place, the grown name table, the section headers. */
+static sym_errc assemble(const uint8_t *image, size_t size, Elf *elf, size_t shnum,
+			 struct inflated *secs, size_t nsecs, const struct layout *l,
+			 uint8_t *img, sym_error *err)
+{
 	memcpy(img, image, size);
 	for (size_t i = 0; i < nsecs; i++)
-		if (!secs[i].drop && secs[i].size)
+		if (!secs[i].drop && secs[i].size && !secs[i].in_place)
 			memcpy(img + secs[i].new_offset, secs[i].buf, secs[i].size);
-	if (renames) {
-		memcpy(img + strtab_off, image + strsh.sh_offset, strsh.sh_size);
+	if (l->renames) {
+		memcpy(img + l->strtab_off, image + l->strsh.sh_offset, l->strsh.sh_size);
 		for (size_t i = 0; i < nsecs; i++) {
 			if (!secs[i].rename)
 				continue;
 			GElf_Shdr sh;
 			const char *name = sym_elf_section_name(elf, elf_getscn(elf, secs[i].index), &sh);
-			char *dst = (char *)img + strtab_off + secs[i].new_name;
+			char *dst = (char *)img + l->strtab_off + secs[i].new_name;
 			dst[0] = '.';
 			memcpy(dst + 1, name + 2, strlen(name + 2) + 1);
 		}
 	}
-	sym_errc rc = write_section_headers(elf, shnum, secs, nsecs, renames ? shstrndx : SIZE_MAX,
-					    strtab_off, strtab_size, img + shoff, err);
-	if (rc) {
-		free(img);
+	sym_errc rc = write_section_headers(elf, shnum, secs, nsecs,
+					    l->renames ? l->shstrndx : SIZE_MAX, l->strtab_off,
+					    l->strtab_size, img + l->shoff, err);
+	if (rc)
 		return rc;
-	}
 	Elf64_Ehdr eh;
 	memcpy(&eh, img, sizeof(eh));
-	eh.e_shoff = shoff;
+	eh.e_shoff = l->shoff;
 	eh.e_shentsize = sizeof(Elf64_Shdr);
 	memcpy(img, &eh, sizeof(eh));
-	*out = img;
-	*out_size = (size_t)total;
 	return SYM_OK;
 }
 
@@ -417,6 +431,54 @@ static sym_errc inflate_all(Elf *elf, struct inflated *secs, size_t n, sym_error
 	return SYM_OK;
 }
 
+/*
+ * Inflates the sections and assembles the new image. When every claim is
+ * plausible for its compressed size (first_allocation's rule), the image is
+ * laid out from the claims first and each body inflates straight into its
+ * place (pages are only touched as bytes arrive); else each body grows in
+ * its own buffer and is copied in after.
+ */
+static sym_errc inflate_into_image(const uint8_t *data, size_t size, Elf *elf, size_t shnum,
+				   struct inflated *secs, size_t n, void **out, size_t *out_size,
+				   sym_error *err)
+{
+	bool direct = true;
+	for (size_t i = 0; i < n; i++)
+		direct &= secs[i].drop || secs[i].claimed / 32 <= secs[i].src_size + 4096;
+	for (size_t i = 0; i < n; i++)
+		secs[i].in_place = direct && !secs[i].drop;
+	struct layout l;
+	uint8_t *img = NULL;
+	sym_errc rc;
+	if (direct) {
+		if ((rc = plan(size, elf, shnum, secs, n, &l, err)))
+			return rc;
+		if (l.total > SIZE_MAX || !(img = calloc(1, (size_t)l.total)))
+			return sym_error_set(err, SYM_E_NOMEM, "out of memory for the inflated image");
+		for (size_t i = 0; i < n; i++)
+			if (secs[i].in_place)
+				secs[i].buf = img + secs[i].new_offset;
+	}
+	if ((rc = inflate_all(elf, secs, n, err)))
+		goto fail;
+	if (!direct) {
+		if ((rc = plan(size, elf, shnum, secs, n, &l, err)))
+			goto fail;
+		if (l.total > SIZE_MAX || !(img = calloc(1, (size_t)l.total))) {
+			rc = sym_error_set(err, SYM_E_NOMEM, "out of memory for the inflated image");
+			goto fail;
+		}
+	}
+	if ((rc = assemble(data, size, elf, shnum, secs, n, &l, img, err)))
+		goto fail;
+	*out = img;
+	*out_size = (size_t)l.total;
+	return SYM_OK;
+fail:
+	free(img);
+	return rc;
+}
+
 sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, void **out,
 			   size_t *out_size, sym_error *err)
 {
@@ -468,14 +530,13 @@ sym_errc sym_inflate_image(const void *data, size_t size, uint64_t max_bytes, vo
 		if (!s.drop)
 			total += s.claimed;
 	}
-	if ((rc = inflate_all(elf, inflated_vec_data(&secs), inflated_vec_len(&secs), err)))
-		goto out;
 	if (inflated_vec_len(&secs))
-		rc = assemble(data, size, elf, shnum, inflated_vec_data(&secs),
-			      inflated_vec_len(&secs), out, out_size, err);
+		rc = inflate_into_image(data, size, elf, shnum, inflated_vec_data(&secs),
+					inflated_vec_len(&secs), out, out_size, err);
 out:
 	for (size_t i = 0; i < inflated_vec_len(&secs); i++)
-		free(inflated_vec_data(&secs)[i].buf);
+		if (!inflated_vec_data(&secs)[i].in_place)
+			free(inflated_vec_data(&secs)[i].buf);
 	inflated_vec_deinit(&secs);
 	elf_end(elf);
 	return rc;

@@ -9,8 +9,12 @@
  * and would allocate whatever size a section header claims. The new image keeps
  * every original byte at its offset and appends the inflated bodies, a new
  * section-name table when names change, and a new section header table.
- * The output buffer grows with the bytes actually produced, never to a claimed
- * size up front, and all sections together stay under a cap.
+ * When every section's claimed size is plausible for its compressed bytes (at
+ * most 32 times as large), the image is laid out from the claims and each
+ * section inflates straight into its place (pages are touched only as bytes
+ * arrive; a body that ends short of or runs past its claim is refused); else
+ * each section grows in its own buffer with the bytes actually produced and
+ * is copied in after. All sections together stay under a cap.
  */
 #ifndef SYM_INFLATE_H
 #define SYM_INFLATE_H

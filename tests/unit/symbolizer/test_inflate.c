@@ -162,6 +162,20 @@ TEST(lying_claims_refused)
 		CHECK(rc == SYM_E_BAD_DWARF);
 		free(blob);
 		free(big);
+		/* A plausible claim a little larger than the truth: the image is laid
+		 * out from the claims and inflated in place, and still refused. */
+		uint64_t sh, off, len;
+		uint8_t *near = test_read_fixture(fixtures[i], &n);
+		REQUIRE(near && find_section(near, n, ".debug_info", &sh, &off, &len) == 0);
+		Elf64_Chdr ch;
+		memcpy(&ch, near + off, sizeof(ch));
+		ch.ch_size += 100;
+		memcpy(near + off, &ch, sizeof(ch));
+		blob = build_blob(near, n, 0, &bs, &rc, msg, sizeof(msg));
+		CHECK(rc == SYM_E_BAD_DWARF);
+		CHECK(strstr(msg, "claims") != NULL || strstr(msg, "truncated") != NULL);
+		free(blob);
+		free(near);
 	}
 }
 
