@@ -9,6 +9,7 @@
 #include "symbolizer/sym_index_format_impl.h"
 #include "symbolizer/sym_index_pack_impl.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,17 +110,50 @@ nomem:
 	return sym_error_set(err, SYM_E_NOMEM, "out of memory building ranges");
 }
 
+/* One of the three flattenings, runnable on a thread of its own. */
+struct flatten_job {
+	base_vec *spans, *segs;
+	bool by_depth;
+	sym_errc rc;
+	sym_error err;
+};
+
+static void *flatten_job_run(void *arg)
+{
+	struct flatten_job *j = arg;
+	j->rc = sym_flatten(j->spans->data, j->spans->len, j->by_depth, j->segs, &j->err);
+	return NULL;
+}
+
+/* Scopes are flattened on a second thread while symbols and lines are on this one
+ * (their sorts are the build's longest serial step). */
+enum { SPAN_MANY = 1 << 16 };
+
 sym_errc sym_index_write(sym_index_input *in, void **blob, size_t *size, sym_error *err)
 {
 	base_vec segs[3], ranges;
 	base_vec *spans[3] = {&in->c->scope_spans, in->symbol_spans, &in->c->line_spans};
 	struct cursor cur[3];
+	struct flatten_job jobs[3];
 	sym_errc rc = SYM_OK;
 	base_vec_init(&ranges, sizeof(sym_ix_range), (size_t)UINT32_MAX - 1);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 3; k++) {
 		base_vec_init(&segs[k], sizeof(sym_seg), SYM_MAX_SPANS * 2);
-	for (int k = 0; k < 3 && !rc; k++) {
-		rc = sym_flatten(spans[k]->data, spans[k]->len, k < 2, &segs[k], err);
+		jobs[k] = (struct flatten_job){spans[k], &segs[k], k < 2, SYM_OK, {0}};
+	}
+	pthread_t tid;
+	bool threaded = spans[0]->len + spans[2]->len >= SPAN_MANY &&
+			pthread_create(&tid, NULL, flatten_job_run, &jobs[0]) == 0;
+	for (int k = threaded ? 1 : 0; k < 3; k++)
+		flatten_job_run(&jobs[k]);
+	if (threaded)
+		pthread_join(tid, NULL);
+	for (int k = 0; k < 3; k++) {
+		if (jobs[k].rc && !rc) {
+			rc = jobs[k].rc;
+			if (err)
+				*err = jobs[k].err;
+		}
 		cur[k] = (struct cursor){segs[k].data, segs[k].len, 0, spans[k]->data};
 	}
 	if (!rc)

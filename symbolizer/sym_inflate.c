@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdeflate.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -75,10 +76,38 @@ static size_t first_allocation(const struct inflated *s, size_t cap)
 	return want > s->claimed ? (size_t)s->claimed : want;
 }
 
+/*
+ * A zlib body inflated in place, where its claimed size is its room: one call
+ * of libdeflate's whole-buffer decompressor (about twice zlib's speed), which
+ * checks the Adler-32 as zlib does. The body must fill its claim exactly.
+ */
+static sym_errc inflate_zlib_whole(struct inflated *s, sym_error *err)
+{
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+	if (!d)
+		return sym_error_set(err, SYM_E_NOMEM, "zlib: init failed");
+	size_t got = 0;
+	enum libdeflate_result r = libdeflate_zlib_decompress(d, s->src, s->src_size, s->buf,
+							      (size_t)s->claimed, &got);
+	libdeflate_free_decompressor(d);
+	if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+		return sym_error_set(err, SYM_E_BAD_DWARF, "zlib: section inflates past its claimed size");
+	if (r != LIBDEFLATE_SUCCESS)
+		return sym_error_set(err, SYM_E_BAD_DWARF, "zlib: corrupt or truncated stream");
+	s->size = got;
+	if (s->size != s->claimed)
+		return sym_error_set(err, SYM_E_BAD_DWARF,
+				     "zlib: section inflates to %zu bytes, header claims %llu",
+				     s->size, (unsigned long long)s->claimed);
+	return SYM_OK;
+}
+
 static sym_errc inflate_zlib(struct inflated *s, sym_error *err)
 {
+	if (s->in_place)
+		return inflate_zlib_whole(s, err);
 	z_stream zs = {0};
-	size_t cap = s->in_place ? (size_t)s->claimed : 0;
+	size_t cap = 0;
 	sym_errc rc = SYM_OK;
 	if (inflateInit(&zs) != Z_OK)
 		return sym_error_set(err, SYM_E_NOMEM, "zlib: init failed");
