@@ -10,7 +10,9 @@
  * stops a sibling chain that does not move forward, so hostile DWARF ends.
  */
 #include "symbolizer/sym_dwarf_impl.h"
+#include "symbolizer/sym_dwarf_walk_impl.h"
 #include "symbolizer/sym_demangle_impl.h"
+#include "symbolizer/sym_die_attrs_impl.h"
 #include "symbolizer/sym_map64_impl.h"
 #include "symbolizer/sym_qualify_impl.h"
 #include "symbolizer/sym_goname_impl.h"
@@ -21,45 +23,8 @@
 #include <string.h>
 
 #define MAX_ORIGIN_HOPS 8
-#define MAX_PATH_BYTES 4096
 
-
-struct sym_dwarf_walk {
-	Dwarf *dw;
-	sym_collect *out;
-	sym_map64 funcs;          /* origin DIE key -> function index */
-	sym_map64 imported;       /* partial units already walked */
-	sym_qualify qualify;      /* names of subprograms without a linkage name */
-	sym_error *err;
-	sym_errc rc;
-	/* per unit */
-	Dwarf_Die cudie;
-	const char *comp_dir;
-	bool is_c;
-	bool is_asm;               /* assembler: a subprogram's name is its first label */
-	bool is_go;                /* Go: names print as the Go runtime prints them (sym_goname) */
-	Dwarf_Files *files;
-	size_t nfiles;
-	uint32_t *file_strs;      /* interned path per file index, SYM_STR_NONE = not yet */
-	base_vec file_strs_vec;   /* its storage (room for nfiles) */
-	uint32_t order;
-	uint32_t unit;             /* the unit's number in the file: its line rows' order */
-	base_vec cu_ranges;        /* the unit's code ranges, sorted: line rows are clipped to them */
-	base_vec aranges;          /* .debug_aranges by unit offset (struct unit_arange),
-							      read once */
-	bool aranges_read;
-	char path[MAX_PATH_BYTES];
-};
-
-struct addr_range {
-	uint64_t lo, hi;
-};
-
-struct unit_arange {
-	uint64_t unit, lo, hi;
-};
-
-static sym_errc fail_nomem(struct sym_dwarf_walk *w)
+sym_errc sym_dwarf_fail_nomem(sym_dwarf_walk *w)
 {
 	if (!w->rc)
 		w->rc = sym_error_set(w->err, SYM_E_NOMEM,
@@ -102,7 +67,7 @@ static uint32_t intern_path(struct sym_dwarf_walk *w, const char *name)
 }
 
 /* The interned path of file index idx of the current unit, 0 when unknown. */
-static uint32_t unit_file(struct sym_dwarf_walk *w, Dwarf_Files *files, size_t idx)
+uint32_t sym_dwarf_unit_file(struct sym_dwarf_walk *w, Dwarf_Files *files, size_t idx)
 {
 	if (files != w->files || idx >= w->nfiles) {
 		const char *name = files ? dwarf_filesrc(files, idx, NULL, NULL) : NULL;
@@ -111,169 +76,6 @@ static uint32_t unit_file(struct sym_dwarf_walk *w, Dwarf_Files *files, size_t i
 	if (w->file_strs[idx] == SYM_STR_NONE)
 		w->file_strs[idx] = intern_path(w, dwarf_filesrc(files, idx, NULL, NULL));
 	return w->file_strs[idx];
-}
-
-static bool is_tombstone(const struct sym_dwarf_walk *w, Dwarf_Addr lo, Dwarf_Addr hi)
-{
-	return lo >= hi || lo < w->out->min_code_addr || lo == (Dwarf_Addr)-1 ||
-	       lo == (Dwarf_Addr)-2 || lo == 0xffffffffu || lo == 0xfffffffeu;
-}
-
-static int cmp_range(const void *pa, const void *pb)
-{
-	const struct addr_range *a = pa, *b = pb;
-	return a->lo < b->lo ? -1 : a->lo > b->lo;
-}
-
-static int cmp_unit_arange(const void *pa, const void *pb)
-{
-	const struct unit_arange *a = pa, *b = pb;
-	if (a->unit != b->unit)
-		return a->unit < b->unit ? -1 : 1;
-	return a->lo < b->lo ? -1 : a->lo > b->lo;
-}
-
-/* Reads .debug_aranges once, sorted by unit offset. */
-static sym_errc read_aranges(struct sym_dwarf_walk *w)
-{
-	w->aranges_read = true;
-	Dwarf_Aranges *ar;
-	size_t n;
-	if (dwarf_getaranges(w->dw, &ar, &n) != 0)
-		return SYM_OK; /* none, or refused: units without ranges then answer no lines */
-	for (size_t i = 0; i < n; i++) {
-		Dwarf_Addr lo;
-		Dwarf_Word len;
-		Dwarf_Off unit;
-		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &lo, &len, &unit) != 0 || !len)
-			continue;
-		struct unit_arange *r = base_vec_push(&w->aranges);
-		if (!r)
-			return fail_nomem(w);
-		*r = (struct unit_arange){unit, lo, lo + len};
-	}
-	if (w->aranges.len > 1)
-		qsort(w->aranges.data, w->aranges.len, sizeof(struct unit_arange), cmp_unit_arange);
-	return SYM_OK;
-}
-
-/* The .debug_aranges entries of the current unit, for a unit without ranges of its own. */
-static sym_errc unit_aranges(struct sym_dwarf_walk *w)
-{
-	if (!w->aranges_read && read_aranges(w))
-		return w->rc;
-	uint64_t unit = dwarf_dieoffset(&w->cudie) - dwarf_cuoffset(&w->cudie);
-	const struct unit_arange *a = w->aranges.data;
-	size_t lo = 0, hi = w->aranges.len;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a[mid].unit < unit)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < w->aranges.len && a[lo].unit == unit; lo++) {
-		struct addr_range *r = base_vec_push(&w->cu_ranges);
-		if (!r)
-			return fail_nomem(w);
-		*r = (struct addr_range){a[lo].lo, a[lo].hi};
-	}
-	return SYM_OK;
-}
-
-/*
- * The unit's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges, else its
- * .debug_aranges entries), sorted; none if absent.
- */
-static sym_errc load_cu_ranges(struct sym_dwarf_walk *w)
-{
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-	w->cu_ranges.len = 0;
-	while ((off = dwarf_ranges(&w->cudie, off, &base, &lo, &hi)) > 0) {
-		if (lo >= hi)
-			continue;
-		struct addr_range *r = base_vec_push(&w->cu_ranges);
-		if (!r)
-			return fail_nomem(w);
-		*r = (struct addr_range){lo, hi};
-	}
-	if (w->cu_ranges.len == 0 && unit_aranges(w))
-		return w->rc;
-	if (w->cu_ranges.len > 1)
-		qsort(w->cu_ranges.data, w->cu_ranges.len, sizeof(struct addr_range), cmp_range);
-	return SYM_OK;
-}
-
-static sym_errc push_line(struct sym_dwarf_walk *w, uint64_t lo, uint64_t hi, uint32_t file,
-			  int line,
-			  int col)
-{
-	sym_span *s = base_vec_push(&w->out->line_spans);
-	if (!s)
-		return fail_nomem(w);
-	*s = (sym_span){.lo = lo, .hi = hi, .a = file, .b = (uint32_t)line, .c = (uint32_t)col,
-			.order = w->unit};
-	return SYM_OK;
-}
-
-/*
- * Adds the row's span [lo, hi) clipped to the unit's ranges, as llvm-symbolizer
- * only consults a unit's line table inside the unit. libdw sorts rows by address
- * across sequences, so a row left after its sequence's end can otherwise reach
- * over other units' code. *cursor walks the sorted ranges as rows ascend.
- */
-static sym_errc push_clipped(struct sym_dwarf_walk *w, size_t *cursor, uint64_t lo, uint64_t hi,
-			     uint32_t file, int line, int col)
-{
-	size_t n = w->cu_ranges.len;
-	const struct addr_range *r = w->cu_ranges.data;
-	while (*cursor < n && r[*cursor].hi <= lo)
-		(*cursor)++;
-	for (size_t i = *cursor; i < n && r[i].lo < hi; i++) {
-		uint64_t a = lo > r[i].lo ? lo : r[i].lo, b = hi < r[i].hi ? hi : r[i].hi;
-		if (a < b && push_line(w, a, b, file, line, col))
-			return w->rc;
-	}
-	return SYM_OK;
-}
-
-static sym_errc collect_lines(struct sym_dwarf_walk *w)
-{
-	size_t cursor = 0;
-	Dwarf_Lines *lines;
-	size_t n;
-	if (dwarf_getsrclines(&w->cudie, &lines, &n) != 0 || n < 2)
-		return SYM_OK; /* a unit without a line table, or one libdw refuses */
-	if (load_cu_ranges(w))
-		return w->rc;
-	/*
-	 * A unit that covers no address answers no line (an LTO unit's early
-	 * debug info: its rows describe code that other units or none cover).
-	 */
-	if (w->cu_ranges.len == 0)
-		return SYM_OK;
-	for (size_t i = 0; i + 1 < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i), *next = dwarf_onesrcline(lines, i + 1);
-		bool end;
-		Dwarf_Addr lo, hi;
-		if (!l || !next || dwarf_lineendsequence(l, &end) || end)
-			continue;
-		if (dwarf_lineaddr(l, &lo) || dwarf_lineaddr(next, &hi) || is_tombstone(w, lo, hi))
-			continue;
-		int line = 0, col = 0;
-		dwarf_lineno(l, &line);
-		dwarf_linecol(l, &col);
-		Dwarf_Files *files;
-		size_t idx;
-		uint32_t file = dwarf_line_file(l, &files, &idx) == 0 ? unit_file(w, files,
-				  idx) : 0;
-		if (file == SYM_STR_NONE)
-			return fail_nomem(w);
-		if (push_clipped(w, &cursor, lo, hi, file, line, col))
-			return w->rc;
-	}
-	return SYM_OK;
 }
 
 static uint64_t die_key(struct sym_dwarf_walk *w, Dwarf_Die *die)
@@ -305,8 +107,33 @@ static uint32_t display_name(struct sym_dwarf_walk *w, const char *name, const c
 	return sym_strtab_add_cstr(&w->out->strs, name);
 }
 
-/* The function record of a scope DIE, shared by every instance of its origin. */
-static uint32_t function_of(struct sym_dwarf_walk *w, Dwarf_Die *die)
+static uint32_t function_of_chain(struct sym_dwarf_walk *w, Dwarf_Die *die);
+
+/*
+ * The function record of a scope DIE, shared by every instance of its origin.
+ * A DIE with no name, linkage name or declaration line of its own (an inlined
+ * call, a concrete out-of-line instance) takes everything from the DIE it
+ * refers to, so its function is that of every other such DIE referring there:
+ * kept by the referred DIE's key, the chain is followed once per origin.
+ */
+static uint32_t function_of(struct sym_dwarf_walk *w, Dwarf_Die *die, sym_die_attrs *a)
+{
+	Dwarf_Attribute *ref = a->names ? NULL : sym_die_attrs_origin(a);
+	Dwarf_Die target;
+	if (!ref || !dwarf_formref_die(ref, &target))
+		return function_of_chain(w, die);
+	uint64_t key = die_key(w, &target);
+	uint32_t id = sym_map64_lookup(&w->by_origin, key);
+	if (id != UINT32_MAX)
+		return id;
+	id = function_of_chain(w, die);
+	if (id != UINT32_MAX && !sym_map64_set(&w->by_origin, key, id))
+		return sym_dwarf_fail_nomem(w), UINT32_MAX;
+	return id;
+}
+
+/* function_of the long way: names, linkage name and declaration up the origin chain. */
+static uint32_t function_of_chain(struct sym_dwarf_walk *w, Dwarf_Die *die)
 {
 	Dwarf_Die chain[MAX_ORIGIN_HOPS + 1], *cur = die;
 	int n = 0;
@@ -366,7 +193,7 @@ static uint32_t function_of(struct sym_dwarf_walk *w, Dwarf_Die *die)
 		/* No linkage name: the namespaces and classes around the name's DIE. */
 		const char *qual = sym_qualify_name(&w->qualify, name_die, name);
 		if (!qual)
-			return fail_nomem(w), UINT32_MAX;
+			return sym_dwarf_fail_nomem(w), UINT32_MAX;
 		f.display = sym_strtab_add_cstr(&w->out->strs, qual);
 	} else {
 		f.display = display_name(w, name, linkage);
@@ -380,12 +207,12 @@ static uint32_t function_of(struct sym_dwarf_walk *w, Dwarf_Die *die)
 	}
 	if (f.name == SYM_STR_NONE || f.linkage == SYM_STR_NONE || f.display == SYM_STR_NONE ||
 	    f.decl_file == SYM_STR_NONE)
-		return fail_nomem(w), UINT32_MAX;
+		return sym_dwarf_fail_nomem(w), UINT32_MAX;
 	id = (uint32_t)w->out->funcs.len;
 	struct sym_ix_func *slot = base_vec_push(&w->out->funcs);
 	uint64_t *key_slot = base_vec_push(&w->out->func_keys);
 	if (!slot || !key_slot || !sym_map64_set(&w->funcs, key, id))
-		return fail_nomem(w), UINT32_MAX;
+		return sym_dwarf_fail_nomem(w), UINT32_MAX;
 	*slot = f;
 	*key_slot = key;
 	return id;
@@ -399,34 +226,40 @@ static uint32_t add_scope(struct sym_dwarf_walk *w, Dwarf_Die *die, uint32_t par
 	ptrdiff_t off = 0;
 	size_t first = w->out->scope_spans.len;
 	uint32_t id = (uint32_t)w->out->scopes.len;
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (is_tombstone(w, lo, hi))
-			continue;
-		sym_span *s = base_vec_push(&w->out->scope_spans);
-		if (!s)
-			return fail_nomem(w), UINT32_MAX;
-		*s = (sym_span){.lo = lo, .hi = hi, .a = id, .b = depth, .order = w->order++};
+	sym_die_attrs a;
+	sym_die_attrs_read(die, &a);
+	/* One contiguous range read from the pass above, else dwarf_ranges. */
+	bool one = sym_die_attrs_pc(&a, &lo, &hi);
+	while (one || (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		bool done = one;
+		if (!sym_dwarf_is_tombstone(w, lo, hi)) {
+			sym_span *s = base_vec_push(&w->out->scope_spans);
+			if (!s)
+				return sym_dwarf_fail_nomem(w), UINT32_MAX;
+			*s = (sym_span){.lo = lo, .hi = hi, .a = id, .b = depth, .order = w->order++};
+		}
+		if (done)
+			break;
 	}
 	if (w->out->scope_spans.len == first)
 		return UINT32_MAX;
-	struct sym_ix_scope sc = {.func = function_of(w, die), .parent = parent};
+	struct sym_ix_scope sc = {.func = function_of(w, die, &a), .parent = parent};
 	if (sc.func == UINT32_MAX)
 		return UINT32_MAX;
 	if (inlined) {
-		Dwarf_Attribute attr;
 		Dwarf_Word v;
-		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &v) == 0)
-			sc.call_file = unit_file(w, w->files, (size_t)v);
-		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &v) == 0)
+		if (a.has_call_file && dwarf_formudata(&a.call_file, &v) == 0)
+			sc.call_file = sym_dwarf_unit_file(w, w->files, (size_t)v);
+		if (a.has_call_line && dwarf_formudata(&a.call_line, &v) == 0)
 			sc.call_line = (uint32_t)v;
-		if (dwarf_formudata(dwarf_attr(die, DW_AT_call_column, &attr), &v) == 0)
+		if (a.has_call_column && dwarf_formudata(&a.call_column, &v) == 0)
 			sc.call_column = (uint32_t)v;
 		if (sc.call_file == SYM_STR_NONE)
-			return fail_nomem(w), UINT32_MAX;
+			return sym_dwarf_fail_nomem(w), UINT32_MAX;
 	}
 	struct sym_ix_scope *slot = base_vec_push(&w->out->scopes);
 	if (!slot)
-		return fail_nomem(w), UINT32_MAX;
+		return sym_dwarf_fail_nomem(w), UINT32_MAX;
 	*slot = sc;
 	return id;
 }
@@ -446,7 +279,7 @@ static void walk_imported_unit(struct sym_dwarf_walk *w, Dwarf_Die *die, uint32_
 	uint64_t key = die_key(w, &unit);
 	bool first;
 	if (!sym_map64_put(&w->imported, &key, &first)) {
-		fail_nomem(w);
+		sym_dwarf_fail_nomem(w);
 		return;
 	}
 	if (!first)
@@ -534,23 +367,23 @@ static sym_errc walk_unit(struct sym_dwarf_walk *w, Dwarf_Die *cudie)
 		w->nfiles = 0;
 	}
 	if (base_vec_reserve(&w->file_strs_vec, w->nfiles))
-		return fail_nomem(w);
+		return sym_dwarf_fail_nomem(w);
 	w->file_strs = w->file_strs_vec.data;
 	for (size_t i = 0; i < w->nfiles; i++)
 		w->file_strs[i] = SYM_STR_NONE;
-	sym_errc rc = collect_lines(w);
+	sym_errc rc = sym_dwarf_collect_lines(w);
 	if (rc)
 		return rc;
 	walk_children(w, cudie, SYM_IX_NONE, 0, 0);
 	/* every file the unit's line table names: the sources a debuginfod
 	 * server may hand out for this file (headers without code too) */
 	for (size_t i = 0; i < w->nfiles && !w->rc; i++) {
-		uint32_t s = unit_file(w, w->files, i);
+		uint32_t s = sym_dwarf_unit_file(w, w->files, i);
 		uint32_t *slot = s && s != SYM_STR_NONE ? base_vec_push(&w->out->unit_files) : NULL;
 		if (slot)
 			*slot = s;
 		else if (s && s != SYM_STR_NONE)
-			return fail_nomem(w);
+			return sym_dwarf_fail_nomem(w);
 	}
 	return w->rc;
 }
@@ -562,6 +395,7 @@ sym_dwarf_walk *sym_dwarf_walk_new(Dwarf *dw, sym_collect *out, sym_error *err)
 		return NULL;
 	*w = (struct sym_dwarf_walk){.dw = dw, .out = out, .err = err};
 	sym_map64_init(&w->funcs);
+	sym_map64_init(&w->by_origin);
 	sym_map64_init(&w->imported);
 	sym_qualify_init(&w->qualify, dw);
 	base_vec_init(&w->cu_ranges, sizeof(struct addr_range), SYM_MAX_SPANS);
@@ -592,6 +426,7 @@ void sym_dwarf_walk_free(sym_dwarf_walk *w)
 	base_vec_deinit(&w->cu_ranges);
 	base_vec_deinit(&w->aranges);
 	sym_map64_deinit(&w->funcs);
+	sym_map64_deinit(&w->by_origin);
 	sym_map64_deinit(&w->imported);
 	sym_qualify_deinit(&w->qualify);
 	free(w);
