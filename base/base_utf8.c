@@ -57,6 +57,12 @@ bool base_utf8_valid(const char *s, size_t len)
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, bad;
 	while (i < len) {
+		/* ASCII eight bytes at a time: no byte with its top bit set */
+		uint64_t w;
+		if (len - i >= 8 && (memcpy(&w, p + i, 8), (w & 0x8080808080808080ull) == 0)) {
+			i += 8;
+			continue;
+		}
 		if (p[i] < 0x80) {
 			i++;
 			continue;
