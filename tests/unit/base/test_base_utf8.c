@@ -39,6 +39,24 @@ TEST(valid_and_not)
 	CHECK(!valid("a\x80z"));           /* lone continuation byte */
 }
 
+/* The eight-bytes-at-a-time ASCII path: a bad or a multi-byte sequence at
+ * every position of a long ASCII run, and one split across the words. */
+TEST(valid_in_long_ascii_runs)
+{
+	char buf[64];
+	for (size_t at = 0; at + 4 < sizeof(buf); at++) {
+		memset(buf, 'a', sizeof(buf));
+		buf[sizeof(buf) - 1] = '\0';
+		CHECK(valid(buf));
+		buf[at] = '\x80';
+		CHECK(!valid(buf));
+		memcpy(buf + at, "\xE2\x82\xAC", 3);
+		CHECK(valid(buf));
+		buf[at + 2] = 'z'; /* truncated: the third byte is ASCII */
+		CHECK(!valid(buf));
+	}
+}
+
 TEST(repair_like_python)
 {
 	/* Expected strings from: b.decode("utf-8", "replace").encode(). */
