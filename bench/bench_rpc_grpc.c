@@ -145,7 +145,8 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 	struct bench_h2 *h = arg;
 	if (namelen == 11 && !memcmp(name, "grpc-status", 11))
 		h->grpc_status = atoi((const char *)value);
-	else if (namelen == 7 && !memcmp(name, ":status", 7) && strncmp((const char *)value, "200", valuelen))
+	else if (namelen == 7 && !memcmp(name, ":status", 7) &&
+		 (valuelen != 3 || memcmp(value, "200", 3) != 0))
 		die("HTTP/2 :status %.*s", (int)valuelen, value);
 	return 0;
 }
@@ -193,7 +194,8 @@ void grpc_close(struct conn *c)
 	c->h2 = NULL;
 }
 
-#define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, NGHTTP2_NV_FLAG_NONE}
+#define NV(n, v)                                                                              \
+	{(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, sizeof(v) - 1, NGHTTP2_NV_FLAG_NONE}
 
 int grpc_call(struct conn *c, const struct body *b, size_t *len)
 {
