@@ -22,13 +22,15 @@
  *
  * usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N]
  *                  [--requests M] [--batch B] [--seed S]
- *                  [--decode walk|protobuf-c] [--gzip] [--json] [--warm]
+ *                  [--decode walk|protobuf-c] [--gzip] [--json] [--grpc] [--warm]
  *
  * --gzip sends Accept-Encoding: gzip (as Connect clients do by default) and
  * inflates the gzipped responses (libdeflate, checked whole), inside the
  * clock. --json sends the requests in Connect JSON (application/json) and
  * reads the JSON responses by a scan of their text (bench_rpc_json.c);
- * --warm stays binary.
+ * --warm stays binary. --grpc calls over gRPC instead (h2c with prior
+ * knowledge, one stream at a time on each client's connection, nghttp2 in
+ * bench_rpc_grpc.c), binary only.
  *
  * This file: the flags, the client threads, the report; the HTTP client is in
  * bench_rpc_http.c, the messages in bench_rpc_wire.c and bench_rpc_json.c.
@@ -79,6 +81,7 @@ struct shared {
 	bool gzip;       /* --gzip */
 	bool decode_pbc; /* --decode protobuf-c */
 	bool json;       /* --json */
+	bool grpc;       /* --grpc */
 	const struct body *bodies;
 	pthread_barrier_t start;
 };
@@ -99,10 +102,14 @@ static void *client_main(void *arg)
 	struct client *cl = arg;
 	struct shared *sh = cl->sh;
 	struct conn c = {.port = sh->port, .accept_gzip = sh->gzip, .json = sh->json};
-	conn_open(&c);
+	int (*call_fn)(struct conn *, const struct body *, size_t *) = sh->grpc ? grpc_call : call;
+	if (sh->grpc)
+		grpc_open(&c);
+	else
+		conn_open(&c);
 	size_t len;
 	/* One untimed exchange: connection set up, server and client warm. */
-	int st = call(&c, &sh->bodies[cl->id % N_BODIES], &len);
+	int st = call_fn(&c, &sh->bodies[cl->id % N_BODIES], &len);
 	if (st != 200)
 		die("warm-up request: HTTP %d: %.*s", st, (int)(len < 300 ? len : 300), c.buf);
 	if (!sh->json)
@@ -113,7 +120,7 @@ static void *client_main(void *arg)
 	for (int i = 0; i < sh->requests; i++) {
 		const struct body *b = &sh->bodies[(size_t)(cl->id * 7 + i) % N_BODIES];
 		double t0 = base_mono_s();
-		st = call(&c, b, &len);
+		st = call_fn(&c, b, &len);
 		if (st != 200)
 			die("HTTP %d: %.*s", st, (int)(len < 300 ? len : 300), c.buf);
 		struct outcome o = sh->json ? decode_json(c.buf, len)
@@ -128,6 +135,7 @@ static void *client_main(void *arg)
 	cl->reconnects = c.reconnects;
 	cl->wire_bytes = c.wire_bytes;
 	cl->plain_bytes = c.plain_bytes;
+	grpc_close(&c);
 	conn_close(&c);
 	return NULL;
 }
@@ -148,7 +156,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: bench_rpc --port P --build-id HEX --addrs FILE [--clients N] "
 			"[--requests M] [--batch B] [--seed S] [--decode walk|protobuf-c] [--gzip] [--json] "
-			"[--warm]\n");
+			"[--grpc] [--warm]\n");
 	exit(2);
 }
 
@@ -157,7 +165,7 @@ struct opts {
 	size_t batch;
 	uint64_t seed;
 	const char *build_id, *addr_path;
-	bool warm, gzip, decode_pbc, json;
+	bool warm, gzip, decode_pbc, json, grpc;
 };
 
 /* The command line into o; usage() on bad usage. */
@@ -179,6 +187,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(a, "--json")) {
 			o->json = true;
+			continue;
+		}
+		if (!strcmp(a, "--grpc")) {
+			o->grpc = true;
 			continue;
 		}
 		if (!strcmp(a, "--warm")) {
@@ -208,6 +220,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (o->port <= 0 || o->port > 65535 || !o->build_id || !o->addr_path || o->clients < 1 ||
 	    o->requests < 1 || o->batch < 1)
 		usage();
+	if (o->grpc && (o->json || o->gzip))
+		die("--grpc sends binary, uncompressed calls (no --json, no --gzip)");
 }
 
 /* --warm: one request repeated until the mapping is OK (the index built and cached). */
@@ -327,8 +341,8 @@ static void report(const struct opts *o, const struct totals *t, size_t body_byt
 	printf("latency_p50_ms %.3f\n", pct(t->lat, n_lat, 0.50) * 1e3);
 	printf("latency_p99_ms %.3f\n", pct(t->lat, n_lat, 0.99) * 1e3);
 	printf("latency_max_ms %.3f\n", t->lat[n_lat - 1] * 1e3);
-	printf("client_decode %s%s\n", o->json ? "json" : o->decode_pbc ? "protobuf-c" : "walk",
-	       o->gzip ? "+gzip" : "");
+	printf("client_decode %s%s%s\n", o->json ? "json" : o->decode_pbc ? "protobuf-c" : "walk",
+	       o->gzip ? "+gzip" : "", o->grpc ? "+grpc" : "");
 	printf("client_cpu_seconds %.3f\n", cpu);
 	printf("client_cpu_fraction %.3f\n", cpu / wall);
 }
@@ -360,6 +374,7 @@ int main(int argc, char **argv)
 			    .gzip = o.gzip,
 			    .decode_pbc = o.decode_pbc,
 			    .json = o.json,
+			    .grpc = o.grpc,
 			    .bodies = bodies};
 	struct totals t = {0};
 	run_clients(&sh, o.clients, &t);

@@ -17,7 +17,9 @@
 # client used (cores). Then bench_lookup's warm in-process rate (one core) on
 # the same addresses, and bench_response's (the daemon's lookups, response
 # tables and encoding, in process), so the protocol's cost is visible; and gRPC
-# rows next to Connect binary, both through h2load (bench_rpc_grpc.sh).
+# rows next to Connect binary, both through h2load, and both through bench_rpc
+# (--grpc: nghttp2, one stream at a time per connection), with the client's
+# CPU per call beside the daemon's (bench_rpc_grpc.sh).
 #
 # The clients read each response with a walk over its wire format; more runs
 # at 16 x 1,000, for comparison: one decodes every response with protobuf-c;
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
 	--pool) pool=$2; shift 2 ;;
 	--workers) workers=$2; shift 2 ;;
 	--daemon-arg) daemon_args+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,34p' "$0"; exit 0 ;;
 	*) echo "bench_rpc: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -146,8 +148,9 @@ for round in 1 2 3 4 5; do
 	run 16 1000 250 json --gzip
 done
 
-# gRPC rows next to Connect binary (h2load for both; printed by bench_rpc_grpc.sh).
-bash "$root/bench/bench_rpc_grpc.sh" "$port" "$bid" "$tmp/addrs.txt" "$scale" "$daemon_pid" \
+# gRPC rows next to Connect binary (h2load for both, bench_rpc for both; printed by
+# bench_rpc_grpc.sh).
+bash "$root/bench/bench_rpc_grpc.sh" "$port" "$bid" "$tmp/addrs.txt" "$scale" "$daemon_pid" "$bench_rpc" \
 	> "$tmp/grpc.out"
 
 "$bench_lookup" "$dbg" "$tmp/addrs.txt" > "$tmp/lookup.out"

@@ -4,7 +4,7 @@
 # than timed, so that two builds can be compared on a machine that is busy.
 #
 #   bench/bench_rpc_cost.sh [--build DIR] [--against DIR] [--requests N]
-#                           [--json]
+#                           [--json | --grpc]
 #
 # Wall-clock figures (bench_rpc.sh) move by 2x on a shared 2-core machine;
 # instruction counts do not. For each build (DIR, and the --against DIR of
@@ -17,7 +17,8 @@
 # and start-up cancel out. Printed per request and per address, the builds
 # side by side, with the top functions of the second run (index build
 # included there, so read them as a guide). --json makes the requests Connect
-# JSON. Needs valgrind (scripts/install-deps.sh). Not a test.
+# JSON; --grpc makes them gRPC calls on h2c (bench_rpc --grpc, nghttp2, one
+# connection per client). Needs valgrind (scripts/install-deps.sh). Not a test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 builds=("$root/build")
@@ -29,7 +30,8 @@ while [ $# -gt 0 ]; do
 	--against) builds+=("$(cd "$2" && pwd)"); shift 2 ;;
 	--requests) requests=$2; shift 2 ;;
 	--json) codec=(--json); shift ;;
-	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+	--grpc) codec=(--grpc); shift ;;
+	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
 	*) echo "bench_rpc_cost: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -88,7 +90,7 @@ one_run() {
 }
 
 echo "== bench_rpc_cost: symbolizerd instructions per Symbolize call (callgrind)"
-echo "   $dbg, 16 clients x $requests requests x 1,000 addresses${codec[*]:+, Connect JSON}"
+echo "   $dbg, 16 clients x $requests requests x 1,000 addresses${codec[*]:+, ${codec[*]#--}}"
 printf "   %-44s %16s %14s\n" "build" "instr/request" "instr/address"
 i=0
 for b in "${builds[@]}"; do

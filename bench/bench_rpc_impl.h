@@ -2,7 +2,8 @@
 /*
  * bench_rpc_impl: what bench_rpc's files share (bench_rpc.c: flags, client
  * threads, report; bench_rpc_http.c: the HTTP/1.1 keep-alive client;
- * bench_rpc_wire.c: requests encoded, responses read). Not for use outside
+ * bench_rpc_grpc.c: the gRPC client on nghttp2, --grpc; bench_rpc_wire.c:
+ * requests encoded, responses read). Not for use outside
  * bench_rpc.
  */
 #ifndef BENCH_RPC_IMPL_H
@@ -62,6 +63,7 @@ struct conn {
 	struct libdeflate_decompressor *inflater; /* made at the first gzipped body */
 	uint8_t *plain;   /* the other buffer, which a gzipped body inflates into */
 	size_t plain_cap;
+	struct bench_h2 *h2; /* --grpc: the nghttp2 session (bench_rpc_grpc.c) */
 };
 
 /* Lets go of the connection's buffers and inflater (and closes it). */
@@ -76,5 +78,14 @@ void conn_open(struct conn *c);
  * and sets *len to the body's length.
  */
 int call(struct conn *c, const struct body *b, size_t *len);
+
+/*
+ * --grpc (bench_rpc_grpc.c): conn_open and an HTTP/2 client session on it;
+ * one gRPC call of B, its message read into c->buf (returns 200, dies on
+ * any other outcome); the session let go (conn_close closes the rest).
+ */
+void grpc_open(struct conn *c);
+int grpc_call(struct conn *c, const struct body *b, size_t *len);
+void grpc_close(struct conn *c);
 
 #endif

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "base/base_buf.h"
+#include "service/rpc/svc_grpc.h"
 
 static void json_string(struct evbuffer *buf, const char *s)
 {
@@ -28,12 +29,21 @@ static void json_string(struct evbuffer *buf, const char *s)
 	evbuffer_add(buf, "\"", 1);
 }
 
-void svc_connect_error_body(struct evbuffer *buf, svc_connect_code code, const char *message)
+void svc_connect_error_body(struct evbuffer *buf, const svc_error *err)
 {
-	evbuffer_add_printf(buf, "{\"code\":\"%s\"", svc_connect_code_name(code));
-	if (message && *message) {
+	evbuffer_add_printf(buf, "{\"code\":\"%s\"", svc_connect_code_name(svc_errc_connect(err->code)));
+	if (err->msg[0]) {
 		evbuffer_add_printf(buf, ",\"message\":");
-		json_string(buf, message);
+		json_string(buf, err->msg);
+	}
+	/* The detail gRPC's grpc-status-details-bin carries (svc_grpc_details.c):
+	 * the protobuf in "value" (base64, unpadded), its JSON form in "debug". */
+	char info[SVC_GRPC_ERROR_INFO_MAX], reason[SVC_GRPC_REASON_MAX];
+	if (svc_grpc_error_info(err, info, sizeof(info))) {
+		svc_grpc_error_reason(err->code, reason);
+		evbuffer_add_printf(buf, ",\"details\":[{\"type\":\"google.rpc.ErrorInfo\","
+				    "\"value\":\"%s\",\"debug\":{\"reason\":\"%s\","
+				    "\"domain\":\"" SVC_GRPC_ERROR_DOMAIN "\"}}]", info, reason);
 	}
 	evbuffer_add(buf, "}", 1);
 }

@@ -20,8 +20,14 @@
 struct evhttp_request;
 struct evbuffer;
 
-/* Writes {"code":"...","message":"..."} (JSON-escaped) into buf. */
-void svc_connect_error_body(struct evbuffer *buf, svc_connect_code code, const char *message);
+/*
+ * Writes err as Connect's error JSON into buf: {"code":"...","message":"..."
+ * (JSON-escaped, left out when empty),"details":[{"type":"google.rpc.ErrorInfo",
+ * "value":"<base64 of the ErrorInfo, unpadded>","debug":{"reason":"...",
+ * "domain":"symbolizer"}}]}, the same ErrorInfo as gRPC's
+ * grpc-status-details-bin (svc_grpc_status_details).
+ */
+void svc_connect_error_body(struct evbuffer *buf, const svc_error *err);
 
 /*
  * Parses Connect-Timeout-Ms: 1 to 10 ASCII digits (the protocol's limit).

@@ -83,6 +83,19 @@ bool svc_grpc_health_request(const uint8_t *p, size_t len, char *service, size_t
 #define SVC_GRPC_DETAILS_MAX 768
 size_t svc_grpc_status_details(const svc_error *err, char *out, size_t size);
 
+/*
+ * The detail alone, for Connect's error JSON (svc_connect.c): the
+ * google.rpc.ErrorInfo{reason, domain} of err in base64 without padding,
+ * into out (NUL-terminated); its length, 0 when it does not fit
+ * (SVC_GRPC_ERROR_INFO_MAX always does). svc_grpc_error_reason: the reason,
+ * svc_errc_name(code) upper-cased ("too_large" -> "TOO_LARGE").
+ */
+#define SVC_GRPC_ERROR_DOMAIN "symbolizer"
+#define SVC_GRPC_REASON_MAX 48
+#define SVC_GRPC_ERROR_INFO_MAX 96
+size_t svc_grpc_error_info(const svc_error *err, char *out, size_t size);
+void svc_grpc_error_reason(svc_errc code, char out[SVC_GRPC_REASON_MAX]);
+
 /* Whether a grpc-accept-encoding / grpc-encoding list names gzip. */
 bool svc_grpc_lists_gzip(const char *value);
 

@@ -6,7 +6,8 @@
  * google.rpc.ErrorInfo whose reason is our error's stable name upper-cased
  * (svc_errc_name: "too_large" -> "TOO_LARGE", finer than the gRPC code) in
  * the domain "symbolizer". Written by hand (three small messages), then
- * base64 without padding as a -bin header wants.
+ * base64 without padding as a -bin header wants. Connect's error JSON
+ * (svc_connect.c) carries the same ErrorInfo (svc_grpc_error_info).
  */
 #include <ctype.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "service/rpc/svc_grpc.h"
 
 #define ERROR_INFO_URL "type.googleapis.com/google.rpc.ErrorInfo"
-#define DOMAIN "symbolizer"
+#define DOMAIN SVC_GRPC_ERROR_DOMAIN
 
 typedef struct pb {
 	uint8_t *p;
@@ -67,19 +68,41 @@ static size_t base64_nopad(const uint8_t *in, size_t len, char *out, size_t size
 	return o;
 }
 
+void svc_grpc_error_reason(svc_errc code, char out[SVC_GRPC_REASON_MAX])
+{
+	const char *name = svc_errc_name(code);
+	size_t n = 0;
+	for (; name[n] && n < SVC_GRPC_REASON_MAX - 1; n++)
+		out[n] = (char)toupper((unsigned char)name[n]);
+	out[n] = '\0';
+}
+
+/* google.rpc.ErrorInfo{reason, domain} of err into info. */
+static void error_info(pb *info, const svc_error *err)
+{
+	char reason[SVC_GRPC_REASON_MAX];
+	svc_grpc_error_reason(err->code, reason);
+	put_bytes(info, 1, reason, strlen(reason));             /* ErrorInfo.reason */
+	put_bytes(info, 2, DOMAIN, sizeof(DOMAIN) - 1);         /* .domain */
+}
+
+size_t svc_grpc_error_info(const svc_error *err, char *out, size_t size)
+{
+	uint8_t info_b[64];
+	pb info = {info_b, 0, sizeof(info_b), false};
+	error_info(&info, err);
+	if (info.full || size == 0)
+		return 0;
+	return base64_nopad(info.p, info.n, out, size);
+}
+
 size_t svc_grpc_status_details(const svc_error *err, char *out, size_t size)
 {
 	uint8_t info_b[64], any_b[128], status_b[SVC_ERROR_MSG_MAX + 160];
 	pb info = {info_b, 0, sizeof(info_b), false};
 	pb any = {any_b, 0, sizeof(any_b), false};
 	pb st = {status_b, 0, sizeof(status_b), false};
-	char reason[48];
-	const char *name = svc_errc_name(err->code);
-	size_t rn = 0;
-	for (; name[rn] && rn < sizeof(reason) - 1; rn++)
-		reason[rn] = (char)toupper((unsigned char)name[rn]);
-	put_bytes(&info, 1, reason, rn);                        /* ErrorInfo.reason */
-	put_bytes(&info, 2, DOMAIN, sizeof(DOMAIN) - 1);        /* .domain */
+	error_info(&info, err);
 	put_bytes(&any, 1, ERROR_INFO_URL, sizeof(ERROR_INFO_URL) - 1);  /* Any.type_url */
 	put_bytes(&any, 2, info.p, info.n);                     /* Any.value */
 	int code = svc_grpc_status(err->code);

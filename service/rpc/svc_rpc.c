@@ -106,7 +106,7 @@ struct evbuffer *svc_rpc_error_body(struct evhttp_request *req, const svc_error 
 	struct evbuffer *b = evbuffer_new();
 	if (!b)
 		return NULL;
-	svc_connect_error_body(b, svc_errc_connect(err->code), err->msg);
+	svc_connect_error_body(b, err);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "application/json");
 	return b;

@@ -14,7 +14,9 @@ request. grpc-status-details-bin: grpcio's trailing metadata of every error
 holds a google.rpc.Status (code and message equal to grpc-status and
 grpc-message, an ErrorInfo detail naming our error, domain "symbolizer"),
 decoded here from the wire; the same over gRPC-Web on HTTP/2 and HTTP/1.1
-(base64 without padding). The connection cap (a daemon of its own,
+(base64 without padding). Connect's error JSON: its "details" hold the same
+ErrorInfo (type google.rpc.ErrorInfo, the message in unpadded base64, its JSON
+form in "debug") for the same failing calls. The connection cap (a daemon of its own,
 --max-connections 4): HTTP/2 connections count until they close; with every
 one busy (a Watch stream each) a new connection, HTTP/1.1 or HTTP/2, is not
 served until one closes; with none busy, an idle HTTP/2 connection is evicted
@@ -24,6 +26,7 @@ import argparse
 import base64
 import gzip
 import http.client
+import json
 import os
 import socket
 import shutil
@@ -223,6 +226,32 @@ def main():
         conn.close()
         print("  gRPC-Web on HTTP/2 and HTTP/1.1: the same Status, unpadded base64")
 
+    def case_details_connect():
+        for label, method, ctype, payload, code, reason in (
+                ("malformed", "Symbolize", "application/proto", b"\xff\xff\xff",
+                 "invalid_argument", "INVALID"),
+                ("unknown method", "Nope", "application/proto", b"", "unimplemented",
+                 "UNIMPLEMENTED"),
+                ("over the cap", "Symbolize", "application/json", b" " * 70000,
+                 "resource_exhausted", "TOO_LARGE")):
+            conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+            conn.request("POST", PATH + method, payload, {"Content-Type": ctype})
+            r = conn.getresponse()
+            err = json.loads(r.read())
+            conn.close()
+            check(r.status != 200 and r.getheader("Content-Type") == "application/json" and
+                  err.get("code") == code, "%s: %d %r" % (label, r.status, err))
+            details = err.get("details")
+            check(isinstance(details, list) and len(details) == 1 and
+                  details[0].get("type") == "google.rpc.ErrorInfo",
+                  "%s: details %r" % (label, details))
+            info = fields(b64_nopad(details[0]["value"]))
+            got = (info[1][0].decode(), info[2][0].decode())
+            check(got == (reason, "symbolizer") and
+                  details[0].get("debug") == {"reason": reason, "domain": "symbolizer"},
+                  "%s: ErrorInfo %r, debug %r" % (label, got, details[0].get("debug")))
+            print("  Connect %s: %s, details [ErrorInfo %s]" % (label, code, reason))
+
     def case_connection_cap():
         cap = 4
         d2 = Daemon(args.symbolizerd, os.path.join(work, "cap"), os.path.join(work, "cap.log"),
@@ -305,7 +334,8 @@ def main():
             check(d2.stop() == 0, "cap daemon exit status")
 
     cases = [("web_over_h2", case_web_over_h2), ("details_grpcio", case_details_grpcio),
-             ("details_grpc_web", case_details_grpc_web), ("connection_cap", case_connection_cap)]
+             ("details_grpc_web", case_details_grpc_web),
+             ("details_connect", case_details_connect), ("connection_cap", case_connection_cap)]
     try:
         rc = run_cases(cases, args.cases)
     finally:

@@ -17,7 +17,8 @@
 //   4. checks return addresses, runtime addresses, an unknown build ID
 //      (NOT_FOUND, no lines), malformed build IDs (INVALID, the other mapping
 //      still answered), an out-of-range mapping_index (ConnectError
-//      invalid_argument), gzip both ways and a per-call timeout, the last two
+//      invalid_argument, its google.rpc.ErrorInfo detail read with
+//      findDetails), gzip both ways and a per-call timeout, the last two
 //      observed on the wire through a loopback proxy that records the headers;
 //   5. stops the daemon with SIGTERM and expects exit status 0.
 //
@@ -40,6 +41,7 @@ import {
   AddressKind,
   MappingResult_Status as Status,
 } from "./gen/symbolizer/v1/symbolizer_pb.js";
+import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 
 const STARTUP_TIMEOUT_MS = 60_000; // an ASan build starts slowly
 const STOP_TIMEOUT_MS = 30_000;
@@ -413,6 +415,16 @@ async function testsVia(port, proxy, fixtures, upstream, binary) {
   check(err instanceof ConnectError, "mapping_index out of range: no ConnectError");
   check(err.code === Code.InvalidArgument, `mapping_index out of range: code ${Code[err.code]}, want InvalidArgument`);
   ok(`mapping_index out of range: ConnectError ${Code[err.code]} ("${err.rawMessage}")`);
+  //    Its details: one google.rpc.ErrorInfo naming our error (as gRPC's
+  //    grpc-status-details-bin does), decoded by the client from the JSON.
+  check(err.details.length === 1, `error details: ${err.details.length}, want 1`);
+  check(err.details[0].type === "google.rpc.ErrorInfo", `error detail type ${err.details[0].type}`);
+  const infos = err.findDetails(ErrorInfoSchema);
+  check(infos.length === 1, `findDetails(ErrorInfo): ${infos.length} found, want 1`);
+  check(infos[0].reason === "INVALID" && infos[0].domain === "symbolizer",
+    `ErrorInfo ${JSON.stringify(infos[0])}, want reason INVALID, domain symbolizer`);
+  check(err.details[0].debug?.reason === "INVALID", `detail debug ${JSON.stringify(err.details[0].debug)}`);
+  ok(`mapping_index out of range: details [ErrorInfo{reason ${infos[0].reason}, domain ${infos[0].domain}}]`);
 
   // 6. gzip both ways, through the recording proxy: the request goes out
   //    compressed, the answer comes back compressed, the frames are the same.

@@ -61,7 +61,9 @@ rm -rf gen && mkdir gen
 protoc --plugin=protoc-gen-es="$workdir/node_modules/.bin/protoc-gen-es" \
 	--es_out=gen --es_opt=target=js --es_opt=import_extension=js \
 	--proto_path="$proto_root" --proto_path="$proto_root/otlp" \
+	--proto_path="$here/proto" \
 	"$proto_root/symbolizer/v1/symbolizer.proto" \
+	"$here/proto/google/rpc/error_details.proto" \
 	$(cd "$proto_root/otlp" && find opentelemetry -name '*.proto' | sort)
 
 exec node connect_client.mjs --symbolizerd "$symbolizerd" --fixtures "$fixtures"

@@ -17,6 +17,7 @@
 //      grpc-message (malformed message, unknown method, over the cap, an
 //      unknown service's health), grpc.health.v1 Check;
 //   4. buf curl --protocol connect|grpc|grpcweb with --schema: the same answer
+//      (and an error: its code and ErrorInfo detail in each protocol)
 //      (grpcweb over HTTP/1.1 and over HTTP/2);
 //      --protocol grpc without --schema (server reflection v1 and v1alpha):
 //      every method listed, the same answer;
@@ -244,6 +245,29 @@ async function main() {
       if (ref) check(JSON.stringify(out) === ref, `buf curl ${proto}: a different answer`);
       ref = JSON.stringify(out);
       ok(`buf curl --protocol ${proto}${h2 ? " (HTTP/2)" : ""} --schema: STATUS_OK, the same answer`);
+    }
+    // 4a. an error through buf curl, three protocols: the code, and the one
+    // ErrorInfo detail (Connect's JSON "details", gRPC's and gRPC-Web's
+    // grpc-status-details-bin) decoded by buf from each protocol's wire.
+    const badReq = JSON.stringify({ locations: [{ mappingIndex: 3, address: "1" }] });
+    for (const [proto, h2] of [["connect", false], ["grpc", true], ["grpcweb", false]]) {
+      const args = ["curl", "--schema", a.proto, "--protocol", proto, "--data", badReq,
+                    `http://${target}/${SERVICE}/Symbolize`];
+      if (h2) args.splice(1, 0, "--http2-prior-knowledge");
+      let err = null;
+      try {
+        run(a.buf, args);
+      } catch (e) {
+        err = JSON.parse(e.stderr);
+      }
+      const d = err && err.details;
+      check(err && err.code === "invalid_argument" && d && d.length === 1 &&
+            d[0].type === "google.rpc.ErrorInfo" &&
+            Buffer.from(d[0].value, "base64").equals(
+              Buffer.concat([Buffer.from([10, 7]), Buffer.from("INVALID"), Buffer.from([18, 10]),
+                             Buffer.from("symbolizer")])),
+            `buf curl ${proto} error: ` + JSON.stringify(err));
+      ok(`buf curl --protocol ${proto} error: invalid_argument, details [ErrorInfo INVALID/symbolizer]`);
     }
     // 4b. without --schema: server reflection (v1, then v1alpha)
     for (const rp of ["grpc-v1", "grpc-v1alpha"]) {

@@ -27,11 +27,33 @@ TEST(codes_map_to_connect_http_statuses)
 TEST(error_body_is_escaped_json)
 {
 	struct evbuffer *b = evbuffer_new();
-	svc_connect_error_body(b, SVC_CONNECT_INVALID_ARGUMENT, "bad \"id\"\\\n\x01");
+	svc_error e;
+	svc_error_set(&e, SVC_E_INVALID, "%s", "bad \"id\"\\\n\x01");
+	svc_connect_error_body(b, &e);
 	size_t n = evbuffer_get_length(b);
 	char *s = calloc(1, n + 1);
 	evbuffer_copyout(b, s, n);
-	CHECK_STREQ(s, "{\"code\":\"invalid_argument\",\"message\":\"bad \\\"id\\\"\\\\\\u000a\\u0001\"}");
+	/* the message escaped, then the ErrorInfo detail of grpc-status-details-bin:
+	 * base64 (unpadded) of ErrorInfo{reason "INVALID", domain "symbolizer"} */
+	CHECK_STREQ(s, "{\"code\":\"invalid_argument\",\"message\":\"bad \\\"id\\\"\\\\\\u000a\\u0001\","
+		       "\"details\":[{\"type\":\"google.rpc.ErrorInfo\",\"value\":\"CgdJTlZBTElEEgpzeW1ib2xpemVy\","
+		       "\"debug\":{\"reason\":\"INVALID\",\"domain\":\"symbolizer\"}}]}");
+	free(s);
+	evbuffer_free(b);
+}
+
+TEST(error_body_without_message_still_has_details)
+{
+	struct evbuffer *b = evbuffer_new();
+	svc_error e;
+	svc_error_set(&e, SVC_E_TOO_LARGE, "%s", "");
+	svc_connect_error_body(b, &e);
+	size_t n = evbuffer_get_length(b);
+	char *s = calloc(1, n + 1);
+	evbuffer_copyout(b, s, n);
+	CHECK_STREQ(s, "{\"code\":\"resource_exhausted\",\"details\":[{\"type\":\"google.rpc.ErrorInfo\","
+		       "\"value\":\"CglUT09fTEFSR0USCnN5bWJvbGl6ZXI\","
+		       "\"debug\":{\"reason\":\"TOO_LARGE\",\"domain\":\"symbolizer\"}}]}");
 	free(s);
 	evbuffer_free(b);
 }

@@ -188,4 +188,22 @@ TEST(status_details_bin)
 	CHECK(svc_grpc_status_details(&e, out, sizeof(out)) > 340);
 }
 
+TEST(error_info_alone)
+{
+	/* The ErrorInfo of status_details_bin's Status, alone (Connect's details). */
+	svc_error e;
+	char out[SVC_GRPC_ERROR_INFO_MAX], reason[SVC_GRPC_REASON_MAX];
+	svc_error_set(&e, SVC_E_INVALID, "bad");
+	CHECK_EQ_U(svc_grpc_error_info(&e, out, sizeof(out)), 28);
+	CHECK_STREQ(out, "CgdJTlZBTElEEgpzeW1ib2xpemVy");
+	CHECK_EQ_U(svc_grpc_error_info(&e, out, 28), 0);  /* no room for the NUL */
+	svc_grpc_error_reason(SVC_E_TOO_LARGE, reason);
+	CHECK_STREQ(reason, "TOO_LARGE");
+	/* every code's fits SVC_GRPC_ERROR_INFO_MAX */
+	for (int c = 0; c < SVC_E_N_CODES; c++) {
+		svc_error_set(&e, (svc_errc)c, "x");
+		CHECK(svc_grpc_error_info(&e, out, sizeof(out)) > 20);
+	}
+}
+
 TEST_MAIN()
