@@ -129,10 +129,12 @@ static bool keep_refusal(dec *d, dec_key *k, dec_rc rc)
 	return true;
 }
 
-/* The value of key id, written at [start, len), given before at k: it
- * takes the first one's place in the wire (the keys after it move). */
-static bool replace(dec *d, size_t first, dec_key *k, size_t start)
+/* The value of the key at keys[at], given again and written at [start,
+ * len): it takes the first value's place in the wire; the keys after it
+ * (in the wire in the order they came) move. */
+static bool replace(dec *d, size_t at, size_t start)
 {
+	dec_key *keys = dec_key_vec_data(&d->keys), *k = &keys[at];
 	size_t a = k->end - k->start, c = d->w->len - start, b = start - k->end;
 	uint8_t *w = d->w->data, *tmp = NULL;
 	if (c && !(tmp = malloc(c)))
@@ -144,12 +146,10 @@ static bool replace(dec *d, size_t first, dec_key *k, size_t start)
 		memcpy(w + k->start, tmp, c);
 	free(tmp);
 	d->w->len = k->start + c + b;
-	dec_key *keys = dec_key_vec_data(&d->keys);
-	for (size_t i = first; i < dec_key_vec_len(&d->keys); i++)
-		if (&keys[i] != k && keys[i].start >= k->end) {
-			keys[i].start = keys[i].start + c - a;
-			keys[i].end = keys[i].end + c - a;
-		}
+	for (size_t i = at + 1; i < dec_key_vec_len(&d->keys); i++) {
+		keys[i].start = keys[i].start + c - a;
+		keys[i].end = keys[i].end + c - a;
+	}
 	k->end = k->start + c;
 	return true;
 }
@@ -160,7 +160,7 @@ static dec_rc note_key(dec *d, size_t first, unsigned id, size_t start, dec_rc r
 	dec_key *keys = dec_key_vec_data(&d->keys);
 	for (size_t i = first; i < dec_key_vec_len(&d->keys); i++)
 		if (keys[i].key == id)
-			return replace(d, first, &keys[i], start) && keep_refusal(d, &keys[i], rc)
+			return replace(d, i, start) && keep_refusal(d, &keys[i], rc)
 				       ? DEC_OK : dec_wire_full(d);
 	dec_key *k = dec_key_vec_push(&d->keys);
 	if (!k)

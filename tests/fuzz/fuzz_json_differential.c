@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool same;
 	if (r_new == SVC_OK)
 		same = r_old == SVC_OK && w_new.len == w_old.len &&
-		       !memcmp(w_new.data, w_old.data, w_new.len);
+		       (!w_new.len || !memcmp(w_new.data, w_old.data, w_new.len));
 	else if (r_old == SVC_OK)
 		same = r_new == SVC_E_INVALID && stricter(e_new.msg);
 	else if (r_new != r_old)

@@ -260,6 +260,10 @@ TEST(keys_given_twice)
 			"{\"mappings\":[{\"buildId\":\"bb\"},{}],\"locations\":[{\"address\":1}]}"));
 	CHECK(same_wire(j, "{\"mappings\":[{\"buildId\":\"a\",\"memoryStart\":5,\"buildId\":null}]}",
 			"{\"mappings\":[{\"memoryStart\":5}]}"));
+	/* Two nulls at one place in the wire, each replaced: the order they came. */
+	CHECK(same_wire(j, "{\"mappings\":[{\"buildId\":null,\"memoryStart\":null,"
+			   "\"memoryStart\":5,\"buildId\":\"x\"}]}",
+			"{\"mappings\":[{\"buildId\":\"x\",\"memoryStart\":5}]}"));
 	/* A refused value that a later one replaces is no error. */
 	CHECK(same_wire(j, "{\"locations\":[{\"address\":true,\"mappingIndex\":2,\"address\":\"7\"}]}",
 			"{\"locations\":[{\"address\":7,\"mappingIndex\":2}]}"));
