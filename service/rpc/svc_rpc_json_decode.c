@@ -136,6 +136,8 @@ static bool replace(dec *d, size_t at, size_t start)
 {
 	dec_key *keys = dec_key_vec_data(&d->keys), *k = &keys[at];
 	size_t a = k->end - k->start, c = d->w->len - start, b = start - k->end;
+	if (a == 0 && c == 0)
+		return true;  /* nothing for nothing (the wire may have no buffer yet) */
 	uint8_t *w = d->w->data, *tmp = NULL;
 	if (c && !(tmp = malloc(c)))
 		return false;
