@@ -168,7 +168,7 @@ static dec_rc note_key(dec *d, size_t first, unsigned id, size_t start, dec_rc r
 	if (!k)
 		return dec_wire_full(d);
 	*k = (dec_key){.key = id, .start = start, .end = d->w->len};
-	return keep_refusal(d, k, rc) ? DEC_OK : dec_wire_full(d);
+	return rc == DEC_OK || keep_refusal(d, k, rc) ? DEC_OK : dec_wire_full(d);
 }
 
 /* Leaves an object: its first refusal still standing, if any, is the error. */
@@ -183,7 +183,8 @@ static dec_rc leave_object(dec *d, size_t first, dec_rc rc)
 			d->what = keys[i].what;
 			rc = DEC_BAD;
 		}
-		free(keys[i].path);
+		if (keys[i].path)
+			free(keys[i].path);
 	}
 	d->keys.v.len = first;
 	return rc;

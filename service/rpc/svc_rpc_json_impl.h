@@ -93,16 +93,23 @@ static inline bool json_put_char(base_buf *b, char c)
 	return true;
 }
 
-/* Whether none of 8 bytes needs care: each printable ASCII, not '"' or '\\'
- * (the "has a zero byte" and "has a byte less than" word tricks: exact as an
- * answer for the whole word). */
-static inline bool json_plain_word(uint64_t w)
+/* The bytes of 8 that need care in a JSON string (not printable ASCII, or
+ * '"' or '\\'), each as its high bit; the lowest one set is exact (the
+ * "has a zero byte" and "has a byte less than" word tricks: a borrow only
+ * ever marks a byte above a true one). */
+static inline uint64_t json_care_mask(uint64_t w)
 {
 	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
 	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
 	uint64_t care = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
 			((bslash - ones) & ~bslash) | w;
-	return (care & high) == 0;
+	return care & high;
+}
+
+/* Whether none of 8 bytes needs care. */
+static inline bool json_plain_word(uint64_t w)
+{
+	return json_care_mask(w) == 0;
 }
 
 /* Room that a number takes at most: '"', '-', 20 digits, '"'. */

@@ -58,11 +58,14 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 	size_t i = 0;
 	while (i < n) {
 		size_t run = i;
-		uint64_t w;
-		while (run + 8 <= n && (memcpy(&w, s + run, 8), json_plain_word(w)))
+		uint64_t w, care = 0;
+		while (run + 8 <= n && (memcpy(&w, s + run, 8), !(care = json_care_mask(w))))
 			run += 8;
-		while (run < n && plain_char[s[run]])
-			run++;
+		if (care)  /* the first byte that needs care, from the word */
+			run += (size_t)__builtin_ctzll(care) / 8;
+		else
+			while (run < n && plain_char[s[run]])
+				run++;
 		if (run > i && !json_put(b, s + i, run - i))
 			return false;
 		i = run;
