@@ -110,7 +110,9 @@ static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd, unsign
 	f->json_name = json_name(fd->name);
 	if (!f->json_name)
 		return false;
-	f->key_len = strlen(f->json_name) + 3;
+	f->json_name_len = strlen(f->json_name);
+	f->name_len = strlen(fd->name);
+	f->key_len = f->json_name_len + 3;
 	f->key = calloc(1, f->key_len + 1 > JSON_KEY_PAD ? f->key_len + 1 : JSON_KEY_PAD);
 	if (!f->key)
 		return false;

@@ -7,7 +7,9 @@
  * format before the method sees it, and the method's wire response is
  * transcoded to JSON after, so methods only ever speak binary.
  *
- * Input (svc_rpc_json_decode, parsed by json-c): a JSON object; keys are the
+ * Input (svc_rpc_json_decode, read in one pass by a scanner of our own, no
+ * tree; strict RFC 8259 JSON, UTF-8 checked, nesting bounded, answers as
+ * json-c's parser gave them before it): a JSON object; keys are the
  * lowerCamelCase JSON names or the .proto names; null means the default;
  * 64-bit integers as strings or numbers (32-bit ones too), integral values
  * only, range-checked; enums by name or number (an unknown name is refused:
@@ -67,8 +69,8 @@ void svc_rpc_json_destroy(svc_rpc_json *j);
  * JSON text -> the message's wire bytes, appended to wire (whose max caps
  * them). SVC_OK; SVC_E_INVALID (malformed JSON, not an object, a wrong type:
  * err names the field), SVC_E_TOO_LARGE (over wire's max, or more JSON
- * containers than max_containers, the bound on json-c's tree: about 500
- * bytes each), SVC_E_NOMEM.
+ * containers than max_containers), SVC_E_NOMEM. On an error wire is left
+ * as it was.
  */
 svc_errc svc_rpc_json_decode(const svc_rpc_json *j, const char *text, size_t len,
 			     size_t max_containers, base_buf *wire, svc_error *err);

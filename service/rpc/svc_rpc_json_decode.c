@@ -1,41 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * svc_rpc_json_decode: a message's proto3 JSON -> its wire bytes
- * (svc_rpc_json.h). json-c parses the text (strict, UTF-8 checked, depth
- * bounded) into its tree; the tree is walked with the descriptors and the
- * wire written into a capped buffer. A sub-message is written in place and
- * its length inserted before it once known.
+ * (svc_rpc_json.h), in one pass: the scanner (svc_rpc_json_scan.c) reads the
+ * text a token at a time, the descriptors say what each key is, and the
+ * wire is written into the capped buffer as the text goes (a value by
+ * svc_rpc_json_value.c; a sub-message in place, its length inserted before
+ * it once known). No tree.
+ *
+ * It answers as json-c's tree did: a syntax error anywhere wins over a
+ * wrong type (a refused value is read past and the text read on); within an
+ * object the first refused key, in the order keys first came, is the error;
+ * a key given twice keeps its first place and its last value (the wire of
+ * the first is replaced by the second's), as json-c's object did, while
+ * the .proto name and the JSON name of one field are two keys.
  */
-#include <errno.h>
 #include <limits.h>
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
-#include "base/base_utf8.h"
-#include "service/rpc/svc_rpc_json_impl.h"
-#include "service/rpc/svc_wire.h"
-
-typedef struct dec {
-	base_buf *w;
-	svc_error *err;
-	const char *what;       /* an INVALID's reason (set by fail) */
-	char path[160];         /* its field's path, written from the end as */
-	size_t pstart;          /* the error unwinds: path + pstart, cut when long */
-	int depth;
-} dec;
+#include "service/rpc/svc_rpc_json_decode_impl.h"
 
 /* ---- errors and the path ---- */
 
-/* An invalid value: the reason now, the field's path as the error unwinds
- * (nothing is spent on paths while all goes well). */
-static svc_errc fail(dec *d, const char *what)
+dec_rc dec_bad(dec *d, const char *what)
 {
+	if (!json_scan_skip(&d->sc))
+		return DEC_STOP;
 	d->what = what;
-	return SVC_E_INVALID;
+	return DEC_BAD;
+}
+
+dec_rc dec_wire_full(dec *d)
+{
+	d->wire_err = d->w->over ? SVC_E_TOO_LARGE : SVC_E_NOMEM;
+	return DEC_STOP;
 }
 
 /* Puts a segment in front of the path: a field's name or an index. */
@@ -57,10 +55,9 @@ static void prepend(dec *d, const char *name, long index)
 			seg[n++] = digits[--k];
 		seg[n++] = ']';
 	} else {
-		const char *nm = name ? name : "";
-		size_t len = strlen(nm);
+		size_t len = strlen(name);
 		len = len < sizeof(seg) - 2 ? len : sizeof(seg) - 2;
-		memcpy(seg, nm, len);
+		memcpy(seg, name, len);
 		n = len;
 	}
 	/* A name follows with a '.', an index without. */
@@ -72,42 +69,11 @@ static void prepend(dec *d, const char *name, long index)
 	memcpy(d->path + d->pstart, seg, n);
 }
 
-/* ---- writing the wire ---- */
+/* ---- the wire ---- */
 
-static inline bool put_varint(dec *d, uint64_t v)
-{
-	if (d->w->cap - d->w->len < 10 && !base_buf_reserve(d->w, 10))
-		return false;
-	d->w->len = (size_t)(svc_wire_put_varint(d->w->data + d->w->len, v) - d->w->data);
-	return true;
-}
-
-static bool put_fixed(dec *d, uint64_t v, size_t n)
-{
-	uint8_t b[8];
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	return base_buf_append(d->w, b, n);
-}
-
-static bool put_tag(dec *d, const json_field *f, int type)
-{
-	return put_varint(d, SVC_WIRE_TAG(f->fd->id, type));
-}
-
-/* Starts a length-delimited value: a one-byte length, set by close_len.
- * Returns where its bytes start (0: no room). */
-static size_t open_len(dec *d)
-{
-	if (d->w->cap == d->w->len && !base_buf_reserve(d->w, 1))
-		return 0;
-	d->w->data[d->w->len++] = 0;
-	return d->w->len;
-}
-
-/* Sets the length of the bytes written since start (open_len's) before them:
- * in the placeholder byte when under 128, else moved to make room. */
-static bool close_len(dec *d, size_t start)
+/* Sets the length of the bytes written since start (dec_open_len's) before
+ * them: in the placeholder byte when under 128, else moved to make room. */
+bool dec_close_len(dec *d, size_t start)
 {
 	size_t n = d->w->len - start, k = svc_wire_varint_size(n);
 	uint8_t *p = d->w->data + start - 1;
@@ -124,353 +90,248 @@ static bool close_len(dec *d, size_t start)
 	return true;
 }
 
-static svc_errc wire_full(dec *d)
+/* ---- keys ---- */
+
+/* The field named key (its JSON name or its .proto name; a NUL ends the
+ * key, as in json-c's); *id tells the two names apart. NULL: unknown. */
+static const json_field *find(const json_msg *m, const json_str *key, unsigned *id)
 {
-	return d->w->over ? svc_error_set(d->err, SVC_E_TOO_LARGE,
-					  "request over the size limit once decoded from JSON")
-			  : svc_error_set(d->err, SVC_E_NOMEM, "out of memory");
-}
-
-/* ---- scalars ---- */
-
-static svc_errc integral_result(dec *d, int r)
-{
-	return r == 0 ? SVC_OK : fail(d, r == 2 ? "integer out of the field's range"
-						: "not an integer");
-}
-
-static svc_errc get_integral(dec *d, json_object *o, svc_rpc_json_integral *v)
-{
-	switch (json_object_get_type(o)) {
-	case json_type_int: {
-		int64_t i = json_object_get_int64(o);
-		v->neg = i < 0;
-		v->mag = i < 0 ? 0 - (uint64_t)i : json_object_get_uint64(o);
-		return SVC_OK;
-	}
-	case json_type_double:  /* json-c keeps a parsed number's own text: read it exactly */
-		return integral_result(d, svc_rpc_json_integral_number(json_object_to_json_string(o), v));
-	case json_type_string:
-		if (strlen(json_object_get_string(o)) != (size_t)json_object_get_string_len(o))
-			return fail(d, "not an integer");
-		return integral_result(d, svc_rpc_json_integral_text(json_object_get_string(o), v));
-	default:
-		return fail(d, "expected an integer (a number or a string)");
-	}
-}
-
-/* The bits of an integer field's value, range-checked. */
-static svc_errc int_bits(dec *d, ProtobufCType t, json_object *o, uint64_t *bits)
-{
-	svc_rpc_json_integral v = {0, false};
-	svc_errc rc = get_integral(d, o, &v);
-	if (rc != SVC_OK)
-		return rc;
-	bool is32 = t == PROTOBUF_C_TYPE_INT32 || t == PROTOBUF_C_TYPE_SINT32 ||
-		    t == PROTOBUF_C_TYPE_SFIXED32 || t == PROTOBUF_C_TYPE_UINT32 ||
-		    t == PROTOBUF_C_TYPE_FIXED32;
-	bool is_unsigned = t == PROTOBUF_C_TYPE_UINT32 || t == PROTOBUF_C_TYPE_FIXED32 ||
-			   t == PROTOBUF_C_TYPE_UINT64 || t == PROTOBUF_C_TYPE_FIXED64;
-	uint64_t max = is_unsigned ? (is32 ? UINT32_MAX : UINT64_MAX)
-				   : (is32 ? INT32_MAX : INT64_MAX);
-	if (v.neg ? is_unsigned || v.mag > max + 1 : v.mag > max)
-		return fail(d, is_unsigned && v.neg ? "negative value for an unsigned field"
-						    : "integer out of the field's range");
-	int64_t s = v.neg ? (int64_t)(0 - v.mag) : (int64_t)v.mag;
-	switch (t) {
-	case PROTOBUF_C_TYPE_SINT32:
-		*bits = (uint32_t)((uint32_t)s << 1 ^ (uint32_t)(s >> 31));
-		break;
-	case PROTOBUF_C_TYPE_SINT64:
-		*bits = (uint64_t)s << 1 ^ (uint64_t)(s >> 63);
-		break;
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_FIXED32:
-		*bits = (uint32_t)s;
-		break;
-	default:  /* int32 is sign-extended to 64 bits on the wire */
-		*bits = v.neg ? (uint64_t)s : v.mag;
-	}
-	return SVC_OK;
-}
-
-static svc_errc float_bits(dec *d, ProtobufCType t, json_object *o, uint64_t *bits)
-{
-	double x;
-	json_type jt = json_object_get_type(o);
-	if (jt == json_type_int || jt == json_type_double) {
-		x = json_object_get_double(o);
-	} else if (jt == json_type_string) {
-		const char *s = json_object_get_string(o);
-		char *end;
-		if (!strcmp(s, "NaN"))
-			x = NAN;
-		else if (!strcmp(s, "Infinity"))
-			x = INFINITY;
-		else if (!strcmp(s, "-Infinity"))
-			x = -INFINITY;
-		else if (!*s || (x = strtod(s, &end), *end) || !isfinite(x))
-			return fail(d, "not a number");
-	} else {
-		return fail(d, "expected a number");
-	}
-	if (t == PROTOBUF_C_TYPE_DOUBLE) {
-		memcpy(bits, &x, 8);
-		return SVC_OK;
-	}
-	if (isfinite(x) && fabs(x) > 3.4028234663852886e38)
-		return fail(d, "number out of a float's range");
-	float f = (float)x;
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	*bits = u;
-	return SVC_OK;
-}
-
-static svc_errc enum_bits(dec *d, const json_field *f, json_object *o, uint64_t *bits)
-{
-	if (json_object_get_type(o) == json_type_string) {
-		const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value_by_name(
-			f->fd->descriptor, json_object_get_string(o));
-		if (!ev)
-			return fail(d, "unknown enum value name");
-		*bits = (uint64_t)(int64_t)ev->value;
-		return SVC_OK;
-	}
-	if (json_object_get_type(o) != json_type_int && json_object_get_type(o) != json_type_double)
-		return fail(d, "expected an enum value's name or number");
-	return int_bits(d, PROTOBUF_C_TYPE_INT32, o, bits);
-}
-
-/* The bits of a scalar (not string, bytes or message) and the wire type they take. */
-static svc_errc scalar_bits(dec *d, const json_field *f, json_object *o, uint64_t *bits,
-			    int *wt)
-{
-	ProtobufCType t = f->fd->type;
-	*wt = SVC_WIRE_VARINT;
-	switch (t) {
-	case PROTOBUF_C_TYPE_BOOL:
-		if (json_object_get_type(o) != json_type_boolean)
-			return fail(d, "expected true or false");
-		*bits = json_object_get_boolean(o) ? 1 : 0;
-		return SVC_OK;
-	case PROTOBUF_C_TYPE_ENUM:
-		return enum_bits(d, f, o, bits);
-	case PROTOBUF_C_TYPE_FLOAT:
-	case PROTOBUF_C_TYPE_DOUBLE:
-		*wt = t == PROTOBUF_C_TYPE_FLOAT ? SVC_WIRE_I32 : SVC_WIRE_I64;
-		return float_bits(d, t, o, bits);
-	case PROTOBUF_C_TYPE_SFIXED32:
-	case PROTOBUF_C_TYPE_FIXED32:
-		*wt = SVC_WIRE_I32;
-		return int_bits(d, t, o, bits);
-	case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		*wt = SVC_WIRE_I64;
-		return int_bits(d, t, o, bits);
-	default:
-		return int_bits(d, t, o, bits);
-	}
-}
-
-static bool put_bits(dec *d, int wt, uint64_t bits)
-{
-	return wt == SVC_WIRE_VARINT ? put_varint(d, bits)
-				     : put_fixed(d, bits, wt == SVC_WIRE_I64 ? 8 : 4);
-}
-
-/* ---- strings and bytes ---- */
-
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+' || c == '-')
-		return 62;
-	if (c == '/' || c == '_')
-		return 63;
-	return -1;
-}
-
-/* Base64 (standard or URL-safe, padding optional) appended to the wire. */
-static svc_errc put_base64_decoded(dec *d, const char *s, size_t n)
-{
-	while (n && s[n - 1] == '=' && n % 4 != 1)
-		n--;
-	if (n % 4 == 1)
-		return fail(d, "not base64");
-	if (!base_buf_reserve(d->w, n / 4 * 3 + 3))
-		return wire_full(d);
-	uint8_t *out = d->w->data + d->w->len;
-	uint32_t acc = 0;
-	size_t bits = 0, k = 0;
-	for (size_t i = 0; i < n; i++) {
-		int v = b64_value(s[i]);
-		if (v < 0)
-			return fail(d, "not base64");
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[k++] = (uint8_t)(acc >> bits);
+	size_t n = key->nul ? strlen(key->s) : key->n;
+	for (unsigned i = 0; i < m->n_fields; i++) {
+		const json_field *f = &m->fields[i];
+		if (f->json_name_len == n && !memcmp(f->json_name, key->s, n)) {
+			*id = 2 * i;
+			return f;
+		}
+		if (f->name_len == n && !memcmp(f->fd->name, key->s, n)) {
+			*id = 2 * i + 1;
+			return f;
 		}
 	}
-	d->w->len += k;
-	return SVC_OK;
-}
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-		return (c | 0x20) - 'a' + 10;
-	return -1;
-}
-
-/* Hex (OTLP/JSON's IDs, either case) appended to the wire. */
-static svc_errc put_hex_decoded(dec *d, const char *s, size_t n)
-{
-	if (n % 2)
-		return fail(d, "not hex (an odd number of digits)");
-	if (!base_buf_reserve(d->w, n / 2 + 1))
-		return wire_full(d);
-	uint8_t *out = d->w->data + d->w->len;
-	for (size_t i = 0; i < n; i += 2) {
-		int hi = hex_value(s[i]), lo = hex_value(s[i + 1]);
-		if (hi < 0 || lo < 0)
-			return fail(d, "not hex");
-		out[i / 2] = (uint8_t)(hi << 4 | lo);
-	}
-	d->w->len += n / 2;
-	return SVC_OK;
-}
-
-static svc_errc put_text(dec *d, const json_field *f, json_object *o)
-{
-	if (json_object_get_type(o) != json_type_string)
-		return fail(d, f->hex ? "expected a hex string"
-			       : f->fd->type == PROTOBUF_C_TYPE_BYTES ? "expected a base64 string"
-								      : "expected a string");
-	const char *s = json_object_get_string(o);
-	size_t n = (size_t)json_object_get_string_len(o);
-	if (f->fd->type == PROTOBUF_C_TYPE_STRING && !base_utf8_valid(s, n))
-		return fail(d, "invalid UTF-8");  /* json-c lets some through */
-	if (memchr(s, '\0', n))  /* a C string would end there: a build ID cut short */
-		return fail(d, "a NUL character (\\u0000) in a string");
-	if (!put_tag(d, f, SVC_WIRE_LEN))
-		return wire_full(d);
-	if (f->fd->type == PROTOBUF_C_TYPE_STRING)  /* its length known: no placeholder */
-		return put_varint(d, n) && base_buf_append(d->w, s, n) ? SVC_OK : wire_full(d);
-	size_t start = open_len(d);
-	if (!start)
-		return wire_full(d);
-	svc_errc rc = f->hex ? put_hex_decoded(d, s, n) : put_base64_decoded(d, s, n);
-	if (rc == SVC_OK && !close_len(d, start))
-		return wire_full(d);
-	return rc;
-}
-
-/* ---- messages ---- */
-
-static svc_errc decode_msg(dec *d, const json_msg *m, json_object *o);
-
-/* One value of f with its tag (one element of a repeated field). */
-static svc_errc put_one(dec *d, const json_field *f, json_object *o)
-{
-	ProtobufCType t = f->fd->type;
-	if (t == PROTOBUF_C_TYPE_STRING || t == PROTOBUF_C_TYPE_BYTES)
-		return put_text(d, f, o);
-	if (t == PROTOBUF_C_TYPE_MESSAGE) {
-		size_t start;
-		if (!put_tag(d, f, SVC_WIRE_LEN) || !(start = open_len(d)))
-			return wire_full(d);
-		svc_errc rc = decode_msg(d, f->msg, o);
-		if (rc == SVC_OK && !close_len(d, start))
-			return wire_full(d);
-		return rc;
-	}
-	uint64_t bits;
-	int wt;
-	svc_errc rc = scalar_bits(d, f, o, &bits, &wt);
-	if (rc != SVC_OK)
-		return rc;
-	return put_tag(d, f, wt) && put_bits(d, wt, bits) ? SVC_OK : wire_full(d);
-}
-
-static svc_errc put_array(dec *d, const json_field *f, json_object *o)
-{
-	if (json_object_get_type(o) != json_type_array)
-		return fail(d, "expected an array");
-	size_t n = json_object_array_length(o), start = 0;
-	if (!n)
-		return SVC_OK;
-	if (f->packed) {
-		if (!put_tag(d, f, SVC_WIRE_LEN) || !(start = open_len(d)))
-			return wire_full(d);
-	}
-	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(o, i);
-		svc_errc rc = SVC_OK;
-		if (!e) {
-			rc = fail(d, "null in a list");
-		} else if (f->packed) {
-			uint64_t bits;
-			int wt;
-			rc = scalar_bits(d, f, e, &bits, &wt);
-			if (rc == SVC_OK && !put_bits(d, wt, bits))
-				rc = wire_full(d);
-		} else {
-			rc = put_one(d, f, e);
-		}
-		if (rc != SVC_OK) {
-			if (rc == SVC_E_INVALID)
-				prepend(d, NULL, (long)i);
-			return rc;
-		}
-	}
-	return f->packed && !close_len(d, start) ? wire_full(d) : SVC_OK;
-}
-
-/* The field named key (its JSON name or its .proto name); NULL: unknown. */
-static const json_field *find(const json_msg *m, const char *key)
-{
-	for (unsigned i = 0; i < m->n_fields; i++)
-		if (!strcmp(m->fields[i].json_name, key) || !strcmp(m->fields[i].fd->name, key))
-			return &m->fields[i];
 	return NULL;
 }
 
-static svc_errc decode_msg(dec *d, const json_msg *m, json_object *o)
+/* A refusal kept aside (the path since the key's object), or none. */
+static bool keep_refusal(dec *d, dec_key *k, dec_rc rc)
 {
-	if (json_object_get_type(o) != json_type_object)
-		return fail(d, "expected an object");
-	if (++d->depth > SVC_RPC_JSON_MAX_DEPTH)
-		return fail(d, "nested too deep");
-	json_object_object_foreach(o, key, val) {
-		const json_field *f = find(m, key);
-		if (!f || !val)
-			continue;  /* unknown fields are ignored (Connect-Go's way); null: default */
-		svc_errc rc = f->repeated ? put_array(d, f, val) : put_one(d, f, val);
-		if (rc != SVC_OK) {
-			if (rc == SVC_E_INVALID)
-				prepend(d, f->json_name, -1);
-			return rc;
-		}
+	free(k->path);
+	k->path = NULL;
+	k->what = NULL;
+	if (rc != DEC_BAD)
+		return true;
+	size_t n = sizeof(d->path) - 1 - d->pstart;
+	if (!(k->path = malloc(n + 1)))
+		return false;
+	memcpy(k->path, d->path + d->pstart, n);
+	k->path[n] = '\0';
+	k->what = d->what;
+	d->pstart = sizeof(d->path) - 1;
+	return true;
+}
+
+/* The value of the key at keys[at], given again and written at [start,
+ * len): it takes the first value's place in the wire; the keys after it
+ * (in the wire in the order they came) move. */
+static bool replace(dec *d, size_t at, size_t start)
+{
+	dec_key *keys = dec_key_vec_data(&d->keys), *k = &keys[at];
+	size_t a = k->end - k->start, c = d->w->len - start, b = start - k->end;
+	if (a == 0 && c == 0)
+		return true;  /* nothing for nothing (the wire may have no buffer yet) */
+	uint8_t *w = d->w->data, *tmp = NULL;
+	if (c && !(tmp = malloc(c)))
+		return false;
+	if (c)
+		memcpy(tmp, w + start, c);
+	memmove(w + k->start + c, w + k->end, b);
+	if (c)
+		memcpy(w + k->start, tmp, c);
+	free(tmp);
+	d->w->len = k->start + c + b;
+	for (size_t i = at + 1; i < dec_key_vec_len(&d->keys); i++) {
+		keys[i].start = keys[i].start + c - a;
+		keys[i].end = keys[i].end + c - a;
 	}
-	d->depth--;
-	return SVC_OK;
+	k->end = k->start + c;
+	return true;
+}
+
+/* Notes key id's value, written at [start, len) (first: the object's first key). */
+static dec_rc note_key(dec *d, size_t first, unsigned id, size_t start, dec_rc rc)
+{
+	dec_key *keys = dec_key_vec_data(&d->keys);
+	for (size_t i = first; i < dec_key_vec_len(&d->keys); i++)
+		if (keys[i].key == id)
+			return replace(d, i, start) && keep_refusal(d, &keys[i], rc)
+				       ? DEC_OK : dec_wire_full(d);
+	dec_key *k = dec_key_vec_push(&d->keys);
+	if (!k)
+		return dec_wire_full(d);
+	*k = (dec_key){.key = id, .start = start, .end = d->w->len};
+	return rc == DEC_OK || keep_refusal(d, k, rc) ? DEC_OK : dec_wire_full(d);
+}
+
+/* Leaves an object: its first refusal still standing, if any, is the error. */
+static dec_rc leave_object(dec *d, size_t first, dec_rc rc)
+{
+	dec_key *keys = dec_key_vec_data(&d->keys);
+	for (size_t i = first; i < dec_key_vec_len(&d->keys); i++) {
+		if (rc == DEC_OK && keys[i].what) {
+			size_t n = strlen(keys[i].path);
+			d->pstart = sizeof(d->path) - 1 - n;
+			memcpy(d->path + d->pstart, keys[i].path, n);
+			d->what = keys[i].what;
+			rc = DEC_BAD;
+		}
+		if (keys[i].path)
+			free(keys[i].path);
+	}
+	d->keys.v.len = first;
+	return rc;
+}
+
+/* ---- messages and lists ---- */
+
+static dec_rc decode_msg(dec *d, const json_msg *m);
+
+static dec_rc put_message(dec *d, const json_field *f)
+{
+	size_t start;
+	if (!dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_LEN)) || !(start = dec_open_len(d)))
+		return dec_wire_full(d);
+	dec_rc rc = decode_msg(d, f->msg);
+	if (rc == DEC_OK && !dec_close_len(d, start))
+		return dec_wire_full(d);
+	return rc;
+}
+
+/* One element of a list of f: null is refused. */
+static dec_rc put_element(dec *d, const json_field *f)
+{
+	if (json_scan_peek(&d->sc) == 'n')
+		return dec_bad(d, "null in a list");
+	if (f->packed) {
+		uint64_t bits;
+		int wt;
+		dec_rc rc = dec_scalar_bits(d, f, &bits, &wt);
+		if (rc == DEC_OK && !dec_put_bits(d, wt, bits))
+			return dec_wire_full(d);
+		return rc;
+	}
+	return f->type == PROTOBUF_C_TYPE_MESSAGE ? put_message(d, f) : dec_put_value(d, f);
+}
+
+static dec_rc put_array(dec *d, const json_field *f)
+{
+	if (json_scan_peek(&d->sc) != '[')
+		return dec_bad(d, "expected an array");
+	if (!json_scan_open(&d->sc))
+		return DEC_STOP;
+	int more = json_scan_element(&d->sc, true);
+	if (more <= 0)
+		return more == 0 ? DEC_OK : DEC_STOP;  /* [] writes nothing */
+	size_t start = 0;
+	if (f->packed &&
+	    (!dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_LEN)) || !(start = dec_open_len(d))))
+		return dec_wire_full(d);
+	for (long i = 0; more > 0; i++) {
+		dec_rc rc = put_element(d, f);
+		if (rc == DEC_STOP)
+			return rc;
+		if (rc == DEC_BAD) {  /* the rest is read past */
+			prepend(d, NULL, i);
+			while ((more = json_scan_element(&d->sc, false)) > 0)
+				if (!json_scan_skip(&d->sc))
+					return DEC_STOP;
+			return more == 0 ? DEC_BAD : DEC_STOP;
+		}
+		more = json_scan_element(&d->sc, false);
+	}
+	if (more < 0)
+		return DEC_STOP;
+	return f->packed && !dec_close_len(d, start) ? dec_wire_full(d) : DEC_OK;
+}
+
+static dec_rc decode_msg(dec *d, const json_msg *m)
+{
+	if (json_scan_peek(&d->sc) != '{')
+		return dec_bad(d, "expected an object");
+	if (!json_scan_open(&d->sc))
+		return DEC_STOP;
+	size_t first = dec_key_vec_len(&d->keys);
+	json_str key;
+	int more;
+	dec_rc rc = DEC_OK;
+	for (bool first_key = true; (more = json_scan_member(&d->sc, first_key, &key)) > 0;
+	     first_key = false) {
+		unsigned id;
+		const json_field *f = find(m, &key, &id);
+		if (!f) {  /* unknown fields are ignored (Connect-Go's way), still read */
+			if (!json_scan_skip(&d->sc)) {
+				rc = DEC_STOP;
+				break;
+			}
+			continue;
+		}
+		size_t start = d->w->len;
+		bool null;
+		if (json_scan_peek(&d->sc) == 'n')  /* null: the default */
+			rc = json_scan_literal(&d->sc, &null) ? DEC_OK : DEC_STOP;
+		else if (f->repeated)
+			rc = put_array(d, f);
+		else if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+			rc = put_message(d, f);
+		else
+			rc = dec_put_value(d, f);
+		if (rc == DEC_BAD)
+			prepend(d, f->json_name, -1);
+		if (rc == DEC_STOP || (rc = note_key(d, first, id, start, rc)) == DEC_STOP)
+			break;
+	}
+	if (more < 0)
+		rc = DEC_STOP;
+	return leave_object(d, first, rc);
 }
 
 /* ---- the text ---- */
 
-/* The error of a fail(), with the field's path when there is one. */
-static svc_errc named(dec *d)
+/* The error of a stop or refusal. */
+static svc_errc named(dec *d, dec_rc rc, const char *text, size_t len, size_t max_containers)
 {
+	/* What json-c's tree could not see, checked on the whole text first, as before. */
+	bool single_quote = false, huge_int = false;
+	size_t containers = svc_rpc_json_prescan(text, len, &single_quote, &huge_int);
+	if (single_quote)
+		return svc_error_set(d->err, SVC_E_INVALID,
+				     "invalid JSON request: a single-quoted string (JSON quotes with \")");
+	if (huge_int)
+		return svc_error_set(d->err, SVC_E_INVALID,
+				     "invalid JSON request: an integer past 64 bits (no field holds it)");
+	if (containers > max_containers)
+		return svc_error_set(d->err, SVC_E_TOO_LARGE,
+				     "JSON request of %zu objects and arrays is over the limit of %zu",
+				     containers, max_containers);
+	if (rc == DEC_STOP && d->wire_err != SVC_OK && !d->sc.error) {
+		/* The wire filled: a syntax error further on is the answer if there is one. */
+		json_scan_deinit(&d->sc);
+		json_scan_init(&d->sc, text, len, SIZE_MAX);
+		if (json_scan_skip(&d->sc) && json_scan_peek(&d->sc) >= 0)
+			json_scan_fail(&d->sc, "unexpected character");
+		if (!d->sc.error)
+			return d->wire_err == SVC_E_TOO_LARGE
+				       ? svc_error_set(d->err, SVC_E_TOO_LARGE,
+						       "request over the size limit once decoded from JSON")
+				       : svc_error_set(d->err, SVC_E_NOMEM, "out of memory");
+	}
+	if (rc == DEC_STOP) {
+		if (d->sc.error_code == SVC_E_NOMEM)
+			return svc_error_set(d->err, SVC_E_NOMEM, "out of memory");
+		if (d->sc.truncated)
+			return svc_error_set(d->err, SVC_E_INVALID,
+					     "invalid JSON request: the JSON text ends early");
+		return svc_error_set(d->err, d->sc.error_code, "invalid JSON request: %s at byte %zu",
+				     d->sc.error, d->sc.error_at);
+	}
 	d->path[sizeof(d->path) - 1] = '\0';
 	if (d->pstart == sizeof(d->path) - 1)
 		return svc_error_set(d->err, SVC_E_INVALID, "invalid JSON request: %s", d->what);
@@ -478,52 +339,29 @@ static svc_errc named(dec *d)
 			     d->path + d->pstart, d->what);
 }
 
-static bool only_space(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-			return false;
-	return true;
-}
-
 svc_errc svc_rpc_json_decode(const svc_rpc_json *j, const char *text, size_t len,
 			     size_t max_containers, base_buf *wire, svc_error *err)
 {
-	dec d = {.w = wire, .err = err, .pstart = sizeof(d.path) - 1};
 	if (len == 0)
-		return fail(&d, "an empty body is not a JSON object"), named(&d);
+		return svc_error_set(err, SVC_E_INVALID,
+				     "invalid JSON request: an empty body is not a JSON object");
 	if (len > INT_MAX)
 		return svc_error_set(err, SVC_E_TOO_LARGE, "JSON request too large");
-	bool single_quote = false, huge_int = false;
-	size_t containers = svc_rpc_json_prescan(text, len, &single_quote, &huge_int);
-	if (single_quote)
-		return svc_error_set(err, SVC_E_INVALID,
-				     "invalid JSON request: a single-quoted string (JSON quotes with \")");
-	if (huge_int)
-		return svc_error_set(err, SVC_E_INVALID,
-				     "invalid JSON request: an integer past 64 bits (no field holds it)");
-	if (containers > max_containers)
-		return svc_error_set(err, SVC_E_TOO_LARGE,
-				     "JSON request of %zu objects and arrays is over the limit of %zu",
-				     containers, max_containers);
-	json_tokener *tok = json_tokener_new_ex(SVC_RPC_JSON_MAX_DEPTH);
-	if (!tok)
-		return svc_error_set(err, SVC_E_NOMEM, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	json_object *o = json_tokener_parse_ex(tok, text, (int)len);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	svc_errc rc;
-	if (jerr == json_tokener_continue)
-		rc = fail(&d, "the JSON text ends early");  /* named below */
-	else if (jerr != json_tokener_success || !o)
-		rc = svc_error_set(err, SVC_E_INVALID, "invalid JSON request: %s at byte %zu",
-				   json_tokener_error_desc(jerr), end);
-	else if (!only_space(text + end, len - end))
-		rc = svc_error_set(err, SVC_E_INVALID, "invalid JSON request: bytes after the value");
-	else
-		rc = decode_msg(&d, &j->msgs[0], o);
-	json_object_put(o);
-	return rc == SVC_E_INVALID && d.what ? named(&d) : rc;
+	dec d = {.w = wire, .err = err, .pstart = sizeof(d.path) - 1};
+	size_t wire_start = wire->len;
+	json_scan_init(&d.sc, text, len, max_containers);
+	dec_key_vec_init(&d.keys, SIZE_MAX / sizeof(dec_key));
+	dec_rc rc = decode_msg(&d, &j->msgs[0]);
+	if (rc != DEC_STOP && json_scan_peek(&d.sc) >= 0) {
+		json_scan_fail(&d.sc, "unexpected character");  /* bytes after the value */
+		rc = DEC_STOP;
+	}
+	svc_errc out = rc == DEC_OK ? SVC_OK : named(&d, rc, text, len, max_containers);
+	if (out != SVC_OK)
+		wire->len = wire_start;  /* nothing of a refused request */
+	for (size_t i = 0; i < dec_key_vec_len(&d.keys); i++)
+		free(dec_key_vec_data(&d.keys)[i].path);
+	dec_key_vec_deinit(&d.keys);
+	json_scan_deinit(&d.sc);
+	return out;
 }

@@ -22,6 +22,8 @@ typedef struct json_field {
 	const ProtobufCFieldDescriptor *fd;
 	ProtobufCType type;     /* fd->type, at hand */
 	char *json_name;        /* lowerCamelCase */
+	size_t json_name_len;   /* strlen(json_name) */
+	size_t name_len;        /* strlen(fd->name), the .proto name */
 	char *key;              /* "\"jsonName\":", written before the value; */
 	size_t key_len;         /* allocated with zeros to JSON_KEY_PAD bytes at least */
 	const json_msg *msg;    /* the type of a message field */
@@ -89,6 +91,25 @@ static inline bool json_put_char(base_buf *b, char c)
 	*p = (uint8_t)c;
 	b->len++;
 	return true;
+}
+
+/* The bytes of 8 that need care in a JSON string (not printable ASCII, or
+ * '"' or '\\'), each as its high bit; the lowest one set is exact (the
+ * "has a zero byte" and "has a byte less than" word tricks: a borrow only
+ * ever marks a byte above a true one). */
+static inline uint64_t json_care_mask(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+	uint64_t care = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
+			((bslash - ones) & ~bslash) | w;
+	return care & high;
+}
+
+/* Whether none of 8 bytes needs care. */
+static inline bool json_plain_word(uint64_t w)
+{
+	return json_care_mask(w) == 0;
 }
 
 /* Room that a number takes at most: '"', '-', 20 digits, '"'. */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_rpc_json_number: what json-c loses of a request's text, read from the
- * text itself (svc_rpc_json_impl.h): a number read exactly (an integer in
- * number or string form; json-c keeps a parsed double's text), and the
- * prescan that counts the containers and spots integer literals past 64 bits
- * (json-c clamps them) and single-quoted strings (json-c 0.16 takes them).
- * svc_rpc_json_decode.c uses both.
+ * svc_rpc_json_number: a number read exactly from its text
+ * (svc_rpc_json_impl.h: an integer in number or string form, "1.5e1" is 15),
+ * and the prescan that counts the containers and spots integer literals past
+ * 64 bits and single-quoted strings: the decoder (svc_rpc_json_decode.c)
+ * runs it over a refused text only, so its answers come first, as they did
+ * when the prescan ran before json-c.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -50,18 +50,6 @@ static const bool plain_char[256] = {
 	/* 0x80 to 0xff: 0 (UTF-8, checked) */
 };
 
-/* Whether none of 8 bytes needs care: each printable ASCII, not '"' or '\\'
- * (the "has a zero byte" and "has a byte less than" word tricks: exact as an
- * answer for the whole word). */
-static inline bool plain_word(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
-	uint64_t care = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
-			((bslash - ones) & ~bslash) | w;
-	return (care & high) == 0;
-}
-
 bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -70,11 +58,14 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n)
 	size_t i = 0;
 	while (i < n) {
 		size_t run = i;
-		uint64_t w;
-		while (run + 8 <= n && (memcpy(&w, s + run, 8), plain_word(w)))
+		uint64_t w, care = 0;
+		while (run + 8 <= n && (memcpy(&w, s + run, 8), !(care = json_care_mask(w))))
 			run += 8;
-		while (run < n && plain_char[s[run]])
-			run++;
+		if (care)  /* the first byte that needs care, from the word */
+			run += (size_t)__builtin_ctzll(care) / 8;
+		else
+			while (run < n && plain_char[s[run]])
+				run++;
 		if (run > i && !json_put(b, s + i, run - i))
 			return false;
 		i = run;

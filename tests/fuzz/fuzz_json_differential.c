@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fuzz_json_differential: the streaming JSON decoder (svc_rpc_json_decode)
+ * against the json-c one it replaced (json_ref_decode.c), on any bytes.
+ * First byte: bits 0-1 the message (SymbolizeRequest, GetTypeLayoutsRequest,
+ * SymbolizeResponse, OTLP's ExportProfilesServiceRequest with
+ * SVC_RPC_JSON_OTLP), bit 2 a cap of 8 objects and arrays, bit 3 a wire cap
+ * of 64 bytes. Both must give the same code, the same wire bytes when they
+ * accept, and the same message for a refused field; the one difference
+ * allowed is the streaming decoder's stricter syntax, which refuses what
+ * json-c takes outside RFC 8259 (control characters in strings, leading
+ * zeros, "1.", bare NaN and Infinity), each with its own reason.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_ref_decode.h"
+#include "proto/otlp/opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+#include "proto/symbolizer/v1/symbolizer.pb-c.h"
+#include "service/rpc/svc_rpc_json.h"
+
+/* The reasons only the streaming decoder gives: RFC 8259 where json-c is lax. */
+static bool stricter(const char *msg)
+{
+	static const char *const reasons[] = {
+		"a control character in a string", "a number with a leading zero",
+		"a number without digits after its point", "NaN and Infinity are strings",
+		"-Infinity is a string",
+	};
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (strstr(msg, reasons[i]))
+			return true;
+	return false;
+}
+
+static bool field_error(const char *msg)
+{
+	return !strncmp(msg, "invalid JSON request: field ", 28);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static svc_rpc_json *codecs[4];
+	if (!codecs[0]) {
+		codecs[0] = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
+		codecs[1] = svc_rpc_json_create(&symbolizer__v1__get_type_layouts_request__descriptor);
+		codecs[2] = svc_rpc_json_create(&symbolizer__v1__symbolize_response__descriptor);
+		codecs[3] = svc_rpc_json_create_opts(
+			&opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor,
+			SVC_RPC_JSON_OTLP);
+		for (int i = 0; i < 4; i++)
+			if (!codecs[i])
+				abort();
+	}
+	if (size < 1)
+		return 0;
+	const svc_rpc_json *j = codecs[data[0] & 3];
+	size_t max_containers = data[0] & 4 ? 8 : 4096, cap = data[0] & 8 ? 64 : 1u << 20;
+	const char *text = (const char *)data + 1;
+	base_buf w_new, w_old;
+	base_buf_init(&w_new, cap);
+	base_buf_init(&w_old, cap);
+	svc_error e_new = {0}, e_old = {0};
+	svc_errc r_new = svc_rpc_json_decode(j, text, size - 1, max_containers, &w_new, &e_new);
+	svc_errc r_old = json_ref_decode(j, text, size - 1, max_containers, &w_old, &e_old);
+	bool same;
+	if (r_new == SVC_OK)
+		same = r_old == SVC_OK && w_new.len == w_old.len &&
+		       (!w_new.len || !memcmp(w_new.data, w_old.data, w_new.len));
+	else if (r_old == SVC_OK)
+		same = r_new == SVC_E_INVALID && stricter(e_new.msg);
+	else if (r_new != r_old)
+		same = r_new == SVC_E_INVALID && stricter(e_new.msg);
+	else
+		same = !(field_error(e_old.msg) && field_error(e_new.msg)) ||
+		       !strcmp(e_old.msg, e_new.msg);
+	if (!same) {
+		fprintf(stderr, "streaming: %d %s (%zu bytes)\njson-c:    %d %s (%zu bytes)\n",
+			(int)r_new, r_new ? e_new.msg : "", w_new.len, (int)r_old,
+			r_old ? e_old.msg : "", w_old.len);
+		abort();
+	}
+	base_buf_deinit(&w_new);
+	base_buf_deinit(&w_old);
+	return 0;
+}
