@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ranges per bucket the bucket shift aims at: a short search over 16-bit starts. */
-#define RANGES_PER_BUCKET 8
+/* Ranges per bucket the bucket shift aims at (so 4 to 8 on average): most
+ * buckets' starts fit the 16 a lookup compares at once. */
+#define RANGES_PER_BUCKET 4
 
 struct pack {
 	const sym_index_input *in;
@@ -243,10 +244,11 @@ static sym_errc layout(struct pack *pk, void **blob, size_t *size, sym_error *er
 	measure(pk, func_row, (uint32_t)c->funcs.len, SYM_IX_F_FIELDS, &h.funcs);
 	measure(pk, file_row, (uint32_t)pk->files.len, SYM_IX_FILE_FIELDS, &h.files);
 	measure(pk, bucket_row, (uint32_t)n_buckets + 1, SYM_IX_B_FIELDS, &h.buckets);
+	h.buckets.bits[SYM_IX_B_FIRST] = SYM_IX_BUCKET_BITS;   /* a uint32 array */
 
 	uint64_t off = align8(sizeof(h));
 	h.off_starts = off;
-	off = align8(off + pk->n * sizeof(uint16_t));
+	off = align8(off + pk->n * sizeof(uint16_t) + SYM_IX_STARTS_PAD);
 	place(&h.ranges, &off);
 	place(&h.scopes, &off);
 	place(&h.funcs, &off);

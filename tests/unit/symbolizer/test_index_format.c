@@ -174,7 +174,7 @@ TEST(section_table_checked)
 	sym_error err;
 	sym_index *idx = NULL;
 	CHECK_EQ_U(sym_index_load(c, bs, &idx, &err), SYM_E_BAD_INDEX);
-	CHECK(strstr(err.msg, "version 3, expected 6") != NULL);
+	CHECK(strstr(err.msg, "version 3, expected 7") != NULL);
 	memcpy(c, blob, bs);
 	HDR(c)->n_sections = SYM_IX_MAX_SECTIONS + 1;
 	CHECK(refused(c, bs));

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * sym_index_lookup: the lookups of a loaded index (API in sym_index.h, layout
+ * in sym_index_format_impl.h): the search of an address's bucket, one address
+ * at a time or in batches that fetch ahead, and the frames of a covering
+ * range (its row, its scope's function, each parent's call site).
+ *
+ * sym_index_load (sym_index.c) checked everything read here, once.
+ */
+#include "symbolizer/sym_index.h"
+#include "symbolizer/sym_index_impl.h"
+
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+static inline const char *file_name(const sym_index *x, uint32_t file)
+{
+	return x->strs + sym_ix_get(&x->files, file, SYM_IX_FILE_NAME);
+}
+
+static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
+{
+	uint32_t v[SYM_IX_F_FIELDS];
+	sym_ix_row(&x->funcs, func, v, SYM_IX_F_FIELDS);
+	f->name = x->strs + v[SYM_IX_F_NAME];
+	f->linkage_name = x->strs + v[SYM_IX_F_LINKAGE];
+	f->display_name = x->strs + v[SYM_IX_F_DISPLAY];
+	f->decl_file = file_name(x, v[SYM_IX_F_DECL_FILE]);
+	f->decl_line = v[SYM_IX_F_DECL_LINE];
+	f->function_id = func;
+}
+
+static const sym_frame unknown_function = {
+	.name = "", .linkage_name = "", .display_name = "", .decl_file = "",
+	.function_id = SYM_IX_NONE, .file = "",
+};
+
+/*
+ * How many of the n ascending starts s[0..n) are at or below o. With SSE2
+ * (x86-64's baseline), 16 starts a step, branch-free: a start is <= o when
+ * the saturating o-subtraction leaves 0; the lanes at or below o are a prefix
+ * of the bucket's (lanes past n, read from the next bucket or the padding,
+ * are masked), so the first lane above o is the count. A bucket holds 4 to 8
+ * starts on average, so one step almost always ends it. Without SSE2, a
+ * branch-free binary search.
+ */
+static inline uint32_t count_le(const uint16_t *s, uint32_t n, uint16_t o)
+{
+#ifdef __SSE2__
+	const __m128i ov = _mm_set1_epi16((short)o), zero = _mm_setzero_si128();
+	uint32_t c = 0;
+	for (;;) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 8));
+		uint32_t le = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(a, ov), zero)) |
+			      (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(b, ov), zero))
+				      << 16;
+		uint32_t lanes = n < 16 ? n : 16;
+		le &= (uint32_t)((UINT64_C(1) << (2 * lanes)) - 1);
+		uint32_t k = (uint32_t)__builtin_ctzll(~(uint64_t)le) / 2;
+		c += k;
+		if (k < 16 || n <= 16)
+			return c;
+		s += 16;
+		n -= 16;
+	}
+#else
+	if (n == 0)
+		return 0;
+	const uint16_t *b = s;
+	for (; n > 1; n -= n / 2)
+		b = b[n / 2] <= o ? b + n / 2 : b;
+	return (uint32_t)(b - s) + (*b <= o);
+#endif
+}
+
+/* The bucket of addr, or false when addr is outside the index. */
+static inline bool bucket_of(const sym_index *x, uint64_t addr, uint32_t *k)
+{
+	uint64_t b = (addr - x->base) >> x->shift;
+	*k = (uint32_t)b;
+	return addr >= x->base && b < x->n_buckets;
+}
+
+static inline void prefetch_row(const struct ptab *t, uint32_t i)
+{
+	__builtin_prefetch(t->p + (uint64_t)i * t->row / 8);
+}
+
+void sym_index_prefetch(const sym_index *x, uint64_t addr)
+{
+	uint32_t k;
+	if (bucket_of(x, addr, &k))
+		__builtin_prefetch(x->bucket_first + k);
+}
+
+void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
+{
+	uint32_t k;
+	if (!bucket_of(x, addr, &k))
+		return;
+	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
+	/* The 16 starts the search compares first (32 bytes, at most two lines);
+	 * the covering range is one of [lo - 1, hi - 1]: its row at one end or
+	 * in between. */
+	__builtin_prefetch(x->starts + lo);
+	__builtin_prefetch(x->starts + lo + 15);
+	prefetch_row(&x->ranges, lo ? lo - 1 : 0);
+	prefetch_row(&x->ranges, hi ? hi - 1 : 0);
+}
+
+/* The row of the range covering addr, plus one; 0 when none does. */
+static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
+{
+	/* Bucket k holds the ranges starting in addr's (1 << shift)-aligned block, so
+	 * their 16-bit starts compare with its low bits. The range covering addr is
+	 * the last of them starting at or before it, else the one before them. */
+	uint32_t k;
+	if (!bucket_of(x, addr, &k))
+		return 0;
+	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
+	return lo + count_le(x->starts + lo, hi - lo, (uint16_t)(addr - x->base));
+}
+
+size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
+{
+	return sym_index_frames(x, covering_range(x, addr), frames, max);
+}
+
+/* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
+#define FIND_AHEAD 16
+
+void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, uint32_t *hits)
+{
+	for (size_t i = 0; i < n && i < FIND_AHEAD; i++)
+		sym_index_prefetch(x, addrs[i]);
+	for (size_t i = 0; i < n && i < FIND_AHEAD / 2; i++)
+		sym_index_prefetch_rows(x, addrs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i + FIND_AHEAD < n)
+			sym_index_prefetch(x, addrs[i + FIND_AHEAD]);
+		if (i + FIND_AHEAD / 2 < n)
+			sym_index_prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
+		hits[i] = covering_range(x, addrs[i]);
+	}
+}
+
+void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
+{
+	if (hit-- == 0 || hit >= x->ranges.count)
+		return;
+	uint32_t scope = sym_ix_get(&x->ranges, hit, SYM_IX_R_SCOPE);
+	if (stage == 0) {
+		if (scope)
+			prefetch_row(&x->scopes, scope - 1);
+		prefetch_row(&x->files, sym_ix_get(&x->ranges, hit, SYM_IX_R_FILE));
+		return;
+	}
+	if (!scope)
+		return;
+	uint32_t func = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_FUNC);
+	prefetch_row(&x->funcs, func);
+	uint32_t parent = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
+	if (parent)
+		prefetch_row(&x->scopes, parent - 1);
+}
+size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
+{
+	uint32_t r = hit;
+	if (r-- == 0 || r >= x->ranges.count)
+		return 0;
+	uint32_t rv[SYM_IX_R_FIELDS];
+	sym_ix_row(&x->ranges, r, rv, SYM_IX_R_FIELDS);
+	uint32_t scope = rv[SYM_IX_R_SCOPE];
+	if (scope == 0 && rv[SYM_IX_R_FILE] == 0)
+		return 0;
+	sym_frame spare, *f = max ? &frames[0] : &spare;
+	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
+	uint32_t parent = 0;
+	if (scope) {
+		fill_function(x, sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_FUNC), f);
+		parent = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
+	} else {
+		*f = unknown_function;
+	}
+	f->file = file_name(x, rv[SYM_IX_R_FILE]);
+	f->line = rv[SYM_IX_R_LINE];
+	f->column = rv[SYM_IX_R_COLUMN];
+	size_t n = 1;
+	/* Each caller's frame: its function, at the call site the inlined scope records. */
+	for (; parent; scope = parent, parent = sym_ix_get(&x->scopes, parent - 1, SYM_IX_S_PARENT)) {
+		if (n < max) {
+			fill_function(x, sym_ix_get(&x->scopes, parent - 1, SYM_IX_S_FUNC), &frames[n]);
+			frames[n].file = file_name(x, sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_CALL_FILE));
+			frames[n].line = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_CALL_LINE);
+			frames[n].column = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_CALL_COLUMN);
+		}
+		n++;
+	}
+	return n;
+}
