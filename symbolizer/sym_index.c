@@ -42,27 +42,18 @@ static bool table_ok(const uint8_t *blob, size_t size, const struct sym_ix_table
 	for (unsigned f = 0; f < SYM_IX_MAX_FIELDS; f++) {
 		if (d->bits[f] > 32 || (f >= fields && d->bits[f]))
 			return false;
-		t->at[f] = (uint8_t)row;
-		t->width[f] = d->bits[f];
+		t->byte[f] = (uint8_t)(row / 8);
+		t->sh[f] = (uint8_t)(row % 8);
 		t->mask[f] = (uint32_t)((UINT64_C(1) << d->bits[f]) - 1);
 		row += d->bits[f];
 	}
-	uint64_t bytes = ((uint64_t)d->count * row + 7) / 8 + SYM_IX_PAD;
+	row = (row + 7) / 8;   /* rows are whole bytes */
+	uint64_t bytes = (uint64_t)d->count * row + SYM_IX_PAD;
 	if (!extent_ok(d->off, bytes, 1, size))
 		return false;
 	t->p = blob + d->off;
 	t->count = d->count;
 	t->row = row;
-	/* Two words a row (sym_ix_row): the first fields while they fit in 57 bits,
-	 * then the rest when they do. */
-	unsigned s = 0;
-	while (s < fields && t->at[s] + d->bits[s] <= 57)
-		s++;
-	t->split = (uint8_t)s;
-	t->split_at = s < fields ? t->at[s] : 0;
-	t->two_words = row - t->split_at <= 57;
-	for (unsigned f = 0; f < SYM_IX_MAX_FIELDS; f++)
-		t->sh[f] = (uint8_t)(f < s ? t->at[f] : t->at[f] - t->split_at);
 	return true;
 }
 

@@ -22,13 +22,13 @@ static inline const char *file_name(const sym_index *x, uint32_t file)
 
 static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
 {
-	uint32_t v[SYM_IX_F_FIELDS];
-	sym_ix_row(&x->funcs, func, v, SYM_IX_F_FIELDS);
-	f->name = x->strs + v[SYM_IX_F_NAME];
-	f->linkage_name = x->strs + v[SYM_IX_F_LINKAGE];
-	f->display_name = x->strs + v[SYM_IX_F_DISPLAY];
-	f->decl_file = file_name(x, v[SYM_IX_F_DECL_FILE]);
-	f->decl_line = v[SYM_IX_F_DECL_LINE];
+	const struct ptab *t = &x->funcs;
+	const uint8_t *row = sym_ix_rowp(t, func);
+	f->name = x->strs + sym_ix_field(t, row, SYM_IX_F_NAME);
+	f->linkage_name = x->strs + sym_ix_field(t, row, SYM_IX_F_LINKAGE);
+	f->display_name = x->strs + sym_ix_field(t, row, SYM_IX_F_DISPLAY);
+	f->decl_file = file_name(x, sym_ix_field(t, row, SYM_IX_F_DECL_FILE));
+	f->decl_line = sym_ix_field(t, row, SYM_IX_F_DECL_LINE);
 	f->function_id = func;
 }
 
@@ -86,7 +86,7 @@ static inline bool bucket_of(const sym_index *x, uint64_t addr, uint32_t *k)
 
 static inline void prefetch_row(const struct ptab *t, uint32_t i)
 {
-	__builtin_prefetch(t->p + (uint64_t)i * t->row / 8);
+	__builtin_prefetch(sym_ix_rowp(t, i));
 }
 
 void sym_index_prefetch(const sym_index *x, uint64_t addr)
@@ -151,18 +151,19 @@ void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
 {
 	if (hit-- == 0 || hit >= x->ranges.count)
 		return;
-	uint32_t scope = sym_ix_get(&x->ranges, hit, SYM_IX_R_SCOPE);
+	const uint8_t *rr = sym_ix_rowp(&x->ranges, hit);
+	uint32_t scope = sym_ix_field(&x->ranges, rr, SYM_IX_R_SCOPE);
 	if (stage == 0) {
 		if (scope)
 			prefetch_row(&x->scopes, scope - 1);
-		prefetch_row(&x->files, sym_ix_get(&x->ranges, hit, SYM_IX_R_FILE));
+		prefetch_row(&x->files, sym_ix_field(&x->ranges, rr, SYM_IX_R_FILE));
 		return;
 	}
 	if (!scope)
 		return;
-	uint32_t func = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_FUNC);
-	prefetch_row(&x->funcs, func);
-	uint32_t parent = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
+	const uint8_t *sr = sym_ix_rowp(&x->scopes, scope - 1);
+	prefetch_row(&x->funcs, sym_ix_field(&x->scopes, sr, SYM_IX_S_FUNC));
+	uint32_t parent = sym_ix_field(&x->scopes, sr, SYM_IX_S_PARENT);
 	if (parent)
 		prefetch_row(&x->scopes, parent - 1);
 }
@@ -171,33 +172,40 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
 	uint32_t r = hit;
 	if (r-- == 0 || r >= x->ranges.count)
 		return 0;
-	uint32_t rv[SYM_IX_R_FIELDS];
-	sym_ix_row(&x->ranges, r, rv, SYM_IX_R_FIELDS);
-	uint32_t scope = rv[SYM_IX_R_SCOPE];
-	if (scope == 0 && rv[SYM_IX_R_FILE] == 0)
+	const struct ptab *rt = &x->ranges, *st = &x->scopes;
+	const uint8_t *rr = sym_ix_rowp(rt, r);
+	uint32_t scope = sym_ix_field(rt, rr, SYM_IX_R_SCOPE);
+	uint32_t file = sym_ix_field(rt, rr, SYM_IX_R_FILE);
+	if (scope == 0 && file == 0)
 		return 0;
 	sym_frame spare, *f = max ? &frames[0] : &spare;
 	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
 	uint32_t parent = 0;
+	const uint8_t *sr = NULL;
 	if (scope) {
-		fill_function(x, sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_FUNC), f);
-		parent = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
+		sr = sym_ix_rowp(st, scope - 1);
+		fill_function(x, sym_ix_field(st, sr, SYM_IX_S_FUNC), f);
+		parent = sym_ix_field(st, sr, SYM_IX_S_PARENT);
 	} else {
 		*f = unknown_function;
 	}
-	f->file = file_name(x, rv[SYM_IX_R_FILE]);
-	f->line = rv[SYM_IX_R_LINE];
-	f->column = rv[SYM_IX_R_COLUMN];
+	f->file = file_name(x, file);
+	f->line = sym_ix_field(rt, rr, SYM_IX_R_LINE);
+	f->column = sym_ix_field(rt, rr, SYM_IX_R_COLUMN);
 	size_t n = 1;
 	/* Each caller's frame: its function, at the call site the inlined scope records. */
-	for (; parent; scope = parent, parent = sym_ix_get(&x->scopes, parent - 1, SYM_IX_S_PARENT)) {
+	while (parent) {
+		const uint8_t *pr = sym_ix_rowp(st, parent - 1);
 		if (n < max) {
-			fill_function(x, sym_ix_get(&x->scopes, parent - 1, SYM_IX_S_FUNC), &frames[n]);
-			frames[n].file = file_name(x, sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_CALL_FILE));
-			frames[n].line = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_CALL_LINE);
-			frames[n].column = sym_ix_get(&x->scopes, scope - 1, SYM_IX_S_CALL_COLUMN);
+			sym_frame *c = &frames[n];
+			fill_function(x, sym_ix_field(st, pr, SYM_IX_S_FUNC), c);
+			c->file = file_name(x, sym_ix_field(st, sr, SYM_IX_S_CALL_FILE));
+			c->line = sym_ix_field(st, sr, SYM_IX_S_CALL_LINE);
+			c->column = sym_ix_field(st, sr, SYM_IX_S_CALL_COLUMN);
 		}
 		n++;
+		sr = pr;
+		parent = sym_ix_field(st, pr, SYM_IX_S_PARENT);
 	}
 	return n;
 }

@@ -96,12 +96,13 @@ static void measure(const struct pack *pk, row_fn row, uint32_t count, unsigned 
 		t->bits[f] = (uint8_t)sym_bits_width(max[f]);
 }
 
+/* A row's width: its fields' widths, rounded up to whole bytes (format 7). */
 static uint64_t row_bits(const struct sym_ix_table *t)
 {
 	uint64_t row = 0;
 	for (unsigned f = 0; f < SYM_IX_MAX_FIELDS; f++)
 		row += t->bits[f];
-	return row;
+	return (row + 7) & ~(uint64_t)7;
 }
 
 static uint64_t align8(uint64_t v)
@@ -120,9 +121,10 @@ static void fill(const struct pack *pk, row_fn row, unsigned fields,
 		 const struct sym_ix_table *t, uint8_t *blob)
 {
 	uint32_t v[SYM_IX_MAX_FIELDS];
-	uint64_t bit = 0;
-	for (uint32_t i = 0; i < t->count; i++) {
+	uint64_t row_start = 0;
+	for (uint32_t i = 0; i < t->count; i++, row_start += row_bits(t)) {
 		row(pk, i, v);
+		uint64_t bit = row_start;
 		for (unsigned f = 0; f < fields; f++) {
 			sym_bits_put(blob + t->off, bit, t->bits[f], v[f]);
 			bit += t->bits[f];

@@ -41,12 +41,19 @@ static uint8_t *copy_of(const uint8_t *blob, size_t bs)
 	return p;
 }
 
-static uint32_t row_bits(const struct sym_ix_table *t)
+/* The fields' widths of a row. */
+static uint32_t field_bits(const struct sym_ix_table *t)
 {
 	uint32_t r = 0;
 	for (int f = 0; f < SYM_IX_MAX_FIELDS; f++)
 		r += t->bits[f];
 	return r;
+}
+
+/* A row's width: its fields', rounded up to whole bytes (format 7). */
+static uint32_t row_bits(const struct sym_ix_table *t)
+{
+	return (field_bits(t) + 7) & ~7u;
 }
 
 static uint64_t field_bit(const struct sym_ix_table *t, uint32_t i, int f)
@@ -101,6 +108,8 @@ TEST(pristine_blob_loads)
 	CHECK(h->bucket_shift <= SYM_IX_MAX_SHIFT);
 	/* Narrow rows: a fixture's ranges need far fewer than the 128 bits of four u32s. */
 	CHECK(row_bits(&h->ranges) < 64);
+	CHECK_EQ_U(row_bits(&h->ranges) % 8, 0);
+	CHECK_EQ_U(h->buckets.bits[SYM_IX_B_FIRST], SYM_IX_BUCKET_BITS);
 	free(blob);
 }
 
