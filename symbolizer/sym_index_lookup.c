@@ -89,14 +89,22 @@ static inline void prefetch_row(const struct ptab *t, uint32_t i)
 	__builtin_prefetch(sym_ix_rowp(t, i));
 }
 
-void sym_index_prefetch(const sym_index *x, uint64_t addr)
+/*
+ * The hints' bodies, inlined where a batch uses them: GCC deems a function
+ * whose only effect is __builtin_prefetch pure, and a call to it whose result
+ * goes unused dead, so the exported sym_index_prefetch_rows called from the
+ * batch loop was dropped there whole (format 7's first cut: no rows fetched).
+ */
+#define SYM_INLINE static inline __attribute__((always_inline))
+
+SYM_INLINE void prefetch_bucket(const sym_index *x, uint64_t addr)
 {
 	uint32_t k;
 	if (bucket_of(x, addr, &k))
 		__builtin_prefetch(x->bucket_first + k);
 }
 
-void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
+SYM_INLINE void prefetch_rows(const sym_index *x, uint64_t addr)
 {
 	uint32_t k;
 	if (!bucket_of(x, addr, &k))
@@ -109,6 +117,16 @@ void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
 	__builtin_prefetch(x->starts + lo + 15);
 	prefetch_row(&x->ranges, lo ? lo - 1 : 0);
 	prefetch_row(&x->ranges, hi ? hi - 1 : 0);
+}
+
+void sym_index_prefetch(const sym_index *x, uint64_t addr)
+{
+	prefetch_bucket(x, addr);
+}
+
+void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
+{
+	prefetch_rows(x, addr);
 }
 
 /* The row of the range covering addr, plus one; 0 when none does. */
@@ -135,14 +153,14 @@ size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, si
 void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, uint32_t *hits)
 {
 	for (size_t i = 0; i < n && i < FIND_AHEAD; i++)
-		sym_index_prefetch(x, addrs[i]);
+		prefetch_bucket(x, addrs[i]);
 	for (size_t i = 0; i < n && i < FIND_AHEAD / 2; i++)
-		sym_index_prefetch_rows(x, addrs[i]);
+		prefetch_rows(x, addrs[i]);
 	for (size_t i = 0; i < n; i++) {
 		if (i + FIND_AHEAD < n)
-			sym_index_prefetch(x, addrs[i + FIND_AHEAD]);
+			prefetch_bucket(x, addrs[i + FIND_AHEAD]);
 		if (i + FIND_AHEAD / 2 < n)
-			sym_index_prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
+			prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
 		hits[i] = covering_range(x, addrs[i]);
 	}
 }
