@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "symbolizer/sym_index_format_impl.h"
 
@@ -55,6 +58,51 @@ static inline uint32_t sym_ix_field(const struct ptab *t, const uint8_t *r, unsi
 static inline uint32_t sym_ix_get(const struct ptab *t, uint32_t i, unsigned f)
 {
 	return sym_ix_field(t, sym_ix_rowp(t, i), f);
+}
+
+/* How many of the n ascending starts s[0..n) are at or below o: a branch-free
+ * binary search (what sym_ix_count_le does without SSE2; tests compare both). */
+static inline uint32_t sym_ix_count_le_scalar(const uint16_t *s, uint32_t n, uint16_t o)
+{
+	if (n == 0)
+		return 0;
+	const uint16_t *b = s;
+	for (; n > 1; n -= n / 2)
+		b = b[n / 2] <= o ? b + n / 2 : b;
+	return (uint32_t)(b - s) + (*b <= o);
+}
+
+/*
+ * The same, 16 starts a step with SSE2 (x86-64's baseline), branch-free: a
+ * start is <= o when the saturating subtraction of o leaves 0; the lanes at or
+ * below o are a prefix of the bucket's (lanes past n, read from the next
+ * bucket or the SYM_IX_STARTS_PAD bytes after the starts, are masked), so the
+ * first lane above o is the count. A bucket holds 4 to 8 starts on average, so
+ * one step almost always ends it. Reads up to 16 starts past s + n - 1.
+ */
+static inline uint32_t sym_ix_count_le(const uint16_t *s, uint32_t n, uint16_t o)
+{
+#ifdef __SSE2__
+	const __m128i ov = _mm_set1_epi16((short)o), zero = _mm_setzero_si128();
+	uint32_t c = 0;
+	for (;;) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 8));
+		uint32_t le = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(a, ov), zero)) |
+			      (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(b, ov), zero))
+				      << 16;
+		uint32_t lanes = n < 16 ? n : 16;
+		le &= (uint32_t)((UINT64_C(1) << (2 * lanes)) - 1);
+		uint32_t k = (uint32_t)__builtin_ctzll(~(uint64_t)le) / 2;
+		c += k;
+		if (k < 16 || n <= 16)
+			return c;
+		s += 16;
+		n -= 16;
+	}
+#else
+	return sym_ix_count_le_scalar(s, n, o);
+#endif
 }
 
 #endif

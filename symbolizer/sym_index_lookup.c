@@ -11,9 +11,6 @@
 #include "symbolizer/sym_index_impl.h"
 
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 static inline const char *file_name(const sym_index *x, uint32_t file)
 {
@@ -36,45 +33,6 @@ static const sym_frame unknown_function = {
 	.name = "", .linkage_name = "", .display_name = "", .decl_file = "",
 	.function_id = SYM_IX_NONE, .file = "",
 };
-
-/*
- * How many of the n ascending starts s[0..n) are at or below o. With SSE2
- * (x86-64's baseline), 16 starts a step, branch-free: a start is <= o when
- * the saturating o-subtraction leaves 0; the lanes at or below o are a prefix
- * of the bucket's (lanes past n, read from the next bucket or the padding,
- * are masked), so the first lane above o is the count. A bucket holds 4 to 8
- * starts on average, so one step almost always ends it. Without SSE2, a
- * branch-free binary search.
- */
-static inline uint32_t count_le(const uint16_t *s, uint32_t n, uint16_t o)
-{
-#ifdef __SSE2__
-	const __m128i ov = _mm_set1_epi16((short)o), zero = _mm_setzero_si128();
-	uint32_t c = 0;
-	for (;;) {
-		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 8));
-		uint32_t le = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(a, ov), zero)) |
-			      (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(b, ov), zero))
-				      << 16;
-		uint32_t lanes = n < 16 ? n : 16;
-		le &= (uint32_t)((UINT64_C(1) << (2 * lanes)) - 1);
-		uint32_t k = (uint32_t)__builtin_ctzll(~(uint64_t)le) / 2;
-		c += k;
-		if (k < 16 || n <= 16)
-			return c;
-		s += 16;
-		n -= 16;
-	}
-#else
-	if (n == 0)
-		return 0;
-	const uint16_t *b = s;
-	for (; n > 1; n -= n / 2)
-		b = b[n / 2] <= o ? b + n / 2 : b;
-	return (uint32_t)(b - s) + (*b <= o);
-#endif
-}
 
 /* The bucket of addr, or false when addr is outside the index. */
 static inline bool bucket_of(const sym_index *x, uint64_t addr, uint32_t *k)
@@ -139,7 +97,7 @@ static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
 	if (!bucket_of(x, addr, &k))
 		return 0;
 	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
-	return lo + count_le(x->starts + lo, hi - lo, (uint16_t)(addr - x->base));
+	return lo + sym_ix_count_le(x->starts + lo, hi - lo, (uint16_t)(addr - x->base));
 }
 
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
