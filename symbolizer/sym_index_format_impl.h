@@ -6,7 +6,9 @@
  * one field is 32 bits wide (a plain uint32 array, one 8-byte load gives a
  * bucket's bounds), buckets hold about 4 to 8 ranges (was 8 to 16), and the
  * range starts are followed by SYM_IX_STARTS_PAD zero bytes, so a lookup
- * compares 16 starts at once (two SSE2 loads) without reading past them.
+ * compares 16 starts at once (two SSE2 loads) without reading past them, and
+ * every packed row is a whole number of bytes (a field is one load at a byte
+ * offset fixed per table), so a version 6 blob is rebuilt.
  * Version 6 has version 5's layout; a Go binary without DWARF is now indexed
  * from its pclntab (functions, lines, inline frames) and the header's flags
  * say which source an index came from, so a version 5 blob is rebuilt.
@@ -47,10 +49,10 @@
  *
  * A packed table is an array of fixed-width rows of bit fields: a row is the
  * concatenation of its fields (first field in the lowest bits), each
- * table.bits[f] wide (0..32), rows laid end to end from bit 0 of the table,
- * bit b of the table being bit (b % 8) of byte b / 8. Each table is followed by
- * at least 8 bytes of zero padding, so a field is read with one unaligned 8-byte
- * load. The widths are chosen per blob as the fewest bits that hold the largest
+ * table.bits[f] wide (0..32), padded with zero bits to whole bytes, rows laid
+ * end to end from byte 0 of the table, bit b of the table being bit (b % 8) of
+ * byte b / 8. Each table is followed by at least 8 bytes of zero padding, so a
+ * field is read with one unaligned 8-byte load. The widths are chosen per blob as the fewest bits that hold the largest
  * value of each field.
  *
  * Optional references are stored plus one, 0 meaning none (a range's scope, a
