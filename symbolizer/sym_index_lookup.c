@@ -87,8 +87,13 @@ void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
 	prefetch_rows(x, addr);
 }
 
-/* The row of the range covering addr, plus one; 0 when none does. */
-static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
+/*
+ * The row of the range covering addr, plus one; 0 when none does. alone: a
+ * lookup not fetched ahead (sym_index_lookup), which starts fetching the
+ * bucket's first row (its rows are 6 bytes in libc's index, a bucket's mostly
+ * on one line) while it searches the starts.
+ */
+SYM_INLINE uint32_t covering_range(const sym_index *x, uint64_t addr, bool alone)
 {
 	/* Bucket k holds the ranges starting in addr's (1 << shift)-aligned block, so
 	 * their 16-bit starts compare with its low bits. The range covering addr is
@@ -97,12 +102,14 @@ static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
 	if (!bucket_of(x, addr, &k))
 		return 0;
 	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
+	if (alone)
+		prefetch_row(&x->ranges, lo);
 	return lo + sym_ix_count_le(x->starts + lo, hi - lo, (uint16_t)(addr - x->base));
 }
 
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
-	return sym_index_frames(x, covering_range(x, addr), frames, max);
+	return sym_index_frames(x, covering_range(x, addr, true), frames, max);
 }
 
 /* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
@@ -119,7 +126,7 @@ void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, u
 			prefetch_bucket(x, addrs[i + FIND_AHEAD]);
 		if (i + FIND_AHEAD / 2 < n)
 			prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
-		hits[i] = covering_range(x, addrs[i]);
+		hits[i] = covering_range(x, addrs[i], false);
 	}
 }
 
