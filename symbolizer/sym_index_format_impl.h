@@ -52,8 +52,8 @@
  * table.bits[f] wide (0..32), padded with zero bits to whole bytes, rows laid
  * end to end from byte 0 of the table, bit b of the table being bit (b % 8) of
  * byte b / 8. Each table is followed by at least 8 bytes of zero padding, so a
- * field is read with one unaligned 8-byte load. The widths are chosen per blob as the fewest bits that hold the largest
- * value of each field.
+ * field is read with one unaligned 8-byte load. The widths are chosen per blob
+ * as the fewest bits that hold the largest value of each field.
  *
  * Optional references are stored plus one, 0 meaning none (a range's scope, a
  * scope's parent). A range whose scope and file are both 0 is a gap. All
