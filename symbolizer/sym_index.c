@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sym_index: loading (validation) and lookups of index blobs (API in
- * sym_index.h, layout in sym_index_format_impl.h).
+ * sym_index: loading (validation) of index blobs and what a loaded index
+ * tells (API in sym_index.h, layout in sym_index_format_impl.h; the lookups
+ * in sym_index_lookup.c).
  *
  * sym_index_load checks everything a lookup will rely on, once, so lookups run
  * without checks: array and table extents against the blob size (with the
@@ -11,38 +12,11 @@
  */
 #include "symbolizer/sym_index.h"
 #include "base/base_path.h"
-#include "symbolizer/sym_bits_impl.h"
-#include "symbolizer/sym_index_format_impl.h"
+#include "symbolizer/sym_index_impl.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A packed table, ready to read: row width and each field's offset in a row. */
-struct ptab {
-	const uint8_t *p;
-	uint32_t count, row;
-	uint32_t mask[SYM_IX_MAX_FIELDS];   /* (1 << width) - 1 of each field */
-	uint8_t width[SYM_IX_MAX_FIELDS], at[SYM_IX_MAX_FIELDS];
-};
-
-struct sym_index {
-	const struct sym_ix_header *h;
-	const uint16_t *starts;
-	struct ptab ranges, scopes, funcs, files, buckets;
-	const char *strs;
-	const struct sym_ix_section *sections;
-	uint64_t base;
-	uint32_t n_buckets, shift;
-};
-
-static inline uint32_t get(const struct ptab *t, uint32_t i, unsigned f)
-{
-	uint64_t bit = (uint64_t)i * t->row + t->at[f], v;
-	memcpy(&v, t->p + (bit >> 3), sizeof(v));
-	return (uint32_t)(v >> (bit & 7)) & t->mask[f];
-}
-
 static sym_errc bad(sym_error *err, const char *what)
 {
 	return sym_error_set(err, SYM_E_BAD_INDEX, "index: %s", what);
@@ -68,12 +42,13 @@ static bool table_ok(const uint8_t *blob, size_t size, const struct sym_ix_table
 	for (unsigned f = 0; f < SYM_IX_MAX_FIELDS; f++) {
 		if (d->bits[f] > 32 || (f >= fields && d->bits[f]))
 			return false;
-		t->at[f] = (uint8_t)row;
-		t->width[f] = d->bits[f];
+		t->byte[f] = (uint8_t)(row / 8);
+		t->sh[f] = (uint8_t)(row % 8);
 		t->mask[f] = (uint32_t)((UINT64_C(1) << d->bits[f]) - 1);
 		row += d->bits[f];
 	}
-	uint64_t bytes = ((uint64_t)d->count * row + 7) / 8 + SYM_IX_PAD;
+	row = (row + 7) / 8;   /* rows are whole bytes */
+	uint64_t bytes = (uint64_t)d->count * row + SYM_IX_PAD;
 	if (!extent_ok(d->off, bytes, 1, size))
 		return false;
 	t->p = blob + d->off;
@@ -101,7 +76,7 @@ static sym_errc check_header(const uint8_t *blob, size_t size, sym_index *x, sym
 	    !table_ok(blob, size, &h->funcs, SYM_IX_F_FIELDS, &x->funcs) ||
 	    !table_ok(blob, size, &h->files, SYM_IX_FILE_FIELDS, &x->files) ||
 	    !table_ok(blob, size, &h->buckets, SYM_IX_B_FIELDS, &x->buckets) ||
-	    !extent_ok(h->off_starts, h->ranges.count, sizeof(uint16_t), size) ||
+	    !extent_ok(h->off_starts, (uint64_t)h->ranges.count * 2 + SYM_IX_STARTS_PAD, 1, size) ||
 	    !extent_ok(h->off_strtab, h->strtab_size, 1, size) ||
 	    h->n_sections > SYM_IX_MAX_SECTIONS ||
 	    !extent_ok(h->off_sections, h->n_sections, sizeof(struct sym_ix_section), size))
@@ -109,6 +84,8 @@ static sym_errc check_header(const uint8_t *blob, size_t size, sym_index *x, sym
 	if (h->strtab_size == 0 || h->buckets.count < 2 || h->bucket_shift > SYM_IX_MAX_SHIFT ||
 	    h->files.count == 0)
 		return bad(err, "empty string table, bucket table or file table");
+	if (h->buckets.bits[SYM_IX_B_FIRST] != SYM_IX_BUCKET_BITS)
+		return bad(err, "bucket table rows not 32 bits wide");
 	x->n_buckets = h->buckets.count - 1;
 	x->shift = h->bucket_shift;
 	if (((uint64_t)(x->n_buckets - 1) << x->shift) > UINT32_MAX)
@@ -121,6 +98,7 @@ static sym_errc check_header(const uint8_t *blob, size_t size, sym_index *x, sym
 		if (x->sections[i].name >= h->strtab_size)
 			return bad(err, "section name out of bounds");
 	x->starts = (const uint16_t *)(blob + h->off_starts);
+	x->bucket_first = (const uint32_t *)(const void *)x->buckets.p;
 	x->h = h;
 	x->base = h->base;
 	return SYM_OK;
@@ -131,12 +109,11 @@ static sym_errc check_buckets(const sym_index *x, sym_error *err)
 {
 	uint32_t n = x->ranges.count, shift = x->shift;
 	uint32_t page_mask = (1u << (SYM_IX_MAX_SHIFT - shift)) - 1;
-	if (get(&x->buckets, 0, SYM_IX_B_FIRST) != 0 ||
-	    get(&x->buckets, x->n_buckets, SYM_IX_B_FIRST) != n)
+	const uint32_t *first = x->bucket_first;
+	if (first[0] != 0 || first[x->n_buckets] != n)
 		return bad(err, "bucket table does not cover the ranges");
 	for (uint32_t k = 0; k < x->n_buckets; k++) {
-		uint32_t lo = get(&x->buckets, k, SYM_IX_B_FIRST);
-		uint32_t hi = get(&x->buckets, k + 1, SYM_IX_B_FIRST);
+		uint32_t lo = first[k], hi = first[k + 1];
 		if (hi < lo || hi > n)
 			return bad(err, "bucket table not ascending");
 		for (uint32_t i = lo; i < hi; i++) {
@@ -153,21 +130,22 @@ static sym_errc check_tables(const sym_index *x, sym_error *err)
 {
 	uint32_t ns = x->h->strtab_size, nf = x->files.count;
 	for (uint32_t i = 0; i < nf; i++)
-		if (get(&x->files, i, SYM_IX_FILE_NAME) >= ns)
+		if (sym_ix_get(&x->files, i, SYM_IX_FILE_NAME) >= ns)
 			return bad(err, "file record out of bounds");
 	for (uint32_t i = 0; i < x->ranges.count; i++)
-		if (get(&x->ranges, i, SYM_IX_R_SCOPE) > x->scopes.count ||
-		    get(&x->ranges, i, SYM_IX_R_FILE) >= nf)
+		if (sym_ix_get(&x->ranges, i, SYM_IX_R_SCOPE) > x->scopes.count ||
+		    sym_ix_get(&x->ranges, i, SYM_IX_R_FILE) >= nf)
 			return bad(err, "range record out of bounds");
 	for (uint32_t i = 0; i < x->scopes.count; i++)
-		if (get(&x->scopes, i, SYM_IX_S_FUNC) >= x->funcs.count ||
-		    get(&x->scopes, i, SYM_IX_S_PARENT) > i ||
-		    get(&x->scopes, i, SYM_IX_S_CALL_FILE) >= nf)
+		if (sym_ix_get(&x->scopes, i, SYM_IX_S_FUNC) >= x->funcs.count ||
+		    sym_ix_get(&x->scopes, i, SYM_IX_S_PARENT) > i ||
+		    sym_ix_get(&x->scopes, i, SYM_IX_S_CALL_FILE) >= nf)
 			return bad(err, "scope record out of bounds");
 	for (uint32_t i = 0; i < x->funcs.count; i++)
-		if (get(&x->funcs, i, SYM_IX_F_NAME) >= ns || get(&x->funcs, i, SYM_IX_F_LINKAGE) >= ns ||
-		    get(&x->funcs, i, SYM_IX_F_DISPLAY) >= ns ||
-		    get(&x->funcs, i, SYM_IX_F_DECL_FILE) >= nf)
+		if (sym_ix_get(&x->funcs, i, SYM_IX_F_NAME) >= ns ||
+		    sym_ix_get(&x->funcs, i, SYM_IX_F_LINKAGE) >= ns ||
+		    sym_ix_get(&x->funcs, i, SYM_IX_F_DISPLAY) >= ns ||
+		    sym_ix_get(&x->funcs, i, SYM_IX_F_DECL_FILE) >= nf)
 			return bad(err, "function record out of bounds");
 	return check_buckets(x, err);
 }
@@ -239,7 +217,7 @@ bool sym_index_section(const sym_index *idx, const char *name, uint64_t *addr, u
 
 static inline const char *file_name(const sym_index *x, uint32_t file)
 {
-	return x->strs + get(&x->files, file, SYM_IX_FILE_NAME);
+	return x->strs + sym_ix_get(&x->files, file, SYM_IX_FILE_NAME);
 }
 
 bool sym_index_names_file(const sym_index *idx, const char *path)
@@ -261,203 +239,6 @@ bool sym_index_names_file(const sym_index *idx, const char *path)
 			return true;
 	}
 	return false;
-}
-
-/*
- * The nf fields of row i of t into v: with one 8-byte load when the row fits
- * in the 57 bits such a load always holds (whatever the row's bit offset),
- * else one load per field.
- */
-static inline void row_read(const struct ptab *t, uint32_t i, uint32_t *v, unsigned nf)
-{
-	uint64_t bit = (uint64_t)i * t->row;
-	if (t->row <= 57) {
-		uint64_t w;
-		memcpy(&w, t->p + (bit >> 3), sizeof(w));
-		w >>= bit & 7;
-		for (unsigned f = 0; f < nf; f++) {
-			v[f] = (uint32_t)w & t->mask[f];
-			w >>= t->width[f];
-		}
-		return;
-	}
-	for (unsigned f = 0; f < nf; f++) {
-		uint64_t b = bit + t->at[f], w;
-		memcpy(&w, t->p + (b >> 3), sizeof(w));
-		v[f] = (uint32_t)(w >> (b & 7)) & t->mask[f];
-	}
-}
-
-static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
-{
-	uint32_t v[SYM_IX_F_FIELDS];
-	row_read(&x->funcs, func, v, SYM_IX_F_FIELDS);
-	f->name = x->strs + v[SYM_IX_F_NAME];
-	f->linkage_name = x->strs + v[SYM_IX_F_LINKAGE];
-	f->display_name = x->strs + v[SYM_IX_F_DISPLAY];
-	f->decl_file = file_name(x, v[SYM_IX_F_DECL_FILE]);
-	f->decl_line = v[SYM_IX_F_DECL_LINE];
-	f->function_id = func;
-}
-
-static const sym_frame unknown_function = {
-	.name = "", .linkage_name = "", .display_name = "", .decl_file = "",
-	.function_id = SYM_IX_NONE, .file = "",
-};
-
-/* The first range of bucket k and of bucket k + 1: both rows with one load when they fit. */
-static inline void bucket_bounds(const sym_index *x, uint32_t k, uint32_t *lo, uint32_t *hi)
-{
-	const struct ptab *t = &x->buckets;
-	if (t->row > 28) {
-		*lo = get(t, k, SYM_IX_B_FIRST);
-		*hi = get(t, k + 1, SYM_IX_B_FIRST);
-		return;
-	}
-	uint64_t bit = (uint64_t)k * t->row, w;
-	memcpy(&w, t->p + (bit >> 3), sizeof(w));
-	w >>= bit & 7;
-	*lo = (uint32_t)w & t->mask[SYM_IX_B_FIRST];
-	*hi = (uint32_t)(w >> t->row) & t->mask[SYM_IX_B_FIRST];
-}
-
-void sym_index_prefetch(const sym_index *x, uint64_t addr)
-{
-	uint64_t k = (addr - x->base) >> x->shift;
-	if (addr >= x->base && k < x->n_buckets)
-		__builtin_prefetch(x->buckets.p + k * x->buckets.row / 8);
-}
-
-void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
-{
-	uint64_t k = (addr - x->base) >> x->shift;
-	if (addr < x->base || k >= x->n_buckets)
-		return;
-	uint32_t lo, hi;
-	bucket_bounds(x, (uint32_t)k, &lo, &hi);
-	/* The covering range is one of [lo - 1, hi - 1]: its start among the
-	 * bucket's, its row at one end or in between. */
-	__builtin_prefetch(x->starts + lo);
-	__builtin_prefetch(x->starts + (hi > lo ? hi - 1 : lo));
-	uint32_t first = lo ? lo - 1 : 0, last = hi ? hi - 1 : 0;
-	__builtin_prefetch(x->ranges.p + (uint64_t)first * x->ranges.row / 8);
-	__builtin_prefetch(x->ranges.p + (uint64_t)last * x->ranges.row / 8);
-}
-
-/* The row of the range covering addr, plus one; 0 when none does. */
-static inline uint32_t covering_range(const sym_index *x, uint64_t addr)
-{
-	if (addr < x->base)
-		return 0;
-	uint64_t off = addr - x->base;
-	uint64_t k = off >> x->shift;
-	if (k >= x->n_buckets)
-		return 0;
-	/* Bucket k holds the ranges starting in off's (1 << shift)-aligned block, so
-	 * their 16-bit starts compare with off's low bits. The range covering off is
-	 * the last of them starting at or before off, else the one before them. */
-	uint32_t lo, hi;
-	bucket_bounds(x, (uint32_t)k, &lo, &hi);
-	/* Its row is (almost always) among the bucket's: fetch them during the search. */
-	__builtin_prefetch(x->ranges.p + (uint64_t)lo * x->ranges.row / 8);
-	__builtin_prefetch(x->ranges.p + (uint64_t)hi * x->ranges.row / 8);
-	uint16_t o = (uint16_t)off;
-	uint32_t r = lo;   /* one past the covering range */
-	if (hi > lo) {
-		/* Branch-free: the first start above o stays within [b, b + n]. */
-		const uint16_t *b = x->starts + lo;
-		for (uint32_t n = hi - lo; n > 1; n -= n / 2)
-			b = b[n / 2] <= o ? b + n / 2 : b;
-		r = (uint32_t)(b - x->starts) + (*b <= o);
-	}
-	return r;
-}
-
-size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
-{
-	return sym_index_frames(x, covering_range(x, addr), frames, max);
-}
-
-/* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
-#define FIND_AHEAD 16
-
-void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, uint32_t *hits)
-{
-	for (size_t i = 0; i < n && i < FIND_AHEAD; i++)
-		sym_index_prefetch(x, addrs[i]);
-	for (size_t i = 0; i < n && i < FIND_AHEAD / 2; i++)
-		sym_index_prefetch_rows(x, addrs[i]);
-	for (size_t i = 0; i < n; i++) {
-		if (i + FIND_AHEAD < n)
-			sym_index_prefetch(x, addrs[i + FIND_AHEAD]);
-		if (i + FIND_AHEAD / 2 < n)
-			sym_index_prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
-		uint32_t r = covering_range(x, addrs[i]);
-		if (r)
-			__builtin_prefetch(x->ranges.p + (uint64_t)(r - 1) * x->ranges.row / 8);
-		hits[i] = r;
-	}
-}
-
-static inline void prefetch_row(const struct ptab *t, uint32_t i)
-{
-	__builtin_prefetch(t->p + (uint64_t)i * t->row / 8);
-}
-
-void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
-{
-	if (hit-- == 0 || hit >= x->ranges.count)
-		return;
-	uint32_t scope = get(&x->ranges, hit, SYM_IX_R_SCOPE);
-	if (stage == 0) {
-		if (scope)
-			prefetch_row(&x->scopes, scope - 1);
-		prefetch_row(&x->files, get(&x->ranges, hit, SYM_IX_R_FILE));
-		return;
-	}
-	if (!scope)
-		return;
-	uint32_t func = get(&x->scopes, scope - 1, SYM_IX_S_FUNC);
-	prefetch_row(&x->funcs, func);
-	uint32_t parent = get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
-	if (parent)
-		prefetch_row(&x->scopes, parent - 1);
-}
-
-size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
-{
-	uint32_t r = hit;
-	if (r-- == 0 || r >= x->ranges.count)
-		return 0;
-	uint32_t rv[SYM_IX_R_FIELDS];
-	row_read(&x->ranges, r, rv, SYM_IX_R_FIELDS);
-	uint32_t scope = rv[SYM_IX_R_SCOPE];
-	if (scope == 0 && rv[SYM_IX_R_FILE] == 0)
-		return 0;
-	sym_frame spare, *f = max ? &frames[0] : &spare;
-	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
-	uint32_t parent = 0;
-	if (scope) {
-		fill_function(x, get(&x->scopes, scope - 1, SYM_IX_S_FUNC), f);
-		parent = get(&x->scopes, scope - 1, SYM_IX_S_PARENT);
-	} else {
-		*f = unknown_function;
-	}
-	f->file = file_name(x, rv[SYM_IX_R_FILE]);
-	f->line = rv[SYM_IX_R_LINE];
-	f->column = rv[SYM_IX_R_COLUMN];
-	size_t n = 1;
-	/* Each caller's frame: its function, at the call site the inlined scope records. */
-	for (; parent; scope = parent, parent = get(&x->scopes, parent - 1, SYM_IX_S_PARENT)) {
-		if (n < max) {
-			fill_function(x, get(&x->scopes, parent - 1, SYM_IX_S_FUNC), &frames[n]);
-			frames[n].file = file_name(x, get(&x->scopes, scope - 1, SYM_IX_S_CALL_FILE));
-			frames[n].line = get(&x->scopes, scope - 1, SYM_IX_S_CALL_LINE);
-			frames[n].column = get(&x->scopes, scope - 1, SYM_IX_S_CALL_COLUMN);
-		}
-		n++;
-	}
-	return n;
 }
 
 void sym_index_strings(const sym_index *idx, const char **base, size_t *size)

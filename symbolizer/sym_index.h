@@ -8,9 +8,9 @@
  * header, sorted range starts, parallel fixed-width (bit-packed) records,
  * tables, strings (layout in sym_index_format_impl.h). sym_index_load() checks
  * every count and offset against the blob's size, so a blob from disk or a
- * store is untrusted input like any file. A lookup is one binary search plus
- * parent links for the inline chain; it allocates nothing and returns pointers
- * into the blob.
+ * store is untrusted input like any file. A lookup is one search of an
+ * address's bucket (16 starts a step) plus parent links for the inline chain;
+ * it allocates nothing and returns pointers into the blob.
  */
 #ifndef SYM_INDEX_H
 #define SYM_INDEX_H

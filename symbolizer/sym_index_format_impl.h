@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sym_index_format: the on-disk layout of an index blob (version 6).
+ * sym_index_format: the on-disk layout of an index blob (version 7).
  *
+ * Version 7 lays version 6's content out for the search: the bucket table's
+ * one field is 32 bits wide (a plain uint32 array, one 8-byte load gives a
+ * bucket's bounds), buckets hold about 4 to 8 ranges (was 8 to 16), and the
+ * range starts are followed by SYM_IX_STARTS_PAD zero bytes, so a lookup
+ * compares 16 starts at once (two SSE2 loads) without reading past them, and
+ * every packed row is a whole number of bytes (a field is one load at a byte
+ * offset fixed per table), so a version 6 blob is rebuilt.
  * Version 6 has version 5's layout; a Go binary without DWARF is now indexed
  * from its pclntab (functions, lines, inline frames) and the header's flags
  * say which source an index came from, so a version 5 blob is rebuilt.
@@ -21,7 +28,8 @@
  *   header                    struct sym_ix_header
  *   uint16 starts[n_ranges]   low 16 bits of each range start (an offset from
  *                             header.base); the bucket a range sits in gives
- *                             the high bits (see buckets)
+ *                             the high bits (see buckets); then
+ *                             SYM_IX_STARTS_PAD zero bytes
  *   packed ranges[n_ranges]   what covers [start i, start i+1): innermost scope,
  *                             file, line, column; the last range is a terminator
  *   packed scopes[n_scopes]   a function instance: the subprogram, or one inlined
@@ -29,7 +37,8 @@
  *                             into: parent < own index, so chains always end)
  *   packed funcs[n_funcs]     names of a function, shared by all its instances
  *   packed files[n_files]     string offset of each file name; file 0 is ""
- *   packed buckets[n_buckets + 1]  bucket k holds the ranges whose start is in
+ *   packed buckets[n_buckets + 1]  one 32-bit field (so a uint32 array):
+ *                             bucket k holds the ranges whose start is in
  *                             [k << shift, (k + 1) << shift), shift <= 16, so
  *                             one 64 KiB page: entry k is the first of them, and
  *                             a range's full start is the high bits of its
@@ -40,11 +49,11 @@
  *
  * A packed table is an array of fixed-width rows of bit fields: a row is the
  * concatenation of its fields (first field in the lowest bits), each
- * table.bits[f] wide (0..32), rows laid end to end from bit 0 of the table,
- * bit b of the table being bit (b % 8) of byte b / 8. Each table is followed by
- * at least 8 bytes of zero padding, so a field is read with one unaligned 8-byte
- * load. The widths are chosen per blob as the fewest bits that hold the largest
- * value of each field.
+ * table.bits[f] wide (0..32), padded with zero bits to whole bytes, rows laid
+ * end to end from byte 0 of the table, bit b of the table being bit (b % 8) of
+ * byte b / 8. Each table is followed by at least 8 bytes of zero padding, so a
+ * field is read with one unaligned 8-byte load. The widths are chosen per blob
+ * as the fewest bits that hold the largest value of each field.
  *
  * Optional references are stored plus one, 0 meaning none (a range's scope, a
  * scope's parent). A range whose scope and file are both 0 is a gap. All
@@ -56,12 +65,14 @@
 #include <stdint.h>
 
 #define SYM_IX_MAGIC "SYMIDX\x1a\n"
-#define SYM_IX_VERSION 6
+#define SYM_IX_VERSION 7
 #define SYM_IX_NONE UINT32_MAX
 #define SYM_IX_MAX_LOADS 16
 #define SYM_IX_MAX_FIELDS 5
 #define SYM_IX_MAX_SHIFT 16
 #define SYM_IX_PAD 8      /* zero bytes after each packed table */
+#define SYM_IX_STARTS_PAD 32  /* zero bytes after the starts: a 16-start read */
+#define SYM_IX_BUCKET_BITS 32 /* the bucket table's field width */
 #define SYM_IX_MAX_SECTIONS 65536
 
 struct sym_ix_load {

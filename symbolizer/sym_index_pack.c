@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ranges per bucket the bucket shift aims at: a short search over 16-bit starts. */
-#define RANGES_PER_BUCKET 8
+/* Ranges per bucket the bucket shift aims at (so 4 to 8 on average): most
+ * buckets' starts fit the 16 a lookup compares at once. */
+#define RANGES_PER_BUCKET 4
 
 struct pack {
 	const sym_index_input *in;
@@ -95,12 +96,13 @@ static void measure(const struct pack *pk, row_fn row, uint32_t count, unsigned 
 		t->bits[f] = (uint8_t)sym_bits_width(max[f]);
 }
 
+/* A row's width: its fields' widths, rounded up to whole bytes (format 7). */
 static uint64_t row_bits(const struct sym_ix_table *t)
 {
 	uint64_t row = 0;
 	for (unsigned f = 0; f < SYM_IX_MAX_FIELDS; f++)
 		row += t->bits[f];
-	return row;
+	return (row + 7) & ~(uint64_t)7;
 }
 
 static uint64_t align8(uint64_t v)
@@ -119,9 +121,10 @@ static void fill(const struct pack *pk, row_fn row, unsigned fields,
 		 const struct sym_ix_table *t, uint8_t *blob)
 {
 	uint32_t v[SYM_IX_MAX_FIELDS];
-	uint64_t bit = 0;
-	for (uint32_t i = 0; i < t->count; i++) {
+	uint64_t row_start = 0;
+	for (uint32_t i = 0; i < t->count; i++, row_start += row_bits(t)) {
 		row(pk, i, v);
+		uint64_t bit = row_start;
 		for (unsigned f = 0; f < fields; f++) {
 			sym_bits_put(blob + t->off, bit, t->bits[f], v[f]);
 			bit += t->bits[f];
@@ -243,10 +246,11 @@ static sym_errc layout(struct pack *pk, void **blob, size_t *size, sym_error *er
 	measure(pk, func_row, (uint32_t)c->funcs.len, SYM_IX_F_FIELDS, &h.funcs);
 	measure(pk, file_row, (uint32_t)pk->files.len, SYM_IX_FILE_FIELDS, &h.files);
 	measure(pk, bucket_row, (uint32_t)n_buckets + 1, SYM_IX_B_FIELDS, &h.buckets);
+	h.buckets.bits[SYM_IX_B_FIRST] = SYM_IX_BUCKET_BITS;   /* a uint32 array */
 
 	uint64_t off = align8(sizeof(h));
 	h.off_starts = off;
-	off = align8(off + pk->n * sizeof(uint16_t));
+	off = align8(off + pk->n * sizeof(uint16_t) + SYM_IX_STARTS_PAD);
 	place(&h.ranges, &off);
 	place(&h.scopes, &off);
 	place(&h.funcs, &off);

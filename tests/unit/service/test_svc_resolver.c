@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include "base/base_buf.h"
+#include "service/core/svc_build_id.h"
 #include "service/resolve/svc_resolve_set.h"
 #include "service/resolve/svc_resolver.h"
 #include "symbolizer/sym_elf.h"
+#include "symbolizer/sym_index.h"
 #include "test.h"
 
 static char self_path[4096];
@@ -254,6 +256,56 @@ TEST(single_flight_then_memory_and_metrics)
 	CHECK(strstr(text, "# TYPE symbolizer_index_cache_evictions_total counter\n"
 			   "symbolizer_index_cache_evictions_total 0\n") != NULL);
 	free(text);
+	env_deinit(&e);
+}
+
+/* A stored index of the previous format version (the version is the uint32 after
+ * the 8-byte magic, docs/internals/index-format.md) is rejected on load and
+ * rebuilt from the stored file, and the store then holds the current version. */
+TEST(stored_index_of_an_older_version_is_rebuilt)
+{
+	struct env e;
+	REQUIRE(env_init(&e));
+	struct answer a = {0};
+	svc_resolution now;
+	REQUIRE(svc_resolver_resolve(e.r, &self_id, on_resolved, &a, &now) != NULL);
+	run_until(&e, &a.calls, 1);
+	REQUIRE(a.res.status == SVC_RESOLVE_OK);
+	svc_resolver_release(e.r, a.res.entry);
+	const svc_resolver_stats *st = svc_resolver_get_stats(e.r);
+	CHECK_EQ_U(st->builds_ok, 1);
+
+	stor_blob b;
+	REQUIRE(stor_get_index(e.store, SVC_STORE_KEY(&self_id), &b, NULL) == STOR_OK);
+	REQUIRE(b.size > 12);
+	uint8_t *old = malloc(b.size);
+	REQUIRE(old);
+	memcpy(old, b.data, b.size);
+	size_t size = b.size;
+	stor_blob_release(&b);
+	uint32_t version = sym_index_format_version() - 1;
+	memcpy(old + 8, &version, sizeof(version));
+	REQUIRE(stor_put_index(e.store, SVC_STORE_KEY(&self_id), old, size, NULL) == STOR_OK);
+	free(old);
+
+	svc_resolver_forget(e.r, &self_id);   /* out of memory: the next one reads the store */
+	struct answer c = {0};
+	REQUIRE(svc_resolver_resolve(e.r, &self_id, on_resolved, &c, &now) != NULL);
+	run_until(&e, &c.calls, 1);
+	CHECK_EQ_U(c.res.status, SVC_RESOLVE_OK);
+	CHECK(c.res.entry != NULL && c.res.entry->index != NULL);
+	if (c.res.entry)
+		svc_resolver_release(e.r, c.res.entry);
+	CHECK_EQ_U(st->stored_index_rejected, 1);
+	CHECK_EQ_U(st->builds_ok, 2);
+	char *text = rendered(&e, false);
+	REQUIRE(text);
+	CHECK(strstr(text, "\nsymbolizer_stored_index_rejected_total 1\n") != NULL);
+	free(text);
+	REQUIRE(stor_get_index(e.store, SVC_STORE_KEY(&self_id), &b, NULL) == STOR_OK);
+	memcpy(&version, (const uint8_t *)b.data + 8, sizeof(version));
+	CHECK_EQ_U(version, sym_index_format_version());
+	stor_blob_release(&b);
 	env_deinit(&e);
 }
 

@@ -12,6 +12,7 @@
 #include "symbolizer/sym_bits_impl.h"
 #include "symbolizer/sym_index.h"
 #include "symbolizer/sym_index_format_impl.h"
+#include "symbolizer/sym_index_impl.h"
 #include "test.h"
 #include "util.h"
 
@@ -41,12 +42,19 @@ static uint8_t *copy_of(const uint8_t *blob, size_t bs)
 	return p;
 }
 
-static uint32_t row_bits(const struct sym_ix_table *t)
+/* The fields' widths of a row. */
+static uint32_t field_bits(const struct sym_ix_table *t)
 {
 	uint32_t r = 0;
 	for (int f = 0; f < SYM_IX_MAX_FIELDS; f++)
 		r += t->bits[f];
 	return r;
+}
+
+/* A row's width: its fields', rounded up to whole bytes (format 7). */
+static uint32_t row_bits(const struct sym_ix_table *t)
+{
+	return (field_bits(t) + 7) & ~7u;
 }
 
 static uint64_t field_bit(const struct sym_ix_table *t, uint32_t i, int f)
@@ -101,6 +109,8 @@ TEST(pristine_blob_loads)
 	CHECK(h->bucket_shift <= SYM_IX_MAX_SHIFT);
 	/* Narrow rows: a fixture's ranges need far fewer than the 128 bits of four u32s. */
 	CHECK(row_bits(&h->ranges) < 64);
+	CHECK_EQ_U(row_bits(&h->ranges) % 8, 0);
+	CHECK_EQ_U(h->buckets.bits[SYM_IX_B_FIRST], SYM_IX_BUCKET_BITS);
 	free(blob);
 }
 
@@ -150,6 +160,13 @@ TEST(header_descriptors_checked)
 	HDR(c)->version = 1;
 	CHECK(refused(c, bs));
 	memcpy(c, blob, bs);
+	/* Format 7's search needs: 32-bit bucket rows, and the padding after the starts. */
+	HDR(c)->buckets.bits[SYM_IX_B_FIRST] = 31;
+	CHECK(refused(c, bs));
+	memcpy(c, blob, bs);
+	HDR(c)->off_starts = (bs - 2 * HDR(c)->ranges.count - SYM_IX_STARTS_PAD + 8) & ~(uint64_t)7;
+	CHECK(refused(c, bs));
+	memcpy(c, blob, bs);
 	c[HDR(c)->off_strtab + HDR(c)->strtab_size - 1] = 'x';   /* last string unterminated */
 	CHECK(refused(c, bs));
 	free(c);
@@ -174,7 +191,12 @@ TEST(section_table_checked)
 	sym_error err;
 	sym_index *idx = NULL;
 	CHECK_EQ_U(sym_index_load(c, bs, &idx, &err), SYM_E_BAD_INDEX);
-	CHECK(strstr(err.msg, "version 3, expected 6") != NULL);
+	CHECK(strstr(err.msg, "version 3, expected 7") != NULL);
+	/* A blob of the previous layout (bit-packed rows, 8 to 16 ranges a bucket): the
+	 * service rebuilds it from the stored file (svc_resolve_load.c). */
+	HDR(c)->version = 6;
+	CHECK_EQ_U(sym_index_load(c, bs, &idx, &err), SYM_E_BAD_INDEX);
+	CHECK(strstr(err.msg, "version 6, expected 7") != NULL);
 	memcpy(c, blob, bs);
 	HDR(c)->n_sections = SYM_IX_MAX_SECTIONS + 1;
 	CHECK(refused(c, bs));
@@ -353,6 +375,43 @@ TEST(every_range_start_round_trips)
 {
 	round_trip("c_O2_dw5", false);
 	round_trip("rust_v0", true);   /* spans several 64 KiB pages */
+}
+
+/* The SSE2 count of starts at or below o agrees with the binary search, on
+ * every length a bucket's first steps take, with the lanes past n garbage. */
+TEST(bucket_search_agrees_with_binary_search)
+{
+	uint16_t buf[64 + 16];
+	uint32_t seed = 12345;
+	for (int round = 0; round < 2000; round++) {
+		uint32_t n = (uint32_t)round % 49;
+		for (size_t i = 0; i < sizeof(buf) / sizeof(buf[0]); i++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[i] = (uint16_t)(seed >> 8);   /* past n: whatever follows */
+		}
+		/* n ascending starts, clustered low, high or spread over the page. */
+		uint32_t v = round % 3 == 0 ? 0 : round % 3 == 1 ? 0xffff - 3 * n : seed % 1000;
+		for (uint32_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			v += 1 + (round % 3 == 1 ? 0 : (seed >> 16) % 300);
+			buf[i] = (uint16_t)(v > 0xffff ? 0xffff - (n - i) : v);
+		}
+		for (uint32_t i = 1; i < n; i++)   /* keep them strictly ascending */
+			if (buf[i] <= buf[i - 1])
+				buf[i] = (uint16_t)(buf[i - 1] + 1);
+		if (n && buf[n - 1] < (n > 1 ? buf[n - 2] : 0))
+			continue;   /* wrapped: not a bucket */
+		uint16_t probes[] = {0, 1, 0x7fff, 0x8000, 0xfffe, 0xffff,
+				     n ? buf[0] : 5, n ? (uint16_t)(buf[n - 1] + 1) : 6,
+				     n > 2 ? buf[n / 2] : 7, n > 2 ? (uint16_t)(buf[n / 2] - 1) : 8};
+		for (size_t p = 0; p < sizeof(probes) / sizeof(probes[0]); p++) {
+			uint32_t want = 0;
+			for (uint32_t i = 0; i < n; i++)
+				want += buf[i] <= probes[p];
+			CHECK_EQ_U(sym_ix_count_le(buf, n, probes[p]), want);
+			CHECK_EQ_U(sym_ix_count_le_scalar(buf, n, probes[p]), want);
+		}
+	}
 }
 
 TEST_MAIN()

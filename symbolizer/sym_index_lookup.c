@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * sym_index_lookup: the lookups of a loaded index (API in sym_index.h, layout
+ * in sym_index_format_impl.h): the search of an address's bucket, one address
+ * at a time or in batches that fetch ahead, and the frames of a covering
+ * range (its row, its scope's function, each parent's call site).
+ *
+ * sym_index_load (sym_index.c) checked everything read here, once.
+ */
+#include "symbolizer/sym_index.h"
+#include "symbolizer/sym_index_impl.h"
+
+#include <string.h>
+
+static inline const char *file_name(const sym_index *x, uint32_t file)
+{
+	return x->strs + sym_ix_get(&x->files, file, SYM_IX_FILE_NAME);
+}
+
+static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f)
+{
+	const struct ptab *t = &x->funcs;
+	const uint8_t *row = sym_ix_rowp(t, func);
+	f->name = x->strs + sym_ix_field(t, row, SYM_IX_F_NAME);
+	f->linkage_name = x->strs + sym_ix_field(t, row, SYM_IX_F_LINKAGE);
+	f->display_name = x->strs + sym_ix_field(t, row, SYM_IX_F_DISPLAY);
+	f->decl_file = file_name(x, sym_ix_field(t, row, SYM_IX_F_DECL_FILE));
+	f->decl_line = sym_ix_field(t, row, SYM_IX_F_DECL_LINE);
+	f->function_id = func;
+}
+
+static const sym_frame unknown_function = {
+	.name = "", .linkage_name = "", .display_name = "", .decl_file = "",
+	.function_id = SYM_IX_NONE, .file = "",
+};
+
+/* The bucket of addr, or false when addr is outside the index. */
+static inline bool bucket_of(const sym_index *x, uint64_t addr, uint32_t *k)
+{
+	uint64_t b = (addr - x->base) >> x->shift;
+	*k = (uint32_t)b;
+	return addr >= x->base && b < x->n_buckets;
+}
+
+static inline void prefetch_row(const struct ptab *t, uint32_t i)
+{
+	__builtin_prefetch(sym_ix_rowp(t, i));
+}
+
+/*
+ * The hints' bodies, inlined where a batch uses them: GCC deems a function
+ * whose only effect is __builtin_prefetch pure, and a call to it whose result
+ * goes unused dead, so the exported sym_index_prefetch_rows called from the
+ * batch loop was dropped there whole (format 7's first cut: no rows fetched).
+ */
+#define SYM_INLINE static inline __attribute__((always_inline))
+
+SYM_INLINE void prefetch_bucket(const sym_index *x, uint64_t addr)
+{
+	uint32_t k;
+	if (bucket_of(x, addr, &k))
+		__builtin_prefetch(x->bucket_first + k);
+}
+
+SYM_INLINE void prefetch_rows(const sym_index *x, uint64_t addr)
+{
+	uint32_t k;
+	if (!bucket_of(x, addr, &k))
+		return;
+	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
+	/* The 16 starts the search compares first (32 bytes, at most two lines);
+	 * the covering range is one of [lo - 1, hi - 1]: its row at one end or
+	 * in between. */
+	__builtin_prefetch(x->starts + lo);
+	__builtin_prefetch(x->starts + lo + 15);
+	prefetch_row(&x->ranges, lo ? lo - 1 : 0);
+	prefetch_row(&x->ranges, hi ? hi - 1 : 0);
+}
+
+void sym_index_prefetch(const sym_index *x, uint64_t addr)
+{
+	prefetch_bucket(x, addr);
+}
+
+void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
+{
+	prefetch_rows(x, addr);
+}
+
+/*
+ * The row of the range covering addr, plus one; 0 when none does. alone: a
+ * lookup not fetched ahead (sym_index_lookup), which starts fetching the
+ * bucket's first row (its rows are 6 bytes in libc's index, a bucket's mostly
+ * on one line) while it searches the starts.
+ */
+SYM_INLINE uint32_t covering_range(const sym_index *x, uint64_t addr, bool alone)
+{
+	/* Bucket k holds the ranges starting in addr's (1 << shift)-aligned block, so
+	 * their 16-bit starts compare with its low bits. The range covering addr is
+	 * the last of them starting at or before it, else the one before them. */
+	uint32_t k;
+	if (!bucket_of(x, addr, &k))
+		return 0;
+	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
+	if (alone)
+		prefetch_row(&x->ranges, lo);
+	return lo + sym_ix_count_le(x->starts + lo, hi - lo, (uint16_t)(addr - x->base));
+}
+
+size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
+{
+	return sym_index_frames(x, covering_range(x, addr, true), frames, max);
+}
+
+/* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
+#define FIND_AHEAD 16
+
+void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, uint32_t *hits)
+{
+	for (size_t i = 0; i < n && i < FIND_AHEAD; i++)
+		prefetch_bucket(x, addrs[i]);
+	for (size_t i = 0; i < n && i < FIND_AHEAD / 2; i++)
+		prefetch_rows(x, addrs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i + FIND_AHEAD < n)
+			prefetch_bucket(x, addrs[i + FIND_AHEAD]);
+		if (i + FIND_AHEAD / 2 < n)
+			prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
+		hits[i] = covering_range(x, addrs[i], false);
+	}
+}
+
+void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
+{
+	if (hit-- == 0 || hit >= x->ranges.count)
+		return;
+	const uint8_t *rr = sym_ix_rowp(&x->ranges, hit);
+	uint32_t scope = sym_ix_field(&x->ranges, rr, SYM_IX_R_SCOPE);
+	if (stage == 0) {
+		if (scope)
+			prefetch_row(&x->scopes, scope - 1);
+		prefetch_row(&x->files, sym_ix_field(&x->ranges, rr, SYM_IX_R_FILE));
+		return;
+	}
+	if (!scope)
+		return;
+	const uint8_t *sr = sym_ix_rowp(&x->scopes, scope - 1);
+	prefetch_row(&x->funcs, sym_ix_field(&x->scopes, sr, SYM_IX_S_FUNC));
+	uint32_t parent = sym_ix_field(&x->scopes, sr, SYM_IX_S_PARENT);
+	if (parent)
+		prefetch_row(&x->scopes, parent - 1);
+}
+size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
+{
+	uint32_t r = hit;
+	if (r-- == 0 || r >= x->ranges.count)
+		return 0;
+	const struct ptab *rt = &x->ranges, *st = &x->scopes;
+	const uint8_t *rr = sym_ix_rowp(rt, r);
+	uint32_t scope = sym_ix_field(rt, rr, SYM_IX_R_SCOPE);
+	uint32_t file = sym_ix_field(rt, rr, SYM_IX_R_FILE);
+	if (scope == 0 && file == 0)
+		return 0;
+	sym_frame spare, *f = max ? &frames[0] : &spare;
+	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
+	uint32_t parent = 0;
+	const uint8_t *sr = NULL;
+	if (scope) {
+		sr = sym_ix_rowp(st, scope - 1);
+		fill_function(x, sym_ix_field(st, sr, SYM_IX_S_FUNC), f);
+		parent = sym_ix_field(st, sr, SYM_IX_S_PARENT);
+	} else {
+		*f = unknown_function;
+	}
+	f->file = file_name(x, file);
+	f->line = sym_ix_field(rt, rr, SYM_IX_R_LINE);
+	f->column = sym_ix_field(rt, rr, SYM_IX_R_COLUMN);
+	size_t n = 1;
+	/* Each caller's frame: its function, at the call site the inlined scope records. */
+	while (parent) {
+		const uint8_t *pr = sym_ix_rowp(st, parent - 1);
+		if (n < max) {
+			sym_frame *c = &frames[n];
+			fill_function(x, sym_ix_field(st, pr, SYM_IX_S_FUNC), c);
+			c->file = file_name(x, sym_ix_field(st, sr, SYM_IX_S_CALL_FILE));
+			c->line = sym_ix_field(st, sr, SYM_IX_S_CALL_LINE);
+			c->column = sym_ix_field(st, sr, SYM_IX_S_CALL_COLUMN);
+		}
+		n++;
+		sr = pr;
+		parent = sym_ix_field(st, pr, SYM_IX_S_PARENT);
+	}
+	return n;
+}
