@@ -43,40 +43,81 @@ static inline const struct dense *dense_of(const svc_response_tables *t, uint32_
 	return entry < t->n_dense && t->dense[entry].strings ? &t->dense[entry] : NULL;
 }
 
+/* A varint field of a 32-bit value, the one- and two-byte cases unrolled. */
+static inline uint8_t *put_varint_field32(uint8_t *p, uint8_t tag, uint32_t v)
+{
+	if (!v)
+		return p;
+	p[0] = tag;
+	if (v < 0x80) {
+		p[1] = (uint8_t)v;
+		return p + 2;
+	}
+	if (v < 0x4000) {
+		p[1] = (uint8_t)(v | 0x80);
+		p[2] = (uint8_t)(v >> 7);
+		return p + 3;
+	}
+	return svc_wire_put_varint(p + 1, v);
+}
+
+/* Bytes a string's copy may write past its end (string_append). */
+#define COPY_CHUNK 16
+
+/*
+ * Appends s (len bytes) to the string table: its index, 0 when out of budget.
+ * over: the COPY_CHUNK-rounded bytes from s are readable (inside an index's
+ * string table), so it is copied in whole chunks without a call.
+ */
+static inline uint32_t string_append(svc_response *r, const char *s, size_t len, bool over)
+{
+	svc_response_tables *t = r->t;
+	base_vec *st = &t->string_table;
+	if (!reserve(r, &t->strings, t->strings.len + 1) ||
+	    !section_reserve(r, st, 11 + len + COPY_CHUNK))
+		return 0;
+	uint32_t idx = (uint32_t)t->strings.len;
+	*string_at(t, t->strings.len++) = (struct rstring){s, len};
+	uint8_t *w = section_end(st);
+	*w++ = TAG(1, SVC_WIRE_LEN);
+	if (len < 0x80)
+		*w++ = (uint8_t)len;
+	else
+		w = svc_wire_put_varint(w, len);
+	if (over) {
+		for (size_t i = 0; i < len; i += COPY_CHUNK)
+			memcpy(w + i, s + i, COPY_CHUNK);
+	} else {
+		memcpy(w, s, len);
+	}
+	section_set_end(st, w + len);
+	return idx;
+}
+
 /*
  * A string not seen at its address in this call: with several indexes in the
  * call, the entry of an equal string of another; else a new entry of the
  * string table. 0 when out of budget.
  */
-static uint32_t string_new(svc_response *r, const char *s)
+static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over)
 {
 	svc_response_tables *t = r->t;
-	size_t len = strlen(s);
+	if (r->n_entries <= 1)
+		return string_append(r, s, len, over);
 	struct slot *c = NULL;
-	uint64_t h = 0, k = 0;
-	if (r->n_entries > 1) {
-		h = base_hash_bytes(s, len);
-		for (;; k++) {
-			c = svc_response_table_find(r, &t->by_content, h, k);
-			if (!c)
-				return 0;
-			if (c->gen != t->gen)
-				break;
-			const struct rstring *o = string_at(t, c->val);
-			if (o->len == len && memcmp(o->s, s, len) == 0)
-				return c->val;
-		}
+	uint64_t h = base_hash_bytes(s, len), k = 0;
+	for (;; k++) {
+		c = svc_response_table_find(r, &t->by_content, h, k);
+		if (!c)
+			return 0;
+		if (c->gen != t->gen)
+			break;
+		const struct rstring *o = string_at(t, c->val);
+		if (o->len == len && memcmp(o->s, s, len) == 0)
+			return c->val;
 	}
-	if (!reserve(r, &t->strings, t->strings.len + 1) ||
-	    !section_reserve(r, &t->string_table, 11 + len))
-		return 0;
-	uint32_t idx = (uint32_t)t->strings.len;
-	*string_at(t, t->strings.len++) = (struct rstring){s, len};
-	base_vec *st = &t->string_table;
-	uint8_t *w = put_len_header(section_end(st), TAG(1, SVC_WIRE_LEN), len);
-	memcpy(w, s, len);
-	section_set_end(st, w + len);
-	if (c)
+	uint32_t idx = string_append(r, s, len, over);
+	if (idx)
 		svc_response_table_claim(r, &t->by_content, c, h, k, idx);
 	return idx;
 }
@@ -87,27 +128,32 @@ static uint32_t string_new(svc_response *r, const char *s)
  * blob (as its ordinal in d, else as a key of by_ptr); with several blobs in
  * the call, equal strings at different addresses are matched by content too.
  */
-static uint32_t string_index(svc_response *r, const struct dense *d, const char *s)
+static inline uint32_t string_index(svc_response *r, const struct dense *d, const char *s)
 {
 	svc_response_tables *t = r->t;
-	if (!s || !*s)
-		return 0;
 	uint32_t ord, idx;
-	if (d && svc_string_rank_of(d->strings, s, &ord)) {
+	size_t len;
+	if (d && svc_string_rank_slice(d->strings, s, &ord, &len)) {
+		if (!len)
+			return 0;
 		struct sslot *ss = &d->strs[ord];
 		if (ss->gen == t->gen)
 			return ss->val;
-		idx = string_new(r, s);
+		size_t off = (size_t)(s - d->strings->base);
+		bool over = d->strings->size - off >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
+		idx = string_new(r, s, len, over);
 		if (idx)
 			*ss = (struct sslot){t->gen, idx};
 		return idx;
 	}
+	if (!s || !*s)
+		return 0;
 	struct slot *p = svc_response_table_find(r, &t->by_ptr, (uintptr_t)s, 0);
 	if (!p)
 		return 0;
 	if (p->gen == t->gen)
 		return p->val;
-	idx = string_new(r, s);
+	idx = string_new(r, s, strlen(s), false);
 	if (idx)
 		svc_response_table_claim(r, &t->by_ptr, p, (uintptr_t)s, 0, idx);
 	return idx;
@@ -171,10 +217,10 @@ static uint32_t function_add(svc_response *r, const struct dense *d, const sym_f
 	uint32_t file_i = string_index(r, d, file);
 	base_vec *fs = &t->functions;
 	uint8_t *o = section_end(fs), *w = o + 2;
-	w = put_varint_field(w, TAG(1, SVC_WIRE_VARINT), name_i);
-	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), system_i);
-	w = put_varint_field(w, TAG(3, SVC_WIRE_VARINT), file_i);
-	w = put_varint_field(w, TAG(4, SVC_WIRE_VARINT), fn->decl_line);
+	w = put_varint_field32(w, TAG(1, SVC_WIRE_VARINT), name_i);
+	w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), system_i);
+	w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), file_i);
+	w = put_varint_field32(w, TAG(4, SVC_WIRE_VARINT), fn->decl_line);
 	o[0] = TAG(2, SVC_WIRE_LEN);
 	o[1] = (uint8_t)(w - o - 2);   /* at most 44: one byte */
 	section_set_end(fs, w);
@@ -238,9 +284,9 @@ void svc_response_line(svc_response *r, uint32_t function, uint32_t line, uint32
 		return;
 	/* LocationResult.lines = 1: Line { function_index = 1; line = 2; column = 3; } */
 	uint8_t *body = section_end(ls) + LOC_HEAD, *start = body + t->loc_len;
-	uint8_t *w = put_varint_field(start + 2, TAG(1, SVC_WIRE_VARINT), function);
-	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), line);
-	w = put_varint_field(w, TAG(3, SVC_WIRE_VARINT), column);
+	uint8_t *w = put_varint_field32(start + 2, TAG(1, SVC_WIRE_VARINT), function);
+	w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), line);
+	w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), column);
 	start[0] = TAG(1, SVC_WIRE_LEN);
 	start[1] = (uint8_t)(w - start - 2);  /* at most 18 */
 	t->loc_len = (size_t)(w - body);
