@@ -141,7 +141,7 @@ static inline uint32_t string_index(svc_response *r, const struct dense *d, cons
 			return ss->val;
 		size_t off = (size_t)(s - d->strings->base);
 		bool over = d->strings->size - off >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
-		idx = string_new(r, s, len, over);
+		idx = r->n_entries <= 1 ? string_append(r, s, len, over) : string_new(r, s, len, over);
 		if (idx)
 			*ss = (struct sslot){t->gen, idx};
 		return idx;
@@ -181,8 +181,8 @@ static inline void slot_prefetch(const struct table *tb, uint64_t k1, uint64_t k
 		__builtin_prefetch(&tb->slots[svc_response_mix(k1, k2) & (tb->cap - 1)]);
 }
 
-void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
-			   const char *file)
+static inline void prefetch_one(const svc_response *r, uint32_t entry, const sym_frame *fn,
+				const char *file)
 {
 	const svc_response_tables *t = r->t;
 	const char *system, *name;
@@ -200,6 +200,26 @@ void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_fram
 	if (system != name)
 		slot_prefetch(&t->by_ptr, (uintptr_t)system, 0);
 	slot_prefetch(&t->by_ptr, (uintptr_t)file, 0);
+}
+
+void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
+			   const char *file)
+{
+	prefetch_one(r, entry, fn, file);
+}
+
+/* Lines of a location whose lookup gave n frames (no_inline: one). */
+static inline size_t lines_of(size_t n, bool no_inline)
+{
+	return n == 0 ? 0 : no_inline ? 1 : n;
+}
+
+void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame *f,
+				  size_t n, bool no_inline)
+{
+	size_t nlines = lines_of(n, no_inline);
+	for (size_t j = 0; j < nlines; j++)
+		prefetch_one(r, entry, no_inline ? &f[n - 1] : &f[j], f[j].file);
 }
 
 /* Appends the Function entry of fn at file to the function table; its index. */
@@ -227,11 +247,11 @@ static uint32_t function_add(svc_response *r, const struct dense *d, const sym_f
 	return (uint32_t)t->n_funcs++;
 }
 
-uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
-			       const char *file)
+/* The function-table index of fn at file (d: dense_of(entry)). */
+static inline uint32_t function_index(svc_response *r, uint32_t entry, const struct dense *d,
+				      const sym_frame *fn, const char *file)
 {
 	svc_response_tables *t = r->t;
-	const struct dense *d = dense_of(t, entry);
 	struct fslot *fs = NULL;
 	if (d && fn->function_id < d->n_funcs) {
 		fs = &d->funcs[fn->function_id];
@@ -259,6 +279,12 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame 
 	else
 		svc_response_table_claim(r, &t->funcs, s, k1, k2, idx);
 	return idx;
+}
+
+uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
+			       const char *file)
+{
+	return function_index(r, entry, dense_of(r->t, entry), fn, file);
 }
 
 /*
@@ -315,6 +341,43 @@ void svc_response_location(svc_response *r, uint64_t address)
 	r->next_location++;
 	t->loc_len = 0;
 	t->loc_lines = 0;
+}
+
+void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame *f, size_t n,
+			 bool no_inline, uint64_t address)
+{
+	svc_response_tables *t = r->t;
+	if (r->next_location >= r->n_locations)
+		return;
+	size_t nlines = lines_of(n, no_inline);
+	base_vec *ls = &t->locations;
+	if (nlines > SVC_RESPONSE_MAX_LINES) {
+		r->oom = true;
+		return;
+	}
+	if (!section_reserve(r, ls, LOC_HEAD + 1 + nlines * LINE_MAX_BYTES + ADDRESS_MAX_BYTES))
+		return;
+	/* The function calls below grow other sections only: o stays valid. */
+	uint8_t *o = section_end(ls), *w = o + LOC_HEAD;
+	const struct dense *d = nlines ? dense_of(t, entry) : NULL;
+	for (size_t j = 0; j < nlines; j++) {
+		uint32_t fi = function_index(r, entry, d, no_inline ? &f[n - 1] : &f[j], f[j].file);
+		uint8_t *start = w;
+		w = put_varint_field32(start + 2, TAG(1, SVC_WIRE_VARINT), fi);
+		w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), f[j].line);
+		w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), f[j].column);
+		start[0] = TAG(1, SVC_WIRE_LEN);
+		start[1] = (uint8_t)(w - start - 2);
+	}
+	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), address);
+	size_t body = (size_t)(w - o - LOC_HEAD);
+	if (body >= 128) {
+		memmove(o + LOC_HEAD + 1, o + LOC_HEAD, body);
+		w++;
+	}
+	put_len_header(o, TAG(3, SVC_WIRE_LEN), body);
+	section_set_end(ls, w);
+	r->next_location++;
 }
 
 /* ---- the whole response (fields in number order) ---- */
