@@ -100,10 +100,19 @@ static inline bool svc_string_rank_slice(const svc_string_rank *r, const char *s
 		return false;
 	*ord = b->base + b->before[w] + svc_string_rank_popcount(bits & ((1ull << bit) - 1));
 	uint64_t after = bits & ~((2ull << bit) - 1);   /* 0 for bit 63 */
-	if (after)
+	if (after) {
 		*len = (size_t)__builtin_ctzll(after) - bit - 1;
-	else
-		*len = svc_string_rank_len_far(r, off);
+		return true;
+	}
+	/* The next word (in this block, or first in the next), when the table has one. */
+	if ((off | 63) + 1 < r->size) {
+		after = w + 1 < SVC_STRING_RANK_WORDS ? b->bits[w + 1] : b[1].bits[0];
+		if (after) {
+			*len = (size_t)__builtin_ctzll(after) + 63 - bit;
+			return true;
+		}
+	}
+	*len = svc_string_rank_len_far(r, off);
 	return true;
 }
 
