@@ -190,7 +190,13 @@ static inline void prefetch_one(const svc_response *r, uint32_t entry, const sym
 	const struct dense *d = dense_of(t, entry);
 	if (d && fn->function_id < d->n_funcs) {
 		__builtin_prefetch(&d->funcs[fn->function_id]);
-		svc_string_rank_prefetch(d->strings, name);
+		/* The ordinal's block loads here, overlapped across the group's
+		 * frames; then the name's slot and bytes are fetched. */
+		uint32_t ord;
+		if (svc_string_rank_of(d->strings, name, &ord)) {
+			__builtin_prefetch(&d->strs[ord]);
+			__builtin_prefetch(name);
+		}
 		return;
 	}
 	uint64_t k1, k2;
