@@ -10,8 +10,11 @@
  * and runs every batch through svc_lookup_run with a response pool, as the
  * daemon does (best of several passes, one thread). Prints `key value` lines.
  *
- * usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] [--gzip]
- * (--gzip: responses gzipped, as for a client that sends Accept-Encoding: gzip)
+ * usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] [--gzip] [--run-only]
+ * (--gzip: responses gzipped, as for a client that sends Accept-Encoding: gzip;
+ * --run-only: no bare-lookup passes, for a profiler's count of the run alone).
+ * response_checksum is a hash of every response's bytes (of the first pass):
+ * equal before and after a change that must not change the responses.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@
 #include <event2/buffer.h>
 
 #include "base/base_clock.h"
+#include "base/base_hash.h"
 #include "bench/bench_io.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/rpc/svc_connect.h"
@@ -57,6 +61,7 @@ struct args {
 	size_t batch;
 	int passes;
 	bool gzip;
+	bool run_only;
 };
 
 /* The command line into a; false (told) on bad usage. */
@@ -64,7 +69,7 @@ static bool parse_args(int argc, char **argv, struct args *a)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] "
-				"[--gzip]\n");
+				"[--gzip] [--run-only]\n");
 		return false;
 	}
 	a->elf_path = argv[1];
@@ -72,6 +77,8 @@ static bool parse_args(int argc, char **argv, struct args *a)
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--gzip"))
 			a->gzip = true;
+		else if (!strcmp(argv[i], "--run-only"))
+			a->run_only = true;
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
 			a->batch = (size_t)strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
@@ -120,6 +127,7 @@ static bool hold(void *elf, size_t elf_size, struct held *h)
 
 struct figures {
 	uint64_t frames, bytes, batches; /* of the first pass */
+	uint64_t checksum;               /* of the first pass's response bytes */
 	double best;                     /* seconds of the fastest pass */
 };
 
@@ -158,6 +166,10 @@ static bool measure_run(const struct args *a, const struct held *h,
 				f->frames += res.frames;
 				f->bytes += evbuffer_get_length(body);
 				f->batches++;
+				size_t len = evbuffer_get_length(body);
+				const void *bytes = evbuffer_pullup(body, -1);
+				f->checksum = f->checksum * 0x100000001b3ull ^
+					      (bytes ? base_hash_bytes(bytes, len) : 0);
 			}
 			evbuffer_free(body);
 			base_arena_deinit(&arena);
@@ -211,7 +223,7 @@ int main(int argc, char **argv)
 	if (!measure_run(&a, &h, locp, n, &f))
 		return 1;
 	uint64_t sink = 0;
-	double best_lookup = measure_lookups(h.idx, addrs, n, a.passes, &sink);
+	double best_lookup = a.run_only ? 0 : measure_lookups(h.idx, addrs, n, a.passes, &sink);
 	printf("addresses %zu\n", n);
 	printf("batch %zu\n", a.batch);
 	printf("gzip %d\n", a.gzip);
@@ -219,9 +231,12 @@ int main(int argc, char **argv)
 	printf("response_bytes_avg %.0f\n", (double)f.bytes / (double)f.batches);
 	printf("run_frames_per_second %.0f\n", (double)f.frames / f.best);
 	printf("run_ns_per_address %.1f\n", f.best * 1e9 / (double)n);
-	printf("lookup_frames_per_second %.0f\n", (double)f.frames / best_lookup);
-	printf("lookup_ns_per_address %.1f\n", best_lookup * 1e9 / (double)n);
-	printf("checksum %" PRIu64 "\n", sink);
+	if (!a.run_only) {
+		printf("lookup_frames_per_second %.0f\n", (double)f.frames / best_lookup);
+		printf("lookup_ns_per_address %.1f\n", best_lookup * 1e9 / (double)n);
+		printf("checksum %" PRIu64 "\n", sink);
+	}
+	printf("response_checksum %016" PRIx64 "\n", f.checksum);
 	svc_index_entry_release(h.cache, h.entry);
 	svc_index_cache_destroy(h.cache);
 	svc_response_pool_destroy(h.pool);

@@ -8,42 +8,60 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(sizeof(svc_string_rank_block) == 64, "a block is one cache line");
+
+#define WORDS SVC_STRING_RANK_WORDS
+#define SPAN SVC_STRING_RANK_SPAN
+
 bool svc_string_rank_build(svc_string_rank *r, const char *base, size_t size)
 {
 	memset(r, 0, sizeof(*r));
 	if (!base || size == 0 || size > UINT32_MAX)
 		return false;
-	size_t words = (size + 63) / 64;
-	uint64_t *starts = calloc(words, sizeof(*starts));
-	uint32_t *rank = malloc(words * sizeof(*rank));
-	if (!starts || !rank) {
-		free(starts);
-		free(rank);
+	size_t n_blocks = size / SPAN + 1;
+	svc_string_rank_block *blocks = aligned_alloc(64, n_blocks * sizeof(*blocks));
+	if (!blocks)
 		return false;
-	}
+	memset(blocks, 0, n_blocks * sizeof(*blocks));
 	/* A string starts at 0 and after each NUL but the last byte's. */
-	starts[0] = 1;
+	blocks[0].bits[0] = 1;
 	const char *p = base, *end = base + size - 1;
 	while (p < end) {
 		const char *nul = memchr(p, '\0', (size_t)(end - p));
 		if (!nul)
 			break;
 		size_t at = (size_t)(nul - base) + 1;
-		starts[at >> 6] |= 1ull << (at & 63);
+		blocks[at / SPAN].bits[at % SPAN / 64] |= 1ull << (at & 63);
 		p = nul + 1;
 	}
 	uint32_t n = 0;
-	for (size_t w = 0; w < words; w++) {
-		rank[w] = n;
-		n += (uint32_t)__builtin_popcountll(starts[w]);
+	for (size_t i = 0; i < n_blocks; i++) {
+		blocks[i].base = n;
+		uint16_t in = 0;
+		for (size_t w = 0; w < WORDS; w++) {
+			blocks[i].before[w] = in;
+			in = (uint16_t)(in + svc_string_rank_popcount(blocks[i].bits[w]));
+		}
+		n += in;
 	}
 	r->base = base;
 	r->size = size;
-	r->starts = starts;
-	r->rank = rank;
+	r->blocks = blocks;
 	r->n_strings = n;
-	r->bytes = words * (sizeof(*starts) + sizeof(*rank));
+	r->terminated = base[size - 1] == '\0';
+	r->bytes = n_blocks * sizeof(*blocks);
 	return true;
+}
+
+size_t svc_string_rank_len_far(const svc_string_rank *r, size_t off)
+{
+	size_t words = (r->size + 63) / 64;
+	for (size_t gw = off / 64 + 1; gw < words; gw++) {
+		uint64_t bits = r->blocks[gw / WORDS].bits[gw % WORDS];
+		if (bits)
+			return gw * 64 + (size_t)__builtin_ctzll(bits) - off - 1;
+	}
+	return r->size - off - (r->terminated ? 1 : 0);
 }
 
 bool svc_string_rank_index(svc_string_rank *r, const sym_index *index)
@@ -56,7 +74,6 @@ bool svc_string_rank_index(svc_string_rank *r, const sym_index *index)
 
 void svc_string_rank_free(svc_string_rank *r)
 {
-	free(r->starts);
-	free(r->rank);
+	free(r->blocks);
 	memset(r, 0, sizeof(*r));
 }

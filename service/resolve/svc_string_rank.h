@@ -4,11 +4,12 @@
  *
  * An index's string table (sym_index_strings) is its strings one after
  * another, each NUL-terminated. A bit per byte marks where a string starts
- * (offset 0 and each byte after a NUL), and a running count per 64 bytes
- * turns a string's address into its ordinal, 0 to n_strings - 1, with one
- * popcount: what the response tables (svc_response) use as an array slot
- * instead of hashing the string's address. Built once when the index enters
- * the cache (svc_index_cache_put); about 0.19 bytes per string-table byte.
+ * (offset 0 and each byte after a NUL), and running counts in the same cache
+ * line turn a string's address into its ordinal, 0 to n_strings - 1, with
+ * one popcount: what the response tables (svc_response) use as an array slot
+ * instead of hashing the string's address; the next start gives the string's
+ * length without reading it. Built once, on the worker that loads or builds
+ * the index (svc_resolve_rank); about 0.17 bytes per string-table byte.
  */
 #ifndef SVC_STRING_RANK_H
 #define SVC_STRING_RANK_H
@@ -17,13 +18,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The bitmap in blocks of one cache line: a block holds the starts of
+ * SVC_STRING_RANK_SPAN bytes of the table, the strings starting before it and
+ * the running count within it, so that an ordinal reads one line.
+ */
+#define SVC_STRING_RANK_WORDS 6
+#define SVC_STRING_RANK_SPAN (64 * SVC_STRING_RANK_WORDS)
+
+typedef struct svc_string_rank_block {
+	uint32_t base;                           /* strings starting before the block */
+	uint16_t before[SVC_STRING_RANK_WORDS];  /* ... in the block before word k */
+	uint64_t bits[SVC_STRING_RANK_WORDS];    /* bit i of word k: a string starts at 64 k + i */
+} svc_string_rank_block;
+
 typedef struct svc_string_rank {
 	const char *base;     /* the string table; NULL when none was built */
 	size_t size;
-	uint64_t *starts;     /* bit i of word w: a string starts at base + 64 w + i */
-	uint32_t *rank;       /* strings starting before base + 64 w */
+	svc_string_rank_block *blocks;  /* size / SVC_STRING_RANK_SPAN + 1 of them */
 	uint32_t n_strings;
-	size_t bytes;         /* memory held by starts and rank */
+	bool terminated;      /* the table's last byte is a NUL */
+	size_t bytes;         /* memory held by blocks */
 } svc_string_rank;
 
 /* Builds the ordinals of the string table [base, base + size); false (r
@@ -54,11 +69,50 @@ static inline bool svc_string_rank_of(const svc_string_rank *r, const char *s, u
 	uintptr_t off = (uintptr_t)s - (uintptr_t)r->base;
 	if (off >= r->size)
 		return false;
-	uint64_t bits = r->starts[off >> 6];
-	unsigned b = (unsigned)(off & 63);
-	if (!((bits >> b) & 1))
+	const svc_string_rank_block *b = &r->blocks[off / SVC_STRING_RANK_SPAN];
+	unsigned in = (unsigned)(off % SVC_STRING_RANK_SPAN), w = in >> 6, bit = in & 63;
+	uint64_t bits = b->bits[w];
+	if (!((bits >> bit) & 1))
 		return false;
-	*ord = r->rank[off >> 6] + svc_string_rank_popcount(bits & ((1ull << b) - 1));
+	*ord = b->base + b->before[w] + svc_string_rank_popcount(bits & ((1ull << bit) - 1));
+	return true;
+}
+
+/* The length of the string at off when no string starts in its first word
+ * after it (a long string): from the next start, else the table's end. */
+size_t svc_string_rank_len_far(const svc_string_rank *r, size_t off);
+
+/*
+ * svc_string_rank_of, and also the string's length (its bytes up to its NUL,
+ * or to the table's end for an unterminated last one) from where the next
+ * string starts, without reading the string.
+ */
+static inline bool svc_string_rank_slice(const svc_string_rank *r, const char *s, uint32_t *ord,
+					 size_t *len)
+{
+	uintptr_t off = (uintptr_t)s - (uintptr_t)r->base;
+	if (off >= r->size)
+		return false;
+	const svc_string_rank_block *b = &r->blocks[off / SVC_STRING_RANK_SPAN];
+	unsigned in = (unsigned)(off % SVC_STRING_RANK_SPAN), w = in >> 6, bit = in & 63;
+	uint64_t bits = b->bits[w];
+	if (!((bits >> bit) & 1))
+		return false;
+	*ord = b->base + b->before[w] + svc_string_rank_popcount(bits & ((1ull << bit) - 1));
+	uint64_t after = bits & ~((2ull << bit) - 1);   /* 0 for bit 63 */
+	if (after) {
+		*len = (size_t)__builtin_ctzll(after) - bit - 1;
+		return true;
+	}
+	/* The next word (in this block, or first in the next), when the table has one. */
+	if ((off | 63) + 1 < r->size) {
+		after = w + 1 < SVC_STRING_RANK_WORDS ? b->bits[w + 1] : b[1].bits[0];
+		if (after) {
+			*len = (size_t)__builtin_ctzll(after) + 63 - bit;
+			return true;
+		}
+	}
+	*len = svc_string_rank_len_far(r, off);
 	return true;
 }
 
@@ -66,10 +120,8 @@ static inline bool svc_string_rank_of(const svc_string_rank *r, const char *s, u
 static inline void svc_string_rank_prefetch(const svc_string_rank *r, const char *s)
 {
 	uintptr_t off = (uintptr_t)s - (uintptr_t)r->base;
-	if (off < r->size) {
-		__builtin_prefetch(&r->starts[off >> 6]);
-		__builtin_prefetch(&r->rank[off >> 6]);
-	}
+	if (off < r->size)
+		__builtin_prefetch(&r->blocks[off / SVC_STRING_RANK_SPAN]);
 }
 
 #endif

@@ -272,54 +272,29 @@ static size_t group_lookup(const Symbolizer__V1__SymbolizeRequest *req,
 	return g->count;
 }
 
-/* Lines of a location whose lookup gave n frames (--no-inlines: one). */
-static inline size_t lines_of(size_t n, bool no_inline)
-{
-	return n == 0 ? 0 : no_inline ? 1 : n;
-}
-
-/* The function of Line j among frames f (n of them): --no-inlines, the one the
- * code belongs to, at the address's line. */
-static inline const sym_frame *line_function(const sym_frame *f, size_t n, size_t j,
-					     bool no_inline)
-{
-	return no_inline ? &f[n - 1] : &f[j];
-}
-
 /* Fetches the table slots the group of locations from i will read. */
 static void group_prefetch(const svc_response *r, const Symbolizer__V1__SymbolizeRequest *req,
 			   const uint32_t *entry_no, size_t i, const struct group *g,
 			   bool no_inline)
 {
-	for (size_t k = 0; k < g->count; k++) {
-		uint32_t e = entry_no[req->locations[i + k]->mapping_index];
-		const sym_frame *f = g->frames + g->first[k];
-		size_t n = g->n[k], nlines = lines_of(n, no_inline);
-		for (size_t j = 0; j < nlines; j++)
-			svc_response_prefetch(r, e, line_function(f, n, j, no_inline), f[j].file);
-	}
+	for (size_t k = 0; k < g->count; k++)
+		svc_response_prefetch_frames(r, entry_no[req->locations[i + k]->mapping_index],
+					     g->frames + g->first[k], g->n[k], no_inline);
 }
 
-/* Adds the Lines and LocationResults of the group of locations from i. */
+/* Adds the LocationResults of the group of locations from i. */
 static void group_add(svc_response *r, const Symbolizer__V1__SymbolizeRequest *req,
 		      const uint32_t *entry_no, const uint64_t *vaddr, const bool *ok,
 		      size_t i, const struct group *g, bool no_inline, svc_lookup_result *out)
 {
 	for (size_t k = 0; k < g->count && !r->oom; k++) {
-		const Symbolizer__V1__Location *loc = req->locations[i + k];
 		if (!ok[i + k]) {
-			svc_response_location(r, 0);
+			svc_response_frames(r, 0, NULL, 0, no_inline, 0);
 			continue;
 		}
-		const sym_frame *f = g->frames + g->first[k];
-		size_t n = g->n[k], nlines = lines_of(n, no_inline);
-		for (size_t j = 0; j < nlines; j++) {
-			uint32_t fi = svc_response_function(r, entry_no[loc->mapping_index],
-							     line_function(f, n, j, no_inline),
-							     f[j].file);
-			svc_response_line(r, fi, f[j].line, f[j].column);
-		}
-		svc_response_location(r, vaddr[i + k]);
+		size_t n = g->n[k], nlines = n == 0 ? 0 : no_inline ? 1 : n;
+		svc_response_frames(r, entry_no[req->locations[i + k]->mapping_index],
+				    g->frames + g->first[k], n, no_inline, vaddr[i + k]);
 		out->frames += nlines;
 		out->symbolized += nlines != 0;
 	}

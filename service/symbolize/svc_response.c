@@ -43,40 +43,81 @@ static inline const struct dense *dense_of(const svc_response_tables *t, uint32_
 	return entry < t->n_dense && t->dense[entry].strings ? &t->dense[entry] : NULL;
 }
 
+/* A varint field of a 32-bit value, the one- and two-byte cases unrolled. */
+static inline uint8_t *put_varint_field32(uint8_t *p, uint8_t tag, uint32_t v)
+{
+	if (!v)
+		return p;
+	p[0] = tag;
+	if (v < 0x80) {
+		p[1] = (uint8_t)v;
+		return p + 2;
+	}
+	if (v < 0x4000) {
+		p[1] = (uint8_t)(v | 0x80);
+		p[2] = (uint8_t)(v >> 7);
+		return p + 3;
+	}
+	return svc_wire_put_varint(p + 1, v);
+}
+
+/* Bytes a string's copy may write past its end (string_append). */
+#define COPY_CHUNK 16
+
+/*
+ * Appends s (len bytes) to the string table: its index, 0 when out of budget.
+ * over: the COPY_CHUNK-rounded bytes from s are readable (inside an index's
+ * string table), so it is copied in whole chunks without a call.
+ */
+static inline uint32_t string_append(svc_response *r, const char *s, size_t len, bool over)
+{
+	svc_response_tables *t = r->t;
+	base_vec *st = &t->string_table;
+	if (!reserve(r, &t->strings, t->strings.len + 1) ||
+	    !section_reserve(r, st, 11 + len + COPY_CHUNK))
+		return 0;
+	uint32_t idx = (uint32_t)t->strings.len;
+	*string_at(t, t->strings.len++) = (struct rstring){s, len};
+	uint8_t *w = section_end(st);
+	*w++ = TAG(1, SVC_WIRE_LEN);
+	if (len < 0x80)
+		*w++ = (uint8_t)len;
+	else
+		w = svc_wire_put_varint(w, len);
+	if (over) {
+		for (size_t i = 0; i < len; i += COPY_CHUNK)
+			memcpy(w + i, s + i, COPY_CHUNK);
+	} else {
+		memcpy(w, s, len);
+	}
+	section_set_end(st, w + len);
+	return idx;
+}
+
 /*
  * A string not seen at its address in this call: with several indexes in the
  * call, the entry of an equal string of another; else a new entry of the
  * string table. 0 when out of budget.
  */
-static uint32_t string_new(svc_response *r, const char *s)
+static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over)
 {
 	svc_response_tables *t = r->t;
-	size_t len = strlen(s);
+	if (r->n_entries <= 1)
+		return string_append(r, s, len, over);
 	struct slot *c = NULL;
-	uint64_t h = 0, k = 0;
-	if (r->n_entries > 1) {
-		h = base_hash_bytes(s, len);
-		for (;; k++) {
-			c = svc_response_table_find(r, &t->by_content, h, k);
-			if (!c)
-				return 0;
-			if (c->gen != t->gen)
-				break;
-			const struct rstring *o = string_at(t, c->val);
-			if (o->len == len && memcmp(o->s, s, len) == 0)
-				return c->val;
-		}
+	uint64_t h = base_hash_bytes(s, len), k = 0;
+	for (;; k++) {
+		c = svc_response_table_find(r, &t->by_content, h, k);
+		if (!c)
+			return 0;
+		if (c->gen != t->gen)
+			break;
+		const struct rstring *o = string_at(t, c->val);
+		if (o->len == len && memcmp(o->s, s, len) == 0)
+			return c->val;
 	}
-	if (!reserve(r, &t->strings, t->strings.len + 1) ||
-	    !section_reserve(r, &t->string_table, 11 + len))
-		return 0;
-	uint32_t idx = (uint32_t)t->strings.len;
-	*string_at(t, t->strings.len++) = (struct rstring){s, len};
-	base_vec *st = &t->string_table;
-	uint8_t *w = put_len_header(section_end(st), TAG(1, SVC_WIRE_LEN), len);
-	memcpy(w, s, len);
-	section_set_end(st, w + len);
-	if (c)
+	uint32_t idx = string_append(r, s, len, over);
+	if (idx)
 		svc_response_table_claim(r, &t->by_content, c, h, k, idx);
 	return idx;
 }
@@ -87,27 +128,32 @@ static uint32_t string_new(svc_response *r, const char *s)
  * blob (as its ordinal in d, else as a key of by_ptr); with several blobs in
  * the call, equal strings at different addresses are matched by content too.
  */
-static uint32_t string_index(svc_response *r, const struct dense *d, const char *s)
+static inline uint32_t string_index(svc_response *r, const struct dense *d, const char *s)
 {
 	svc_response_tables *t = r->t;
-	if (!s || !*s)
-		return 0;
 	uint32_t ord, idx;
-	if (d && svc_string_rank_of(d->strings, s, &ord)) {
+	size_t len;
+	if (d && svc_string_rank_slice(d->strings, s, &ord, &len)) {
+		if (!len)
+			return 0;
 		struct sslot *ss = &d->strs[ord];
 		if (ss->gen == t->gen)
 			return ss->val;
-		idx = string_new(r, s);
+		size_t off = (size_t)(s - d->strings->base);
+		bool over = d->strings->size - off >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
+		idx = r->n_entries <= 1 ? string_append(r, s, len, over) : string_new(r, s, len, over);
 		if (idx)
 			*ss = (struct sslot){t->gen, idx};
 		return idx;
 	}
+	if (!s || !*s)
+		return 0;
 	struct slot *p = svc_response_table_find(r, &t->by_ptr, (uintptr_t)s, 0);
 	if (!p)
 		return 0;
 	if (p->gen == t->gen)
 		return p->val;
-	idx = string_new(r, s);
+	idx = string_new(r, s, strlen(s), false);
 	if (idx)
 		svc_response_table_claim(r, &t->by_ptr, p, (uintptr_t)s, 0, idx);
 	return idx;
@@ -135,8 +181,8 @@ static inline void slot_prefetch(const struct table *tb, uint64_t k1, uint64_t k
 		__builtin_prefetch(&tb->slots[svc_response_mix(k1, k2) & (tb->cap - 1)]);
 }
 
-void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
-			   const char *file)
+static inline void prefetch_one(const svc_response *r, uint32_t entry, const sym_frame *fn,
+				const char *file)
 {
 	const svc_response_tables *t = r->t;
 	const char *system, *name;
@@ -144,7 +190,13 @@ void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_fram
 	const struct dense *d = dense_of(t, entry);
 	if (d && fn->function_id < d->n_funcs) {
 		__builtin_prefetch(&d->funcs[fn->function_id]);
-		svc_string_rank_prefetch(d->strings, name);
+		/* The ordinal's block loads here, overlapped across the group's
+		 * frames; then the name's slot and bytes are fetched. */
+		uint32_t ord;
+		if (svc_string_rank_of(d->strings, name, &ord)) {
+			__builtin_prefetch(&d->strs[ord]);
+			__builtin_prefetch(name);
+		}
 		return;
 	}
 	uint64_t k1, k2;
@@ -154,6 +206,26 @@ void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_fram
 	if (system != name)
 		slot_prefetch(&t->by_ptr, (uintptr_t)system, 0);
 	slot_prefetch(&t->by_ptr, (uintptr_t)file, 0);
+}
+
+void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
+			   const char *file)
+{
+	prefetch_one(r, entry, fn, file);
+}
+
+/* Lines of a location whose lookup gave n frames (no_inline: one). */
+static inline size_t lines_of(size_t n, bool no_inline)
+{
+	return n == 0 ? 0 : no_inline ? 1 : n;
+}
+
+void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame *f,
+				  size_t n, bool no_inline)
+{
+	size_t nlines = lines_of(n, no_inline);
+	for (size_t j = 0; j < nlines; j++)
+		prefetch_one(r, entry, no_inline ? &f[n - 1] : &f[j], f[j].file);
 }
 
 /* Appends the Function entry of fn at file to the function table; its index. */
@@ -171,21 +243,21 @@ static uint32_t function_add(svc_response *r, const struct dense *d, const sym_f
 	uint32_t file_i = string_index(r, d, file);
 	base_vec *fs = &t->functions;
 	uint8_t *o = section_end(fs), *w = o + 2;
-	w = put_varint_field(w, TAG(1, SVC_WIRE_VARINT), name_i);
-	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), system_i);
-	w = put_varint_field(w, TAG(3, SVC_WIRE_VARINT), file_i);
-	w = put_varint_field(w, TAG(4, SVC_WIRE_VARINT), fn->decl_line);
+	w = put_varint_field32(w, TAG(1, SVC_WIRE_VARINT), name_i);
+	w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), system_i);
+	w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), file_i);
+	w = put_varint_field32(w, TAG(4, SVC_WIRE_VARINT), fn->decl_line);
 	o[0] = TAG(2, SVC_WIRE_LEN);
 	o[1] = (uint8_t)(w - o - 2);   /* at most 44: one byte */
 	section_set_end(fs, w);
 	return (uint32_t)t->n_funcs++;
 }
 
-uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
-			       const char *file)
+/* The function-table index of fn at file (d: dense_of(entry)). */
+static inline uint32_t function_index(svc_response *r, uint32_t entry, const struct dense *d,
+				      const sym_frame *fn, const char *file)
 {
 	svc_response_tables *t = r->t;
-	const struct dense *d = dense_of(t, entry);
 	struct fslot *fs = NULL;
 	if (d && fn->function_id < d->n_funcs) {
 		fs = &d->funcs[fn->function_id];
@@ -215,6 +287,12 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame 
 	return idx;
 }
 
+uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
+			       const char *file)
+{
+	return function_index(r, entry, dense_of(r->t, entry), fn, file);
+}
+
 /*
  * A LocationResult is built in place at the end of the locations section:
  * its tag, a one-byte length, then its body (the Lines as they come, then the
@@ -238,9 +316,9 @@ void svc_response_line(svc_response *r, uint32_t function, uint32_t line, uint32
 		return;
 	/* LocationResult.lines = 1: Line { function_index = 1; line = 2; column = 3; } */
 	uint8_t *body = section_end(ls) + LOC_HEAD, *start = body + t->loc_len;
-	uint8_t *w = put_varint_field(start + 2, TAG(1, SVC_WIRE_VARINT), function);
-	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), line);
-	w = put_varint_field(w, TAG(3, SVC_WIRE_VARINT), column);
+	uint8_t *w = put_varint_field32(start + 2, TAG(1, SVC_WIRE_VARINT), function);
+	w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), line);
+	w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), column);
 	start[0] = TAG(1, SVC_WIRE_LEN);
 	start[1] = (uint8_t)(w - start - 2);  /* at most 18 */
 	t->loc_len = (size_t)(w - body);
@@ -269,6 +347,43 @@ void svc_response_location(svc_response *r, uint64_t address)
 	r->next_location++;
 	t->loc_len = 0;
 	t->loc_lines = 0;
+}
+
+void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame *f, size_t n,
+			 bool no_inline, uint64_t address)
+{
+	svc_response_tables *t = r->t;
+	if (r->next_location >= r->n_locations)
+		return;
+	size_t nlines = lines_of(n, no_inline);
+	base_vec *ls = &t->locations;
+	if (nlines > SVC_RESPONSE_MAX_LINES) {
+		r->oom = true;
+		return;
+	}
+	if (!section_reserve(r, ls, LOC_HEAD + 1 + nlines * LINE_MAX_BYTES + ADDRESS_MAX_BYTES))
+		return;
+	/* The function calls below grow other sections only: o stays valid. */
+	uint8_t *o = section_end(ls), *w = o + LOC_HEAD;
+	const struct dense *d = nlines ? dense_of(t, entry) : NULL;
+	for (size_t j = 0; j < nlines; j++) {
+		uint32_t fi = function_index(r, entry, d, no_inline ? &f[n - 1] : &f[j], f[j].file);
+		uint8_t *start = w;
+		w = put_varint_field32(start + 2, TAG(1, SVC_WIRE_VARINT), fi);
+		w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), f[j].line);
+		w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), f[j].column);
+		start[0] = TAG(1, SVC_WIRE_LEN);
+		start[1] = (uint8_t)(w - start - 2);
+	}
+	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), address);
+	size_t body = (size_t)(w - o - LOC_HEAD);
+	if (body >= 128) {
+		memmove(o + LOC_HEAD + 1, o + LOC_HEAD, body);
+		w++;
+	}
+	put_len_header(o, TAG(3, SVC_WIRE_LEN), body);
+	section_set_end(ls, w);
+	r->next_location++;
 }
 
 /* ---- the whole response (fields in number order) ---- */

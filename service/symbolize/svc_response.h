@@ -96,6 +96,21 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame 
 void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
 			   const char *file);
 
+/* svc_response_prefetch for the Lines of a location whose lookup gave frames
+ * f (n of them; no_inline: one Line, of the outermost function). */
+void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame *f,
+				  size_t n, bool no_inline);
+
+/*
+ * A whole location at once, as svc_response_function, svc_response_line for
+ * each Line and svc_response_location(r, address) make it: Lines of frames f
+ * (n of them, innermost first; no_inline: one Line, at f[0]'s line, of the
+ * outermost function f[n - 1]), encoded straight into the response. Not
+ * after svc_response_line in the same location.
+ */
+void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame *f, size_t n,
+			 bool no_inline, uint64_t address);
+
 /*
  * Appends a Line to the current location (the one after the last ended); past
  * SVC_RESPONSE_MAX_LINES lines sets r->oom.

@@ -5,7 +5,8 @@
  * on disk or in a store. Any bytes as the table: every byte's answer agrees
  * with a plain count (a string starts at 0 and after each NUL but the last
  * byte's; its ordinal is the number of starts before it), ordinals are below
- * n_strings, and nothing outside the table has one.
+ * n_strings, nothing outside the table has one, and a string's length from
+ * svc_string_rank_slice is its bytes up to its NUL (or the table's end).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,6 +44,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (got) {
 			MUST(ord == starts);
 			starts++;
+			uint32_t ord2;
+			size_t len;
+			MUST(svc_string_rank_slice(&r, table + i, &ord2, &len) && ord2 == ord);
+			const char *nul = memchr(table + i, '\0', size - i);
+			MUST(len == (nul ? (size_t)(nul - table) - i : size - i));
+		} else {
+			size_t len;
+			MUST(!svc_string_rank_slice(&r, table + i, &ord, &len));
 		}
 	}
 	MUST(starts == r.n_strings);

@@ -334,12 +334,29 @@ TEST(string_rank_ordinals)
 	CHECK(svc_string_rank_of(&r, table + 8, &ord) && ord == 3);
 	CHECK(svc_string_rank_of(&r, table + 9, &ord) && ord == 4);
 	CHECK(svc_string_rank_of(&r, table + 11, &ord) && ord == 5);
+	/* Lengths from where the next string starts. */
+	size_t len = 99;
+	CHECK(svc_string_rank_slice(&r, table + 1, &ord, &len) && ord == 1 && len == 3);
+	CHECK(svc_string_rank_slice(&r, table + 5, &ord, &len) && ord == 2 && len == 2);
+	CHECK(svc_string_rank_slice(&r, table + 8, &ord, &len) && ord == 3 && len == 0);
+	CHECK(svc_string_rank_slice(&r, table + 11, &ord, &len) && ord == 5 && len == 0);
+	CHECK(!svc_string_rank_slice(&r, table + 2, &ord, &len));
 	/* Inside a string, and outside the table: no ordinal. */
 	CHECK(!svc_string_rank_of(&r, table + 2, &ord));
 	CHECK(!svc_string_rank_of(&r, table + sizeof(table), &ord));
 	CHECK(!svc_string_rank_of(&r, "abc", &ord));
 	svc_string_rank_free(&r);
 	CHECK(!svc_string_rank_build(&r, table, 0) && r.base == NULL);
+
+	/* Strings longer than a bitmap word and than a block, the last unterminated. */
+	char big[1200];
+	memset(big, 'x', sizeof(big));
+	big[0] = '\0';
+	big[700] = '\0';
+	REQUIRE(svc_string_rank_build(&r, big, sizeof(big)));
+	CHECK(svc_string_rank_slice(&r, big + 1, &ord, &len) && ord == 1 && len == 699);
+	CHECK(svc_string_rank_slice(&r, big + 701, &ord, &len) && ord == 2 && len == 499);
+	svc_string_rank_free(&r);
 
 	/* A real index: every string of every frame but "" has an ordinal below
 	 * n_strings, the same for the same address and different for different ones. */
@@ -370,7 +387,9 @@ TEST(string_rank_ordinals)
 					uint32_t o;
 					if (!*ss[k])
 						continue;   /* "" may be a literal of the lookup */
-					if (!svc_string_rank_of(&r, ss[k], &o) || o >= r.n_strings) {
+					size_t n_bytes;
+					if (!svc_string_rank_slice(&r, ss[k], &o, &n_bytes) ||
+					    o >= r.n_strings || n_bytes != strlen(ss[k])) {
 						bad++;
 						continue;
 					}

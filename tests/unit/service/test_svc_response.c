@@ -314,6 +314,70 @@ TEST(response_location_of_many_lines)
 	free(bytes);
 }
 
+/* A response of locations of 1, 2, 9 and SVC_RESPONSE_MAX_LINES frames, built
+ * Line by Line (bytes) or a location at a time (svc_response_frames). */
+static uint8_t *frames_response(const sym_frame *f, bool whole, bool no_inline, size_t *size)
+{
+	static const size_t counts[] = {1, 2, 9, SVC_RESPONSE_MAX_LINES, 0};
+	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
+	svc_response r;
+	if (!svc_response_begin(&r, NULL, NLOC, false, SIZE_MAX))
+		return NULL;
+	uint32_t e = svc_response_entry(&r, f, NULL, 0);
+	for (size_t i = 0; i < NLOC; i++) {
+		size_t n = counts[i];
+		uint64_t address = i + 1 < NLOC ? 0x400000 + i : 0;
+		if (whole) {
+			svc_response_frames(&r, e, f, n, no_inline, address);
+			continue;
+		}
+		for (size_t j = 0; j < (n && no_inline ? 1 : n); j++) {
+			const sym_frame *fn = no_inline ? &f[n - 1] : &f[j];
+			uint32_t fi = svc_response_function(&r, e, fn, f[j].file);
+			svc_response_line(&r, fi, f[j].line, f[j].column);
+		}
+		svc_response_location(&r, address);
+	}
+	uint8_t *bytes = NULL;
+	if (!r.oom) {
+		*size = svc_response_size(&r, NULL, 0);
+		bytes = malloc(*size);
+		if (bytes)
+			svc_response_write(&r, NULL, 0, bytes);
+	}
+	svc_response_end(&r);
+	return bytes;
+}
+
+TEST(response_frames_as_lines)
+{
+	/* Inline chains up to the most Lines a location has: the same bytes both ways. */
+	static char names[SVC_RESPONSE_MAX_LINES][16];
+	sym_frame f[SVC_RESPONSE_MAX_LINES];
+	for (unsigned j = 0; j < SVC_RESPONSE_MAX_LINES; j++) {
+		snprintf(names[j], sizeof(names[j]), "fn%u", j % 40);
+		f[j] = (sym_frame){.name = names[j], .linkage_name = "", .display_name = names[j],
+				   .file = j % 3 ? "a.c" : "b.h", .line = 100 * j + 1,
+				   .column = j % 5, .decl_file = "", .decl_line = j,
+				   .function_id = j % 40};
+	}
+	for (int no_inline = 0; no_inline < 2; no_inline++) {
+		size_t n1 = 0, n2 = 0;
+		uint8_t *by_line = frames_response(f, false, no_inline, &n1);
+		uint8_t *whole = frames_response(f, true, no_inline, &n2);
+		REQUIRE(by_line && whole);
+		CHECK(n1 > (no_inline ? 30u : 128u * 4) && n1 == n2 && memcmp(by_line, whole, n1) == 0);
+		Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(whole, n2);
+		REQUIRE(m);
+		CHECK_EQ_U(m->n_locations, 5);
+		CHECK_EQ_U(m->locations[3]->n_lines, no_inline ? 1 : SVC_RESPONSE_MAX_LINES);
+		CHECK_EQ_U(m->locations[4]->n_lines, 0);
+		symbolizer__v1__symbolize_response__free_unpacked(m, NULL);
+		free(by_line);
+		free(whole);
+	}
+}
+
 TEST(response_of_nothing)
 {
 	struct call c;
