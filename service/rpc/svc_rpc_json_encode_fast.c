@@ -201,12 +201,12 @@ static svc_errc put_run(json_enc *e, const json_msg *m, const json_fast *h, uint
 		if (!many || *p >= end)
 			break;
 		const uint8_t *at = *p;
-		uint64_t t = tag;
-		if (*at == tag)
+		uint64_t t;
+		if (*at == tag) {
 			at++;
-		else if (!svc_wire_get_varint(&at, end, &t) || t >> 3 != h->f->fd->id)
+		} else if (!svc_wire_get_varint(&at, end, &t) || t >> 3 != h->f->fd->id) {
 			break;  /* not this field (or, malformed, met again outside) */
-		if ((t & 7) != SVC_WIRE_LEN) {  /* this field, another wire type */
+		} else if ((t & 7) != SVC_WIRE_LEN) {  /* this field, another wire type */
 			if (value_reads((int)(t & 7), at, end))
 				return svc_error_set(e->err, SVC_E_INTERNAL, "response field %s: %s",
 						     h->f->fd->name,
@@ -236,8 +236,9 @@ static svc_errc put_run(json_enc *e, const json_msg *m, const json_fast *h, uint
 
 /* Any field svc_rpc_json_encode_field writes, after a ',' (b->len the
  * output's end). */
-static svc_errc put_other(json_enc *e, const json_msg *m, const uint8_t **p, const uint8_t *end,
-			  uint64_t *seen, size_t *pend)
+static __attribute__((noinline)) svc_errc put_other(json_enc *e, const json_msg *m,
+						     const uint8_t **p, const uint8_t *end,
+						     uint64_t *seen, size_t *pend)
 {
 	field_set set = {*seen, NULL};
 	set.bits = &set.small;
@@ -275,11 +276,13 @@ svc_errc svc_rpc_json_encode_table(json_enc *e, const json_msg *m, const uint8_t
 		const json_fast *h = &m->fast[tag & 0x7f];
 		if (tag >= 0x80 || h->kind == JSON_FAST_NONE) {
 			const uint8_t *at = p;
+			uint64_t seen2 = seen;  /* not seen itself: it stays in a register */
+			size_t pend2 = pend;
 			b->len = (size_t)(q - b->data);
-			rc = put_other(e, m, &at, end, &seen, &pend);
+			rc = put_other(e, m, &at, end, &seen2, &pend2);
 			if (rc != SVC_OK)
 				return rc;
-			p = at;
+			p = at, seen = seen2, pend = pend2;
 			q = b->data + b->len, lim = b->data + b->cap;
 			continue;
 		}
