@@ -32,18 +32,31 @@ HOT bool room(base_buf *b, uint8_t **q, uint8_t **lim, size_t n)
 	return true;
 }
 
-/* A varint, the one- and two-byte ones inline. */
+/* A varint, those of up to 3 bytes (most values, lengths and addresses of a
+ * response) inline when 3 bytes remain. */
 HOT bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *s = *p;
-	if (s < end && s[0] < 0x80) {
+	if (end - s >= 3) {
+		uint64_t b0 = s[0], b1 = s[1], b2 = s[2];
+		if (b0 < 0x80) {
+			*v = b0;
+			*p = s + 1;
+			return true;
+		}
+		if (b1 < 0x80) {
+			*v = (b0 & 0x7f) | b1 << 7;
+			*p = s + 2;
+			return true;
+		}
+		if (b2 < 0x80) {
+			*v = (b0 & 0x7f) | (b1 & 0x7f) << 7 | b2 << 14;
+			*p = s + 3;
+			return true;
+		}
+	} else if (s < end && s[0] < 0x80) {
 		*v = s[0];
 		*p = s + 1;
-		return true;
-	}
-	if (end - s >= 2 && s[1] < 0x80) {
-		*v = (s[0] & 0x7fu) | (uint64_t)s[1] << 7;
-		*p = s + 2;
 		return true;
 	}
 	return svc_wire_get_varint(p, end, v);
