@@ -6,6 +6,9 @@
  * path. The fields are written in the order they first appear in the wire;
  * a repeated field's elements, wherever they are in the message, make one
  * array (the first occurrence gathers them all; later ones are skipped).
+ * A message of 64 fields or fewer goes first to the table-driven fast path
+ * (svc_rpc_json_encode_fast.c), which hands this file's general step any
+ * field it does not write itself; a field met twice: the slow path here.
  */
 #include <stdlib.h>
 #include <string.h>
