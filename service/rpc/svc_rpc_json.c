@@ -164,6 +164,12 @@ static bool fill(svc_rpc_json *j, unsigned flags)
 				j->msgs[i].fast[d->fields[k].id << 3 | fields[k].wire_type] =
 					(json_fast){fast_kind(&fields[k]), (uint8_t)k, &fields[k]};
 		}
+		j->msgs[i].leaf = d->n_fields <= 64;
+		for (unsigned k = 0; k < d->n_fields; k++) {
+			uint8_t kind = fast_kind(&fields[k]);
+			if (d->fields[k].id >= 16 || kind == JSON_FAST_NONE || kind > JSON_FAST_I32)
+				j->msgs[i].leaf = false;
+		}
 	}
 	return true;
 }

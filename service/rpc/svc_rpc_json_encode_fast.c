@@ -183,6 +183,48 @@ static svc_errc put_msg(json_enc *e, const json_msg *m, const uint8_t *p, const 
 }
 
 /*
+ * A message of singular integers only (m->leaf) at *q, as
+ * svc_rpc_json_encode_table writes it (the same room asked at the same
+ * places) but without a call: JSON_RETRY when the wire has anything else (a
+ * field twice, another wire type, a longer tag, an unknown field, malformed
+ * bytes), for the general way to write it again.
+ */
+HOT svc_errc put_leaf(base_buf *b, const json_msg *m, const uint8_t *p, const uint8_t *end,
+		      uint8_t **q, uint8_t **lim)
+{
+	if (!room(b, q, lim, 1))
+		return SVC_E_NOMEM;
+	size_t open = (size_t)(*q - b->data);  /* an offset: the buffer may move */
+	uint64_t seen = 0;
+	size_t pend = 1;
+	while (p < end) {
+		uint8_t tag = *p;
+		const json_fast *h = &m->fast[tag & 0x7f];
+		uint64_t v, bit = 1ull << h->index;
+		if (tag >= 0x80 || h->kind == JSON_FAST_NONE)
+			return JSON_RETRY;
+		p++;
+		if (!get_varint(&p, end, &v) || (seen & bit))
+			return JSON_RETRY;
+		seen |= bit;
+		if (!v)
+			continue;
+		if (!room(b, q, lim, JSON_KEY_ROOM(h->f) + pend))
+			return SVC_E_NOMEM;
+		*q = put_integer(*q, h->f, h->kind, v);
+		pend = 0;
+	}
+	if (!room(b, q, lim, 1 + pend))
+		return SVC_E_NOMEM;
+	if (pend)
+		*(*q)++ = '{';  /* no field */
+	else
+		b->data[open] = '{';
+	*(*q)++ = '}';
+	return SVC_OK;
+}
+
+/*
  * A field's run (one value when singular) of strings or messages, its ','
  * and key written, its first value at data, *p past it; *p moves past the
  * run. A repeated field's elements are each written after a ',', the first
@@ -205,11 +247,17 @@ static svc_errc put_run(json_enc *e, const json_msg *m, const json_fast *h, uint
 				return SVC_E_NOMEM;
 			*q = ',';
 			q += many;
-			b->len = (size_t)(q - b->data);
-			svc_errc rc = put_msg(e, h->f->msg, data, data + len);
+			size_t at = (size_t)(q - b->data);
+			svc_errc rc = JSON_RETRY;
+			if (h->f->msg->leaf && e->depth < SVC_RPC_JSON_MAX_DEPTH)
+				rc = put_leaf(b, h->f->msg, data, data + len, &q, &lim);
+			if (rc == JSON_RETRY) {
+				b->len = at;
+				rc = put_msg(e, h->f->msg, data, data + len);
+				q = b->data + b->len, lim = b->data + b->cap;
+			}
 			if (rc != SVC_OK)
 				return rc;
-			q = b->data + b->len, lim = b->data + b->cap;
 		}
 		if (!many || *p >= end)
 			break;

@@ -69,6 +69,7 @@ struct json_msg {
 	unsigned n_fields;
 	int16_t by_id[JSON_MSG_DIRECT];  /* field number -> index in fields, -1: none */
 	json_fast fast[128];    /* by a one-byte tag: how the encoder writes it */
+	bool leaf;              /* every field a singular integer in fast (a Line) */
 };
 
 struct svc_rpc_json {
