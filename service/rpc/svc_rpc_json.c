@@ -120,6 +120,29 @@ static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd, unsign
 	return true;
 }
 
+/* The encoder's fast path for f (JSON_FAST_*), given its one-byte tag's wire type. */
+static uint8_t fast_kind(const json_field *f)
+{
+	if (f->key_len > JSON_KEY_PAD)  /* the fast path copies JSON_KEY_PAD bytes */
+		return JSON_FAST_NONE;
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_UINT64:
+		return f->repeated ? JSON_FAST_NONE : JSON_FAST_U64;
+	case PROTOBUF_C_TYPE_INT64:
+		return f->repeated ? JSON_FAST_NONE : JSON_FAST_I64;
+	case PROTOBUF_C_TYPE_UINT32:
+		return f->repeated ? JSON_FAST_NONE : JSON_FAST_U32;
+	case PROTOBUF_C_TYPE_INT32:
+		return f->repeated ? JSON_FAST_NONE : JSON_FAST_I32;
+	case PROTOBUF_C_TYPE_STRING:
+		return f->repeated ? JSON_FAST_STRINGS : JSON_FAST_STRING;
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return f->repeated ? JSON_FAST_MSGS : JSON_FAST_MSG;
+	default:
+		return JSON_FAST_NONE;
+	}
+}
+
 /* The fields of every type (all discovered). */
 static bool fill(svc_rpc_json *j, unsigned flags)
 {
@@ -137,6 +160,15 @@ static bool fill(svc_rpc_json *j, unsigned flags)
 				return false;
 			if (d->fields[k].id < JSON_MSG_DIRECT && k <= INT16_MAX)
 				j->msgs[i].by_id[d->fields[k].id] = (int16_t)k;
+			if (d->fields[k].id < 16 && d->n_fields <= 64)  /* one-byte tags */
+				j->msgs[i].fast[d->fields[k].id << 3 | fields[k].wire_type] =
+					(json_fast){fast_kind(&fields[k]), (uint8_t)k, &fields[k]};
+		}
+		j->msgs[i].leaf = d->n_fields <= 64;
+		for (unsigned k = 0; k < d->n_fields; k++) {
+			uint8_t kind = fast_kind(&fields[k]);
+			if (d->fields[k].id >= 16 || kind == JSON_FAST_NONE || kind > JSON_FAST_I32)
+				j->msgs[i].leaf = false;
 		}
 	}
 	return true;

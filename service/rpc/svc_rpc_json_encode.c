@@ -6,6 +6,9 @@
  * path. The fields are written in the order they first appear in the wire;
  * a repeated field's elements, wherever they are in the message, make one
  * array (the first occurrence gathers them all; later ones are skipped).
+ * A message of 64 fields or fewer goes first to the table-driven fast path
+ * (svc_rpc_json_encode_fast.c), which hands this file's general step any
+ * field it does not write itself; a field met twice: the slow path here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,18 +73,14 @@ static inline __attribute__((always_inline)) bool read_field(const uint8_t **p, 
 
 /* ---- values ---- */
 
-typedef struct enc {
-	base_buf *b;
-	svc_error *err;
-	int depth;
-} enc;
+typedef json_enc enc;
 
 static svc_errc bad(enc *e, const json_field *f, const char *what)
 {
 	return svc_error_set(e->err, SVC_E_INTERNAL, "response field %s: %s", f->fd->name, what);
 }
 
-static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end);
+#define encode_msg svc_rpc_json_encode_msg
 
 /* Whether a singular value is proto3's default (omitted). */
 static bool is_default(const json_field *f, const wire_value *w)
@@ -89,15 +88,6 @@ static bool is_default(const json_field *f, const wire_value *w)
 	if (f->type == PROTOBUF_C_TYPE_MESSAGE)
 		return false;
 	return w->type == SVC_WIRE_LEN ? w->len == 0 : w->v == 0;
-}
-
-static bool put_enum(base_buf *b, const ProtobufCEnumDescriptor *d, int32_t v)
-{
-	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(d, v);
-	if (!ev)
-		return svc_rpc_json_put_i64(b, v, false);
-	size_t n = strlen(ev->name);
-	return json_put_char(b, '"') && json_put(b, ev->name, n) && json_put_char(b, '"');
 }
 
 /*
@@ -139,48 +129,6 @@ static inline bool integer_of(const json_field *f, uint64_t v, uint64_t *mag, bo
 	return true;
 }
 
-/* A scalar of f's type from its bits. */
-static bool put_scalar(base_buf *b, const json_field *f, uint64_t v)
-{
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_INT32:
-	case PROTOBUF_C_TYPE_SFIXED32:
-		return svc_rpc_json_put_i64(b, (int32_t)(uint32_t)v, false);
-	case PROTOBUF_C_TYPE_SINT32:
-		return svc_rpc_json_put_i64(b, (int32_t)((uint32_t)v >> 1 ^ -(uint32_t)(v & 1)), false);
-	case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32:
-		return svc_rpc_json_put_number(b, (uint32_t)v, false, false);
-	case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SFIXED64:
-		return svc_rpc_json_put_i64(b, (int64_t)v, true);
-	case PROTOBUF_C_TYPE_SINT64:
-		return svc_rpc_json_put_i64(b, (int64_t)(v >> 1 ^ -(v & 1)), true);
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		return svc_rpc_json_put_number(b, v, false, true);
-	case PROTOBUF_C_TYPE_BOOL:
-		return v ? json_put(b, "true", 4) : json_put(b, "false", 5);
-	case PROTOBUF_C_TYPE_ENUM:
-		if (f->enum_number)
-			return svc_rpc_json_put_i64(b, (int32_t)(uint32_t)v, false);
-		return put_enum(b, f->fd->descriptor, (int32_t)(uint32_t)v);
-	case PROTOBUF_C_TYPE_FLOAT: {
-		float x;
-		uint32_t u = (uint32_t)v;
-		memcpy(&x, &u, 4);
-		return svc_rpc_json_put_double(b, x, true);
-	}
-	case PROTOBUF_C_TYPE_DOUBLE: {
-		double x;
-		memcpy(&x, &v, 8);
-		return svc_rpc_json_put_double(b, x, false);
-	}
-	default:
-		return false;
-	}
-}
-
 /* Every element of a packed run of f's scalars, each after a ',' but the first. */
 static svc_errc put_packed(enc *e, const json_field *f, const wire_value *w, size_t *count)
 {
@@ -199,7 +147,7 @@ static svc_errc put_packed(enc *e, const json_field *f, const wire_value *w, siz
 				v |= (uint64_t)p[i] << (8 * i);
 			p += n;
 		}
-		if ((*count && !json_put_char(e->b, ',')) || !put_scalar(e->b, f, v))
+		if ((*count && !json_put_char(e->b, ',')) || !svc_rpc_json_put_scalar(e->b, f, v))
 			return SVC_E_NOMEM;
 		++*count;
 	}
@@ -227,7 +175,7 @@ static svc_errc put_value(enc *e, const json_field *f, const wire_value *w, size
 	case PROTOBUF_C_TYPE_MESSAGE:
 		return encode_msg(e, f->msg, w->data, w->data + w->len);
 	default:
-		return put_scalar(e->b, f, w->v) ? SVC_OK : SVC_E_NOMEM;
+		return svc_rpc_json_put_scalar(e->b, f, w->v) ? SVC_OK : SVC_E_NOMEM;
 	}
 }
 
@@ -277,11 +225,6 @@ static svc_errc put_singular(enc *e, const json_field *f, wire_value w, const ui
 	return put_value(e, f, &w, &count);
 }
 
-/* Fields already written: a bit per field (a small message's on the stack). */
-typedef struct field_set {
-	uint64_t small, *bits;
-} field_set;
-
 static bool set_init(field_set *s, unsigned n)
 {
 	s->small = 0;
@@ -293,14 +236,6 @@ static void set_deinit(field_set *s)
 {
 	if (s->bits != &s->small)
 		free(s->bits);
-}
-
-/* Whether k was in the set (and puts it in). */
-static bool set_test_add(field_set *s, size_t k)
-{
-	bool was = s->bits[k / 64] >> (k % 64) & 1;
-	s->bits[k / 64] |= 1ull << (k % 64);
-	return was;
 }
 
 /* The slow path, for any message: each field's first occurrence gathers the
@@ -342,7 +277,7 @@ static svc_errc encode_slow(enc *e, const json_msg *m, const uint8_t *p, const u
 	return rc;
 }
 
-#define RETRY SVC_E_N_CODES  /* the fast path met a field twice: take the slow one */
+#define RETRY JSON_RETRY
 
 /* A singular varint field (not a default), after a ',' unless first: an
  * integer written in the same room as its key. */
@@ -361,7 +296,7 @@ static inline svc_errc put_varint_field(enc *e, const json_field *f, uint64_t v,
 		return SVC_OK;
 	}
 	e->b->len = (size_t)(q - e->b->data);
-	return put_scalar(e->b, f, v) ? SVC_OK : SVC_E_NOMEM;
+	return svc_rpc_json_put_scalar(e->b, f, v) ? SVC_OK : SVC_E_NOMEM;
 }
 
 /*
@@ -402,63 +337,62 @@ static svc_errc put_field_run(enc *e, const json_field *f, wire_value w, const u
 	return SVC_OK;
 }
 
-/*
- * The fast path, for messages as encoders write them (each field once, a
- * repeated field's elements in one run): one read of each field. RETRY when
- * the message is not so. The fields seen: a bit each, in a register for a
- * message of 64 fields or fewer.
- */
-static svc_errc encode_fast(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+svc_errc svc_rpc_json_encode_field(json_enc *e, const json_msg *m, const uint8_t **p,
+				   const uint8_t *end, bool *first, field_set *seen)
 {
-	field_set big = {0, NULL};
-	uint64_t seen = 0;
-	if (m->n_fields > 64 && !set_init(&big, m->n_fields))
+	uint32_t id;
+	wire_value w;
+	if (!read_field(p, end, &id, &w))
+		return svc_error_set(e->err, SVC_E_INTERNAL, "response: malformed %s", m->d->name);
+	const json_field *f = json_msg_field(m, id);
+	if (!f)
+		return SVC_OK;
+	if (set_test_add(seen, (size_t)(f - m->fields)))
+		return RETRY;
+	if (!f->repeated && is_default(f, &w))
+		return SVC_OK;
+	svc_errc rc;
+	if (!f->repeated && w.type == SVC_WIRE_VARINT && f->wire_type == SVC_WIRE_VARINT) {
+		rc = put_varint_field(e, f, w.v, *first);  /* the common case */
+		*first = false;
+		return rc;
+	}
+	bool wrote = false;
+	rc = put_field_run(e, f, w, p, end, *first, &wrote);
+	if (wrote)
+		*first = false;
+	return rc;
+}
+
+/*
+ * The fast path for a message of more than 64 fields (svc_rpc_json_encode_table
+ * takes the others): as encoders write them (each field once, a repeated
+ * field's elements in one run), one read of each field; RETRY when the
+ * message is not so.
+ */
+static svc_errc encode_wide(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+{
+	field_set seen;
+	if (!set_init(&seen, m->n_fields))
 		return SVC_E_NOMEM;
 	svc_errc rc = json_put_char(e->b, '{') ? SVC_OK : SVC_E_NOMEM;
 	bool first = true;
-	while (rc == SVC_OK && p < end) {
-		uint32_t id;
-		wire_value w;
-		if (!read_field(&p, end, &id, &w)) {
-			rc = svc_error_set(e->err, SVC_E_INTERNAL, "response: malformed %s",
-					   m->d->name);
-			break;
-		}
-		const json_field *f = json_msg_field(m, id);
-		if (!f)
-			continue;
-		size_t k = (size_t)(f - m->fields);
-		bool again = big.bits ? set_test_add(&big, k) : seen >> k & 1;
-		seen |= 1ull << (k & 63);
-		if (again) {
-			rc = RETRY;
-			break;
-		}
-		if (!f->repeated && is_default(f, &w))
-			continue;
-		if (!f->repeated && w.type == SVC_WIRE_VARINT && f->wire_type == SVC_WIRE_VARINT) {
-			rc = put_varint_field(e, f, w.v, first);  /* the common case */
-			first = false;
-			continue;
-		}
-		bool wrote = false;
-		rc = put_field_run(e, f, w, &p, end, first, &wrote);
-		if (wrote)
-			first = false;
-	}
-	if (big.bits)
-		set_deinit(&big);
+	while (rc == SVC_OK && p < end)
+		rc = svc_rpc_json_encode_field(e, m, &p, end, &first, &seen);
+	set_deinit(&seen);
 	if (rc == SVC_OK && !json_put_char(e->b, '}'))
 		rc = SVC_E_NOMEM;
 	return rc;
 }
 
-static svc_errc encode_msg(enc *e, const json_msg *m, const uint8_t *p, const uint8_t *end)
+svc_errc svc_rpc_json_encode_msg(json_enc *e, const json_msg *m, const uint8_t *p,
+				 const uint8_t *end)
 {
 	if (++e->depth > SVC_RPC_JSON_MAX_DEPTH)
 		return svc_error_set(e->err, SVC_E_INTERNAL, "response nested too deep");
 	size_t mark = e->b->len;
-	svc_errc rc = encode_fast(e, m, p, end);
+	svc_errc rc = m->n_fields <= 64 ? svc_rpc_json_encode_table(e, m, p, end)
+					: encode_wide(e, m, p, end);
 	if (rc == RETRY) {
 		e->b->len = mark;
 		rc = encode_slow(e, m, p, end);

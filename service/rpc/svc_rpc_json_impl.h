@@ -40,12 +40,36 @@ typedef struct json_field {
 
 #define JSON_MSG_DIRECT 64  /* field numbers below this are found by a table */
 
+/* How the encoder's fast path writes a field whose tag is one byte (fields 1
+ * to 15) and of the wire type the field is written with; NONE: the general
+ * path (any other type, a repeated scalar, a wire type that does not match). */
+enum {
+	JSON_FAST_NONE,
+	JSON_FAST_U64,      /* uint64: a quoted unsigned */
+	JSON_FAST_I64,      /* int64: a quoted signed */
+	JSON_FAST_U32,      /* uint32 */
+	JSON_FAST_I32,      /* int32 */
+	JSON_FAST_STRING,   /* a singular string */
+	JSON_FAST_STRINGS,  /* a repeated string */
+	JSON_FAST_MSG,      /* a singular message */
+	JSON_FAST_MSGS,     /* a repeated message */
+};
+
+/* The encoder's fast path for a one-byte tag. */
+typedef struct json_fast {
+	uint8_t kind;           /* JSON_FAST_* */
+	uint8_t index;          /* the field's index in fields (below 64) */
+	const json_field *f;
+} json_fast;
+
 /* A message type. */
 struct json_msg {
 	const ProtobufCMessageDescriptor *d;
 	json_field *fields;     /* d->fields' order */
 	unsigned n_fields;
 	int16_t by_id[JSON_MSG_DIRECT];  /* field number -> index in fields, -1: none */
+	json_fast fast[128];    /* by a one-byte tag: how the encoder writes it */
+	bool leaf;              /* every field a singular integer in fast (a Line) */
 };
 
 struct svc_rpc_json {
@@ -130,34 +154,74 @@ static inline unsigned json_digits(uint64_t v)
 	return d + (d < 20 && v >= pow10[d]) + (v == 0);  /* 0: one digit */
 }
 
-/* v in decimal, with a '-' when neg, between quotes when quoted, written at
- * p (JSON_NUMBER_MAX bytes of room); returns the byte after it. */
-static inline uint8_t *json_write_number(uint8_t *p, uint64_t v, bool neg, bool quoted)
+static const char json_pairs[] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
+
+/* v (below 100) in decimal at p; returns the byte after it. */
+static inline __attribute__((always_inline)) uint8_t *json_write_2(uint8_t *p, unsigned v)
 {
-	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
-				    "25262728293031323334353637383940414243444546474849"
-				    "50515253545556575859606162636465666768697071727374"
-				    "75767778798081828384858687888990919293949596979899";
+	if (v < 10) {
+		*p = (uint8_t)('0' + v);
+		return p + 1;
+	}
+	memcpy(p, json_pairs + v * 2, 2);
+	return p + 2;
+}
+
+/* v (below 10,000) in decimal at p, as 4 digits when fixed (zeros before);
+ * returns the byte after it. */
+static inline __attribute__((always_inline)) uint8_t *json_write_4(uint8_t *p, unsigned v,
+								    bool fixed)
+{
+	unsigned hi = v / 100, lo = v - hi * 100;
+	if (fixed) {
+		memcpy(p, json_pairs + hi * 2, 2);
+		p += 2;
+	} else if (hi) {
+		p = json_write_2(p, hi);
+	} else {
+		return json_write_2(p, lo);
+	}
+	memcpy(p, json_pairs + lo * 2, 2);
+	return p + 2;
+}
+
+/* v in decimal, with a '-' when neg, between quotes when quoted, written at
+ * p (JSON_NUMBER_MAX bytes of room); returns the byte after it. Below 10^8
+ * (line numbers, indexes, most addresses): one or two groups of 4 digits,
+ * no loop. */
+static inline __attribute__((always_inline)) uint8_t *json_write_number(uint8_t *p, uint64_t v,
+									 bool neg, bool quoted)
+{
 	if (quoted)
 		*p++ = '"';
 	if (neg)
 		*p++ = '-';
-	uint8_t *e = p + json_digits(v), *s = e;
-	while (v >= 100) {
-		unsigned k = (unsigned)(v % 100) * 2;
-		v /= 100;
-		*--s = (uint8_t)pairs[k + 1];
-		*--s = (uint8_t)pairs[k];
-	}
-	if (v >= 10) {
-		*--s = (uint8_t)pairs[v * 2 + 1];
-		*--s = (uint8_t)pairs[v * 2];
+	if (v < 10000) {
+		p = json_write_4(p, (unsigned)v, false);
+	} else if (v < 100000000) {
+		unsigned hi = (unsigned)v / 10000;
+		p = json_write_4(p, hi, false);
+		p = json_write_4(p, (unsigned)v - hi * 10000, true);
 	} else {
-		*--s = (uint8_t)('0' + v);
+		uint8_t *e = p + json_digits(v), *s = e;
+		while (v >= 100) {
+			unsigned k = (unsigned)(v % 100) * 2;
+			v /= 100;
+			*--s = (uint8_t)json_pairs[k + 1];
+			*--s = (uint8_t)json_pairs[k];
+		}
+		if (v >= 10)
+			memcpy(s - 2, json_pairs + v * 2, 2);
+		else
+			*--s = (uint8_t)('0' + v);
+		p = e;
 	}
 	if (quoted)
-		*e++ = '"';
-	return e;
+		*p++ = '"';
+	return p;
 }
 
 /* Writes f's key at q, which has room for JSON_KEY_PAD bytes or the key's
@@ -174,6 +238,43 @@ static inline uint8_t *json_write_key(uint8_t *q, const json_field *f)
 /* Room for a key, a ',' or '[' around it and a number after it. */
 #define JSON_KEY_ROOM(f) ((f)->key_len + JSON_KEY_PAD + 2 + JSON_NUMBER_MAX)
 
+/* ---- the encoder (svc_rpc_json_encode.c; its fast path: svc_rpc_json_encode_fast.c) ---- */
+
+typedef struct json_enc {
+	base_buf *b;
+	svc_error *err;
+	int depth;
+} json_enc;
+
+/* Fields already written: a bit per field (a small message's on the stack). */
+typedef struct field_set {
+	uint64_t small, *bits;
+} field_set;
+
+/* Whether k was in the set (and puts it in). */
+static inline bool set_test_add(field_set *s, size_t k)
+{
+	bool was = s->bits[k / 64] >> (k % 64) & 1;
+	s->bits[k / 64] |= 1ull << (k % 64);
+	return was;
+}
+
+/* What a fast path returns when it met a field twice: take the slow path. */
+#define JSON_RETRY SVC_E_N_CODES
+
+/* A message (its wire bytes p to end) as JSON: the fast path, then the slow
+ * one when the wire is not as encoders write it. */
+svc_errc svc_rpc_json_encode_msg(json_enc *e, const json_msg *m, const uint8_t *p,
+				 const uint8_t *end);
+/* The fast path's step for any field at *p (moved past it and, for a
+ * repeated field, its run), after a ',' unless *first; JSON_RETRY when the
+ * field is in seen. */
+svc_errc svc_rpc_json_encode_field(json_enc *e, const json_msg *m, const uint8_t **p,
+				   const uint8_t *end, bool *first, field_set *seen);
+/* The fast path for a message of 64 fields or fewer, by m->fast. */
+svc_errc svc_rpc_json_encode_table(json_enc *e, const json_msg *m, const uint8_t *p,
+				   const uint8_t *end);
+
 /* v in decimal ('-' when neg, quoted when asked); false when out of room. */
 bool svc_rpc_json_put_number(base_buf *b, uint64_t v, bool neg, bool quoted);
 bool svc_rpc_json_put_i64(base_buf *b, int64_t v, bool quoted);
@@ -185,6 +286,8 @@ bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n);
 bool svc_rpc_json_put_base64(base_buf *b, const uint8_t *s, size_t n);
 /* bytes as a quoted lowercase hex string (OTLP/JSON's IDs). */
 bool svc_rpc_json_put_hex(base_buf *b, const uint8_t *s, size_t n);
+/* A scalar of f's type (not a string, bytes or message) from its wire bits. */
+bool svc_rpc_json_put_scalar(base_buf *b, const json_field *f, uint64_t v);
 
 /* svc_rpc_json_number.c: an integral value, read exactly from a number's text
  * (0: integral, in *v; 1: not an integer; 2: an integer past 64 bits). */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * svc_rpc_json_text: writing JSON text into a buffer (svc_rpc_json_impl.h):
- * numbers, doubles, strings (escapes, 8 bytes at a time over the plain runs,
- * invalid UTF-8 as U+FFFD) and base64, for the encoder
+ * numbers, doubles, any scalar of a field's type, strings (escapes, 8 bytes
+ * at a time over the plain runs, invalid UTF-8 as U+FFFD) and base64, for the encoder
  * (svc_rpc_json_encode.c), which writes a message's fields with them.
  */
 #include <math.h>
@@ -144,4 +144,54 @@ bool svc_rpc_json_put_hex(base_buf *b, const uint8_t *s, size_t n)
 	*q++ = '"';
 	b->len += (size_t)(q - p);
 	return true;
+}
+
+static bool put_enum(base_buf *b, const ProtobufCEnumDescriptor *d, int32_t v)
+{
+	const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(d, v);
+	if (!ev)
+		return svc_rpc_json_put_i64(b, v, false);
+	size_t n = strlen(ev->name);
+	return json_put_char(b, '"') && json_put(b, ev->name, n) && json_put_char(b, '"');
+}
+
+bool svc_rpc_json_put_scalar(base_buf *b, const json_field *f, uint64_t v)
+{
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+		return svc_rpc_json_put_i64(b, (int32_t)(uint32_t)v, false);
+	case PROTOBUF_C_TYPE_SINT32:
+		return svc_rpc_json_put_i64(b, (int32_t)((uint32_t)v >> 1 ^ -(uint32_t)(v & 1)), false);
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
+		return svc_rpc_json_put_number(b, (uint32_t)v, false, false);
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+		return svc_rpc_json_put_i64(b, (int64_t)v, true);
+	case PROTOBUF_C_TYPE_SINT64:
+		return svc_rpc_json_put_i64(b, (int64_t)(v >> 1 ^ -(v & 1)), true);
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		return svc_rpc_json_put_number(b, v, false, true);
+	case PROTOBUF_C_TYPE_BOOL:
+		return v ? json_put(b, "true", 4) : json_put(b, "false", 5);
+	case PROTOBUF_C_TYPE_ENUM:
+		if (f->enum_number)
+			return svc_rpc_json_put_i64(b, (int32_t)(uint32_t)v, false);
+		return put_enum(b, f->fd->descriptor, (int32_t)(uint32_t)v);
+	case PROTOBUF_C_TYPE_FLOAT: {
+		float x;
+		uint32_t u = (uint32_t)v;
+		memcpy(&x, &u, 4);
+		return svc_rpc_json_put_double(b, x, true);
+	}
+	case PROTOBUF_C_TYPE_DOUBLE: {
+		double x;
+		memcpy(&x, &v, 8);
+		return svc_rpc_json_put_double(b, x, false);
+	}
+	default:
+		return false;
+	}
 }
