@@ -325,6 +325,20 @@ void svc_response_line(svc_response *r, uint32_t function, uint32_t line, uint32
 	t->loc_lines++;
 }
 
+/* Ends the LocationResult written at o (its body from o + LOC_HEAD up to w):
+ * its length, in two bytes when the body needs them (a body is at most
+ * 128 x 20 + 11 bytes), and the section's end. */
+static void location_close(base_vec *ls, uint8_t *o, uint8_t *w)
+{
+	size_t body = (size_t)(w - o - LOC_HEAD);
+	if (body >= 128) {
+		memmove(o + LOC_HEAD + 1, o + LOC_HEAD, body);
+		w++;
+	}
+	put_len_header(o, TAG(3, SVC_WIRE_LEN), body);
+	section_set_end(ls, w);
+}
+
 void svc_response_location(svc_response *r, uint64_t address)
 {
 	svc_response_tables *t = r->t;
@@ -335,14 +349,7 @@ void svc_response_location(svc_response *r, uint64_t address)
 		uint8_t *o = section_end(ls);
 		uint8_t *w = put_varint_field(o + LOC_HEAD + t->loc_len, TAG(2, SVC_WIRE_VARINT),
 					      address);
-		size_t body = (size_t)(w - o - LOC_HEAD);
-		if (body >= 128) {
-			/* A two-byte length (a body is at most 128 x 20 + 11 bytes). */
-			memmove(o + LOC_HEAD + 1, o + LOC_HEAD, body);
-			w++;
-		}
-		put_len_header(o, TAG(3, SVC_WIRE_LEN), body);
-		section_set_end(ls, w);
+		location_close(ls, o, w);
 	}
 	r->next_location++;
 	t->loc_len = 0;
@@ -376,13 +383,7 @@ void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame *f, si
 		start[1] = (uint8_t)(w - start - 2);
 	}
 	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), address);
-	size_t body = (size_t)(w - o - LOC_HEAD);
-	if (body >= 128) {
-		memmove(o + LOC_HEAD + 1, o + LOC_HEAD, body);
-		w++;
-	}
-	put_len_header(o, TAG(3, SVC_WIRE_LEN), body);
-	section_set_end(ls, w);
+	location_close(ls, o, w);
 	r->next_location++;
 }
 
