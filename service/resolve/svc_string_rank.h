@@ -62,19 +62,46 @@ static inline uint32_t svc_string_rank_popcount(uint64_t x)
 #endif
 }
 
+/* Where s falls in r: its offset, its block and its bitmap word's index and
+ * bits, and its bit; false outside the table or not at a string's start. */
+struct svc_string_rank_at {
+	uintptr_t off;
+	const svc_string_rank_block *b;
+	unsigned w, bit;
+	uint64_t bits;
+};
+
+static inline bool svc_string_rank_at(const svc_string_rank *r, const char *s,
+				      struct svc_string_rank_at *a)
+{
+	a->off = (uintptr_t)s - (uintptr_t)r->base;
+	if (a->off >= r->size)
+		return false;
+	a->b = &r->blocks[a->off / SVC_STRING_RANK_SPAN];
+	unsigned in = (unsigned)(a->off % SVC_STRING_RANK_SPAN);
+	a->w = in >> 6;
+	a->bit = in & 63;
+	a->bits = a->b->bits[a->w];
+	if (!((a->bits >> a->bit) & 1))
+		return false;
+	return true;
+}
+
+/* The ordinal of the string at a (found by svc_string_rank_at). */
+static inline uint32_t svc_string_rank_ordinal(const struct svc_string_rank_at *a)
+{
+	return a->b->base + a->b->before[a->w] +
+	       svc_string_rank_popcount(a->bits & ((1ull << a->bit) - 1));
+}
+
 /* The ordinal of s when it is the start of a string of the table; false for
  * any other address (outside the table, or inside a string). */
 static inline bool svc_string_rank_of(const svc_string_rank *r, const char *s, uint32_t *ord)
 {
-	uintptr_t off = (uintptr_t)s - (uintptr_t)r->base;
-	if (off >= r->size)
+	struct svc_string_rank_at a;
+	if (!svc_string_rank_at(r, s, &a))
 		return false;
-	const svc_string_rank_block *b = &r->blocks[off / SVC_STRING_RANK_SPAN];
-	unsigned in = (unsigned)(off % SVC_STRING_RANK_SPAN), w = in >> 6, bit = in & 63;
-	uint64_t bits = b->bits[w];
-	if (!((bits >> bit) & 1))
-		return false;
-	*ord = b->base + b->before[w] + svc_string_rank_popcount(bits & ((1ull << bit) - 1));
+	*ord = svc_string_rank_ordinal(&a);
 	return true;
 }
 
@@ -90,16 +117,14 @@ size_t svc_string_rank_len_far(const svc_string_rank *r, size_t off);
 static inline bool svc_string_rank_slice(const svc_string_rank *r, const char *s, uint32_t *ord,
 					 size_t *len)
 {
-	uintptr_t off = (uintptr_t)s - (uintptr_t)r->base;
-	if (off >= r->size)
+	struct svc_string_rank_at a;
+	if (!svc_string_rank_at(r, s, &a))
 		return false;
-	const svc_string_rank_block *b = &r->blocks[off / SVC_STRING_RANK_SPAN];
-	unsigned in = (unsigned)(off % SVC_STRING_RANK_SPAN), w = in >> 6, bit = in & 63;
-	uint64_t bits = b->bits[w];
-	if (!((bits >> bit) & 1))
-		return false;
-	*ord = b->base + b->before[w] + svc_string_rank_popcount(bits & ((1ull << bit) - 1));
-	uint64_t after = bits & ~((2ull << bit) - 1);   /* 0 for bit 63 */
+	*ord = svc_string_rank_ordinal(&a);
+	const svc_string_rank_block *b = a.b;
+	uintptr_t off = a.off;
+	unsigned w = a.w, bit = a.bit;
+	uint64_t after = a.bits & ~((2ull << bit) - 1);   /* 0 for bit 63 */
 	if (after) {
 		*len = (size_t)__builtin_ctzll(after) - bit - 1;
 		return true;
