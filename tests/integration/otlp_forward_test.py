@@ -37,7 +37,7 @@ from upstream_lib import check, run_cases, tempdir
 ARGS = None
 PB = None
 EXPORT = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
-WAIT = ["--otlp-max-wait", "120s", "--max-wait", "120s"]
+WAIT = ["--otlp-max-wait", "120s", "--max-wait", "120s"] + otlp_test.LONG_WAIT
 
 
 def wait_for(what, cond, timeout=120):

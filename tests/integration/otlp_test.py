@@ -220,6 +220,11 @@ def check_enriched(b, out):
     check(back == b.req, "fields other than the lines changed")
 
 
+# SymbolizeOTLP carries no wait of its own: it waits --default-wait (2s unless
+# set), too short for a first index build under ASan on a loaded machine.
+LONG_WAIT = ["--default-wait", "120s"]
+
+
 def setup(work, extra=()):
     c_bin = os.path.join(ARGS.fixtures, "c_O2_dw5")
     cxx_bin = os.path.join(ARGS.fixtures, "cxx_O2")
@@ -230,7 +235,7 @@ def setup(work, extra=()):
     gid = subprocess.run([ARGS.go, "tool", "buildid", go_bin], capture_output=True, text=True,
                          check=True).stdout.strip()
     d = Daemon(ARGS.symbolizerd, os.path.join(work, "data"), os.path.join(work, "d.log"),
-               extra=["--upload-token-file", token_file(work)] + list(extra))
+               extra=["--upload-token-file", token_file(work)] + LONG_WAIT + list(extra))
     for path in (c_bin, cxx_bin, kern):
         with open(path, "rb") as f:
             put(d, "/buildid/%s/debuginfo" % build_id(path), f.read())
@@ -297,7 +302,7 @@ def case_symbolctl_offline():
               os.path.join(ARGS.workdir, "otlp_stripped")):
         shutil.copy(f, os.path.join(dbg, "bin", os.path.basename(f)))
     d = Daemon(ARGS.symbolizerd, os.path.join(work, "data2"), os.path.join(work, "d2.log"),
-               debug_dirs=[dbg])
+               debug_dirs=[dbg], extra=LONG_WAIT)
     try:
         _, service_pb2, _, json_format = PB
         for ext, data in (("pb", b.req.SerializeToString()),
