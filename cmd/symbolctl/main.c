@@ -2,11 +2,22 @@
 /*
  * symbolctl: the command-line companion of symbolizerd. main() only picks the
  * subcommand; each one parses its own flags (see commands.h).
+ *
+ * Built twice: as `symbolctl-full`, which runs every command, and with
+ * SYMBOLCTL_FRONT as the front `symbolctl`, which links only what `addr2line`
+ * needs (fast to start) and execs symbolctl-full for the rest (ctl_full.c).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/symbolctl/commands.h"
+#include "cmd/symbolctl/ctl_full.h"
+
+#ifdef SYMBOLCTL_FRONT
+#define FULL(fn) NULL /* run by symbolctl-full */
+#else
+#define FULL(fn) fn
+#endif
 
 struct command {
 	const char *name;
@@ -16,14 +27,14 @@ struct command {
 
 static const struct command commands[] = {
 	{"addr2line", cmd_addr2line, "symbolize addresses of a local ELF file (llvm-symbolizer format)"},
-	{"fetch", cmd_fetch, "fetch build IDs from local dirs and debuginfod upstreams into a store"},
-	{"layout", cmd_layout, "struct and union layouts of a local ELF file (pahole format or JSON)"},
-	{"pprof", cmd_pprof, "symbolize a pprof profile (or perf.data: --perf) through symbolizerd"},
-	{"otlp", cmd_otlp, "symbolize OpenTelemetry profiles through symbolizerd (OTLP in, OTLP out)"},
-	{"status", cmd_status, "why a build ID is (not) symbolized by symbolizerd (--server URL)"},
-	{"symbolize", cmd_symbolize, "symbolize addresses through symbolizerd (llvm-symbolizer format)"},
-	{"upload", cmd_upload, "upload the ELF files symbolizerd cannot find anywhere (ShouldUpload, PUT)"},
-	{"version", cmd_version, "print the version (and, with --server URL, the daemon's)"},
+	{"fetch", FULL(cmd_fetch), "fetch build IDs from local dirs and debuginfod upstreams into a store"},
+	{"layout", FULL(cmd_layout), "struct and union layouts of a local ELF file (pahole format or JSON)"},
+	{"pprof", FULL(cmd_pprof), "symbolize a pprof profile (or perf.data: --perf) through symbolizerd"},
+	{"otlp", FULL(cmd_otlp), "symbolize OpenTelemetry profiles through symbolizerd (OTLP in, OTLP out)"},
+	{"status", FULL(cmd_status), "why a build ID is (not) symbolized by symbolizerd (--server URL)"},
+	{"symbolize", FULL(cmd_symbolize), "symbolize addresses through symbolizerd (llvm-symbolizer format)"},
+	{"upload", FULL(cmd_upload), "upload the ELF files symbolizerd cannot find anywhere (ShouldUpload, PUT)"},
+	{"version", FULL(cmd_version), "print the version (and, with --server URL, the daemon's)"},
 };
 
 static void usage(FILE *out)
@@ -45,11 +56,12 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version"))
-		return cmd_version(argc - 1, argv + 1);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	const char *name = strcmp(argv[1], "--version") ? argv[1] : "version";
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(name, commands[i].name))
+			continue;
+		return commands[i].run ? commands[i].run(argc - 1, argv + 1) : ctl_full_exec(argv);
+	}
 	fprintf(stderr, "symbolctl: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -3,7 +3,7 @@
 """The files of deploy/ checked offline with the best checkers Debian has, and
 against the real programs.
 
-    deploy_test.py --symbolizerd BIN --symbolctl BIN --source DIR [CASE...]
+    deploy_test.py --symbolizerd BIN --symbolctl BIN --symbolctl-full BIN --source DIR [CASE...]
 
 Cases: the systemd unit passes `systemd-analyze verify` and `security --offline`
 (started under systemd only where systemd is PID 1: skipped otherwise, with the
@@ -307,6 +307,12 @@ def case_container(args, work):
     cmd = json.loads(ins["CMD"][-1])
     check("--listen=0.0.0.0:8080" in cmd, "CMD %r does not listen on 0.0.0.0:8080" % cmd)
     check(json.loads(ins["ENTRYPOINT"][-1]) == ["/usr/bin/symbolizerd"], "ENTRYPOINT")
+    # The front symbolctl execs symbolctl-full from bin/../libexec/symbolizer/.
+    run_text = " ".join(rest.replace("\\", " ") for i, rest in build if i == "RUN")
+    for path in ("/out/usr/bin/symbolizerd", "/out/usr/bin/symbolctl",
+                 "/out/usr/libexec/symbolizer/symbolctl-full"):
+        check(re.search(r"install -D -m 0755 \S+ %s(\s|$)" % re.escape(path), run_text),
+              "Containerfile does not install %s" % path)
     arg = [a for a in ins.get("ARG", []) if a.startswith("RUNTIME_LIBS=")]
     check(arg, "no ARG RUNTIME_LIBS in the runtime stage")
     listed = set(arg[0].split("=", 1)[1].strip('"').split())
@@ -315,7 +321,7 @@ def case_container(args, work):
         # more (libgcc_s, its own libraries). The Release trees check the list.
         print("  skip RUNTIME_LIBS: a sanitizer build links its runtime's libraries too")
     else:
-        linked = needed_packages([args.symbolizerd, args.symbolctl])
+        linked = needed_packages([args.symbolizerd, args.symbolctl, args.symbolctl_full])
         want = {p for p in linked if p != "libc6"}  # libc6 is in the base image
         check(listed == want, "RUNTIME_LIBS %s; the binaries link %s (missing %s, extra %s)"
               % (sorted(listed), sorted(want), sorted(want - listed), sorted(listed - want)))
@@ -559,6 +565,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symbolizerd", required=True)
     ap.add_argument("--symbolctl", required=True)
+    ap.add_argument("--symbolctl-full", required=True)
     ap.add_argument("--source", required=True, help="the repository's top directory")
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()

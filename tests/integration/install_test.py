@@ -13,7 +13,13 @@ then the installed programs and pages as a user meets them:
   the project's version, and document every flag and subcommand `--help` lists;
 - `symbolctl version --server` against the installed symbolizerd on
   127.0.0.1:0 prints both versions; /version answers JSON, /healthz is unchanged;
-  exit status 3 for a server that is not there, 2 for a bad flag.
+  exit status 3 for a server that is not there, 2 for a bad flag;
+- symbolctl is two programs: the front in bin/ links none of the daemon's
+  libraries (RocksDB, libcurl, libarchive, libevent, nghttp2, protobuf-c,
+  json-c) and runs `addr2line` itself; every other command (the version lines
+  above) reaches symbolctl-full in libexec/symbolizer/ by exec. A front copied
+  away from it still answers `addr2line`, and any other command exits 4 naming
+  where it looked.
 
 Nothing here talks to anything but 127.0.0.1.
 """
@@ -73,12 +79,13 @@ def install(args, dest):
     paths = {
         "symbolizerd": root(os.path.join(args.bindir, "symbolizerd")),
         "symbolctl": root(os.path.join(args.bindir, "symbolctl")),
+        "symbolctl-full": root(os.path.join(args.libexecdir, "symbolizer", "symbolctl-full")),
         "symbolctl.1": root(os.path.join(args.mandir, "man1", "symbolctl.1")),
         "symbolizerd.8": root(os.path.join(args.mandir, "man8", "symbolizerd.8")),
     }
     for what, p in paths.items():
         check(os.path.isfile(p), "%s not installed at %s" % (what, p))
-    for b in ("symbolizerd", "symbolctl"):
+    for b in ("symbolizerd", "symbolctl", "symbolctl-full"):
         check(os.access(paths[b], os.X_OK), "%s is not executable" % paths[b])
     unit_src = os.path.join(args.source, "deploy", "systemd", "symbolizerd.service")
     env_src = os.path.join(args.source, "deploy", "symbolizerd.env")
@@ -113,6 +120,39 @@ def check_versions(args, paths):
     check_revision(drev, args.source)
     print("ok   --version:", d.strip(), "|", c.strip())
     return drev
+
+
+# Libraries the front symbolctl must not load (each costs startup time).
+DAEMON_LIBS = ("librocksdb", "libcurl", "libarchive", "libevent", "libnghttp2", "libprotobuf-c",
+               "libjson-c", "libstdc++")
+
+
+def check_front(paths, work):
+    front = paths["symbolctl"]
+    dyn = run(["readelf", "-d", front]).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dyn)
+    heavy = [n for n in needed if n.startswith(DAEMON_LIBS)]
+    check(needed and not heavy, "the front symbolctl links %s (all: %s)" % (heavy, needed))
+    # addr2line in the front's own process, from an installed ELF file with symbols.
+    elf = paths["symbolctl-full"]
+    addr = None
+    for line in run(["nm", "--defined-only", elf]).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "Tt" and f[2] == "main":
+            addr = f[0]
+    check(addr, "no main in %s" % elf)
+    want = run([front, "addr2line", "-e", elf, addr]).stdout
+    check(want.startswith("main\n"), "installed symbolctl addr2line: %r" % want)
+    lonely = os.path.join(work, "lonely")
+    os.makedirs(lonely)
+    shutil.copy(front, lonely)
+    alone = os.path.join(lonely, "symbolctl")
+    check(run([alone, "addr2line", "-e", elf, addr]).stdout == want, "a lone front's addr2line")
+    p = run([alone, "status", "--server", "http://127.0.0.1:1", "ab" * 20], rc=4)
+    check("symbolctl-full" in p.stderr and lonely in p.stderr,
+          "a lone front's other command: %r" % p.stderr)
+    print("ok   front symbolctl: links %s; addr2line alone; the rest through symbolctl-full"
+          % " ".join(needed))
 
 
 def flags_of(help_text):
@@ -205,6 +245,7 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--version", required=True, help="CMake's PROJECT_VERSION")
     ap.add_argument("--bindir", required=True, help="CMAKE_INSTALL_FULL_BINDIR")
+    ap.add_argument("--libexecdir", required=True, help="CMAKE_INSTALL_FULL_LIBEXECDIR")
     ap.add_argument("--mandir", required=True, help="CMAKE_INSTALL_FULL_MANDIR")
     ap.add_argument("--unitdir", required=True, help="where the systemd unit goes")
     ap.add_argument("--envfile", required=True, help="where the environment file goes")
@@ -213,6 +254,7 @@ def main():
     try:
         paths = install(args, os.path.join(work, "destdir"))
         rev = check_versions(args, paths)
+        check_front(paths, work)
         check_man_pages(args, paths)
         check_server_version(paths, rev, work)
     except TestFailure as e:
