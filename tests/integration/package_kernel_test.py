@@ -177,7 +177,7 @@ def case_kernel():
     deb = subprocess.run(["bash", ARGS.fetch], capture_output=True, text=True,
                          check=True).stdout.strip()
     print("  package: %s" % deb, flush=True)
-    work = tempdir("pkg-kernel-")
+    work = tempdir("pkg-kernel-", sweep=True)
     pool = os.path.join(work, "pool")
     os.makedirs(pool)
     os.symlink(deb, os.path.join(pool, os.path.basename(deb)))
