@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * sym_strtab: string interning for the index builder (see sym_strtab_impl.h).
- * A word-at-a-time hash into an open-addressed table of offsets.
+ * A word-at-a-time hash into an open-addressed table of offsets, each with
+ * its hash (a probe reads the table's bytes only when the hashes agree).
  */
 #include "symbolizer/sym_strtab_impl.h"
 
@@ -56,19 +57,21 @@ void sym_strtab_deinit(sym_strtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* Doubles the table: each slot moves by its stored hash (nslots <= 2^32). */
 static int rehash(sym_strtab *t)
 {
 	size_t n = t->nslots * 2;
-	uint32_t *slots = calloc(n, sizeof(*slots));
+	if (n > (size_t)UINT32_MAX + 1)
+		return -1;
+	struct sym_strtab_slot *slots = calloc(n, sizeof(*slots));
 	if (!slots)
 		return -1;
 	for (size_t i = 0; i < t->nslots; i++) {
-		uint32_t v = t->slots[i];
-		if (!v)
+		struct sym_strtab_slot v = t->slots[i];
+		if (!v.off1)
 			continue;
-		const char *s = t->bytes + v - 1;
-		size_t j = hash_str(s, strlen(s)) & (n - 1);
-		while (slots[j])
+		size_t j = v.hash & (n - 1);
+		while (slots[j].off1)
 			j = (j + 1) & (n - 1);
 		slots[j] = v;
 	}
@@ -80,11 +83,14 @@ static int rehash(sym_strtab *t)
 
 static uint32_t add_utf8(sym_strtab *t, const char *s, size_t len)
 {
-	uint64_t h = hash_str(s, len);
+	uint32_t h = (uint32_t)hash_str(s, len);
 	size_t mask = t->nslots - 1, j = h & mask;
-	for (uint32_t v; (v = t->slots[j]) != 0; j = (j + 1) & mask) {
+	for (uint32_t v; (v = t->slots[j].off1) != 0; j = (j + 1) & mask) {
 		const char *c = t->bytes + v - 1;
-		if (strncmp(c, s, len) == 0 && c[len] == '\0')
+		/* s has no NUL, so a shorter stored string differs within len bytes;
+		 * those bytes are inside the table (v - 1 + len < size). */
+		if (t->slots[j].hash == h && v - 1 + len < t->size && memcmp(c, s, len) == 0 &&
+		    c[len] == '\0')
 			return v - 1;
 	}
 	if (len + 1 > SYM_STRTAB_MAX - t->size)
@@ -103,7 +109,7 @@ static uint32_t add_utf8(sym_strtab *t, const char *s, size_t len)
 	memcpy(t->bytes + off, s, len);
 	t->bytes[off + len] = '\0';
 	t->size += len + 1;
-	t->slots[j] = off + 1;
+	t->slots[j] = (struct sym_strtab_slot){off + 1, h};
 	if (++t->used * 2 > t->nslots && rehash(t))
 		return SYM_STR_NONE;
 	return off;

@@ -10,10 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A slot of the interning table: the string's offset + 1 (0 = empty) and the
+ * low 32 bits of its hash, so a probe compares bytes only when the hashes agree
+ * and growing needs no rehash of the strings. */
+struct sym_strtab_slot {
+	uint32_t off1;
+	uint32_t hash;
+};
+
 typedef struct sym_strtab {
 	char *bytes;
 	size_t size, cap;
-	uint32_t *slots;    /* open addressing: offset + 1, 0 = empty */
+	struct sym_strtab_slot *slots;  /* open addressing, linear probing */
 	size_t nslots, used;
 } sym_strtab;
 
