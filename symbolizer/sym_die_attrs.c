@@ -21,10 +21,19 @@ static int note(Dwarf_Attribute *attr, void *arg)
 	sym_die_attrs *a = arg;
 	switch (dwarf_whatattr(attr)) {
 	case DW_AT_name:
-	case DW_AT_linkage_name:
-	case DW_AT_MIPS_linkage_name:
-	case DW_AT_decl_line:
 		a->names = true;
+		keep(&a->has_name, &a->name, attr);
+		break;
+	case DW_AT_linkage_name:
+		a->names = true;
+		keep(&a->has_linkage, &a->linkage, attr);
+		break;
+	case DW_AT_MIPS_linkage_name:
+		a->names = true;
+		keep(&a->has_mips_linkage, &a->mips_linkage, attr);
+		break;
+	case DW_AT_decl_line:
+		a->names = a->has_decl_line = true;
 		break;
 	case DW_AT_abstract_origin:
 		keep(&a->has_origin, &a->origin, attr);
@@ -78,4 +87,15 @@ bool sym_die_attrs_pc(sym_die_attrs *a, Dwarf_Addr *lo, Dwarf_Addr *hi)
 Dwarf_Attribute *sym_die_attrs_origin(sym_die_attrs *a)
 {
 	return a->has_origin ? &a->origin : a->has_spec ? &a->spec : NULL;
+}
+
+const char *sym_die_attrs_name(sym_die_attrs *a)
+{
+	return a->has_name ? dwarf_formstring(&a->name) : NULL;
+}
+
+const char *sym_die_attrs_linkage(sym_die_attrs *a)
+{
+	const char *l = a->has_linkage ? dwarf_formstring(&a->linkage) : NULL;
+	return l ? l : a->has_mips_linkage ? dwarf_formstring(&a->mips_linkage) : NULL;
 }

@@ -107,7 +107,7 @@ static uint32_t display_name(struct sym_dwarf_walk *w, const char *name, const c
 	return sym_strtab_add_cstr(&w->out->strs, name);
 }
 
-static uint32_t function_of_chain(struct sym_dwarf_walk *w, Dwarf_Die *die);
+static uint32_t function_of_chain(struct sym_dwarf_walk *w, Dwarf_Die *die, sym_die_attrs *a);
 
 /*
  * The function record of a scope DIE, shared by every instance of its origin.
@@ -121,47 +121,44 @@ static uint32_t function_of(struct sym_dwarf_walk *w, Dwarf_Die *die, sym_die_at
 	Dwarf_Attribute *ref = a->names ? NULL : sym_die_attrs_origin(a);
 	Dwarf_Die target;
 	if (!ref || !dwarf_formref_die(ref, &target))
-		return function_of_chain(w, die);
+		return function_of_chain(w, die, a);
 	uint64_t key = die_key(w, &target);
 	uint32_t id = sym_map64_lookup(&w->by_origin, key);
 	if (id != UINT32_MAX)
 		return id;
-	id = function_of_chain(w, die);
+	id = function_of_chain(w, die, a);
 	if (id != UINT32_MAX && !sym_map64_set(&w->by_origin, key, id))
 		return sym_dwarf_fail_nomem(w), UINT32_MAX;
 	return id;
 }
 
-/* function_of the long way: names, linkage name and declaration up the origin chain. */
-static uint32_t function_of_chain(struct sym_dwarf_walk *w, Dwarf_Die *die)
+/*
+ * function_of the long way: names, linkage name and declaration up the origin
+ * chain, each DIE's attributes read in one pass (a: die's, already read).
+ */
+static uint32_t function_of_chain(struct sym_dwarf_walk *w, Dwarf_Die *die, sym_die_attrs *a)
 {
 	Dwarf_Die chain[MAX_ORIGIN_HOPS + 1], *cur = die;
 	int n = 0;
 	chain[n++] = *die;
 	const char *name = NULL, *linkage = NULL;
 	Dwarf_Die *decl = NULL, *name_die = NULL, *linkage_die = NULL;
+	sym_die_attrs hop;
 	for (;;) {
-		Dwarf_Attribute attr;
-		if (!name && (name = dwarf_formstring(dwarf_attr(cur, DW_AT_name, &attr))))
+		if (!name && (name = sym_die_attrs_name(a)))
 			name_die = cur;
-		if (!linkage) {
-			linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_linkage_name, &attr));
-			if (!linkage)
-				linkage = dwarf_formstring(dwarf_attr(cur, DW_AT_MIPS_linkage_name,
-			       &attr));
-			if (linkage)
-				linkage_die = cur;
-		}
-		if (!decl && dwarf_hasattr(cur, DW_AT_decl_line))
+		if (!linkage && (linkage = sym_die_attrs_linkage(a)))
+			linkage_die = cur;
+		if (!decl && a->has_decl_line)
 			decl = cur;
 		if (n > MAX_ORIGIN_HOPS)
 			break;
-		Dwarf_Attribute *ref = dwarf_attr(cur, DW_AT_abstract_origin, &attr);
-		if (!ref)
-			ref = dwarf_attr(cur, DW_AT_specification, &attr);
+		Dwarf_Attribute *ref = sym_die_attrs_origin(a);
 		if (!ref || !dwarf_formref_die(ref, &chain[n]))
 			break;
 		cur = &chain[n++];
+		sym_die_attrs_read(cur, &hop);
+		a = &hop;
 	}
 	/*
 	 * Key by the DIE the names come from: instances of one abstract function
@@ -228,8 +225,13 @@ static uint32_t add_scope(struct sym_dwarf_walk *w, Dwarf_Die *die, uint32_t par
 	uint32_t id = (uint32_t)w->out->scopes.len;
 	sym_die_attrs a;
 	sym_die_attrs_read(die, &a);
-	/* One contiguous range read from the pass above, else dwarf_ranges. */
+	/* One contiguous range read from the pass above, else dwarf_ranges; none
+	 * without a pc or DW_AT_ranges (a declaration, an abstract instance: most
+	 * subprogram DIEs of C++), where dwarf_ranges would scan the attributes
+	 * three more times to say so. */
 	bool one = sym_die_attrs_pc(&a, &lo, &hi);
+	if (!one && !a.has_ranges && !(a.has_low && a.has_high))
+		return UINT32_MAX;
 	while (one || (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		bool done = one;
 		if (!sym_dwarf_is_tombstone(w, lo, hi)) {
