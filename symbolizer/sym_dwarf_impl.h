@@ -14,6 +14,8 @@
 #ifndef SYM_DWARF_IMPL_H
 #define SYM_DWARF_IMPL_H
 
+#include <stdint.h>
+
 #include <elfutils/libdw.h>
 
 #include "symbolizer/sym_collect_impl.h"
@@ -38,10 +40,15 @@ typedef struct sym_dwarf_source {
 	 * .debug_info pages may be dropped (sym_build_options.input_is_file_mapping). */
 	const void *mapping;
 	size_t mapping_size;
+	/* Non-NULL: the next unit number no shard has taken, shared by the shards,
+	 * which take units from it as they go (a faster shard walks more);
+	 * NULL: unit u is shard u % nshards's. */
+	_Atomic uint32_t *next_unit;
 } sym_dwarf_source;
 
 /*
- * Walks units u with u % nshards == shard into out, recording where each
+ * Walks its units (taken from src->next_unit, else those with u % nshards ==
+ * shard), each shard's in increasing order, into out, recording where each
  * unit's records end (out->units) and each function's DIE key
  * (out->func_keys) for sym_collect_merge_units. The Dwarf handle is replaced
  * by a fresh one after every src->reopen_spans spans, so libdw's

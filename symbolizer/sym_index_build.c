@@ -5,8 +5,9 @@
  * probe -> inflate compressed sections, lay out and relocate an ET_REL file
  * (sym_reloc) -> open with libelf/libdw (and the dwz
  * file from the caller's resolver) -> walk DWARF units on worker threads, each
- * with its own Dwarf handle; without DWARF, a Go binary's pclntab
- * (sym_gopclntab_collect.h) -> add symbol-table scopes -> merge -> write.
+ * with its own Dwarf handle, the symbol tables on one more beside them;
+ * without DWARF, a Go binary's pclntab (sym_gopclntab_collect.h) -> add
+ * symbol-table scopes -> merge -> write.
  */
 #include "symbolizer/sym_alt_impl.h"
 #include "symbolizer/sym_index.h"
@@ -66,6 +67,7 @@ struct shard {
 	uint64_t min_code_addr;
 	size_t reopen_spans;
 	bool release_pages;   /* main's bytes are the caller's file mapping */
+	_Atomic uint32_t *next_unit;  /* shared by the shards: the next unit to take */
 	sym_collect *out;
 	sym_error err;
 	sym_errc rc;
@@ -99,7 +101,8 @@ static void *shard_run(void *arg)
 	}
 	if (!s->rc) {
 		s->out->min_code_addr = s->min_code_addr;
-		sym_dwarf_source src = {.elf = elf, .alt = alt_dw, .reopen_spans = s->reopen_spans};
+		sym_dwarf_source src = {.elf = elf, .alt = alt_dw, .reopen_spans = s->reopen_spans,
+					.next_unit = s->next_unit};
 		if (s->release_pages) {
 			src.mapping = s->main->data;
 			src.mapping_size = s->main->size;
@@ -244,9 +247,11 @@ static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const
 		free(outs);
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory");
 	}
+	_Atomic uint32_t next_unit = 0;
 	for (unsigned i = 0; i < nshards; i++) {
 		shards[i] = (struct shard){.main = main_im, .alt = info->has_alt ? alt_im : NULL,
 					   .index = i, .count = nshards, .min_code_addr = min_code,
+					   .next_unit = &next_unit,
 					   .out = &outs[i],
 					   .reopen_spans = opts ? opts->reopen_spans : 0,
 					   .release_pages = opts && opts->input_is_file_mapping &&
@@ -320,14 +325,56 @@ static sym_errc collect_gopclntab(Elf *elf, const struct image *im, const sym_el
 	return rc;
 }
 
+/*
+ * The symbol tables' functions, read on a thread of their own beside the
+ * DWARF walk (each name demangled: a tenth of a C++ file's build, which ran
+ * alone after the walk), with an Elf handle of its own over the image.
+ */
+struct symtab_task {
+	const struct image *im;
+	sym_collect *out;
+	sym_errc rc;
+	sym_error err;
+	pthread_t tid;
+	bool started;
+};
+
+static void *symtab_run(void *arg)
+{
+	struct symtab_task *t = arg;
+	Elf *elf = NULL;
+	t->rc = sym_elf_begin(t->im->data, t->im->size, &elf, &t->err);
+	if (!t->rc)
+		t->rc = sym_symtab_collect(elf, t->out, &t->err);
+	if (elf)
+		elf_end(elf);
+	return NULL;
+}
+
+static void symtab_start(struct symtab_task *t)
+{
+	t->started = pthread_create(&t->tid, NULL, symtab_run, t) == 0;
+}
+
+/* Joins the task, or runs it here when it never started. */
+static sym_errc symtab_finish(struct symtab_task *t, sym_error *err)
+{
+	if (t->started)
+		pthread_join(t->tid, NULL);
+	else
+		symtab_run(t);
+	t->started = false;
+	if (t->rc && err)
+		*err = t->err;
+	return t->rc;
+}
+
 /* Adds the symbol tables' functions and writes the blob. */
 static sym_errc finish_index(Elf *elf, const sym_elf_info *info, sym_collect *all,
 			     sym_collect *syms, bool from_dwarf, bool from_pclntab, void **blob,
 			     size_t *blob_size, sym_error *err)
 {
-	sym_errc rc = sym_symtab_collect(elf, syms, err);
-	if (rc)
-		return rc;
+	sym_errc rc;
 	base_vec symbol_spans, sections;
 	base_vec_init(&symbol_spans, sizeof(sym_span), SYM_MAX_SPANS);
 	base_vec_init(&sections, sizeof(struct sym_ix_section), SYM_IX_MAX_SECTIONS);
@@ -384,15 +431,20 @@ sym_errc sym_index_build(const void *elf_data, size_t elf_size, const sym_build_
 		goto out;
 	uint64_t min_code = min_code_address(elf);
 	all.min_code_addr = syms.min_code_addr = min_code;
+	struct symtab_task symtab = {.im = &main_im, .out = &syms};
 	if (info.has_debug_info) {
 		if (info.has_alt && (rc = resolve_alt(&info, opts, cap, &alt_im, err)))
 			goto out;
+		symtab_start(&symtab);
 		rc = collect_dwarf(&main_im, &alt_im, &info, elf, opts, min_code, &all, &from_dwarf,
 				   err);
-		if (rc)
+		sym_errc symtab_rc = symtab_finish(&symtab, rc ? NULL : err);
+		if (rc || (rc = symtab_rc))
 			goto out;
 		if (opts && opts->input_is_file_mapping && !main_im.owned)
 			release_debug_sections(elf, &main_im);
+	} else if ((rc = symtab_finish(&symtab, err))) {
+		goto out;
 	}
 	bool from_pclntab = false;
 	if (!from_dwarf &&
