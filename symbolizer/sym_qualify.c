@@ -22,6 +22,13 @@ struct sym_qualify_node {
 	uint32_t parent;     /* enclosing namespace, class or subprogram, or NO_NODE */
 	int tag;
 	char *qual;          /* this scope's qualified name, once computed */
+	/* A subprogram's body is indexed only when a DIE inside it is asked about
+	 * (most hold no class, and their bodies are most of a unit's DIEs): then
+	 * its scopes are the kids block [kids_first, + kids_count), in DIE order. */
+	bool lazy;           /* a subprogram whose body is not indexed yet */
+	bool holds;          /* an indexed subprogram holding a scope: a parent */
+	unsigned level;      /* the DIE's depth below its unit */
+	uint32_t kids_first, kids_count;
 };
 
 struct sym_qualify_unit {
@@ -63,7 +70,8 @@ static bool is_scope_tag(int tag)
 
 /*
  * Records the scopes under die in DIE order, each with its nearest recorded
- * parent; a subprogram only when it holds one (a local class).
+ * parent: namespaces and classes with what they hold, and each defined
+ * subprogram with its body left for expand().
  */
 static int index_children(sym_qualify *q, Dwarf_Die *die, uint32_t parent, unsigned level)
 {
@@ -73,22 +81,20 @@ static int index_children(sym_qualify *q, Dwarf_Die *die, uint32_t parent, unsig
 	for (;;) {
 		int tag = dwarf_tag(&child);
 		uint32_t id = NO_NODE;
-		if (is_scope_tag(tag)) {
+		/* A declaration's children are its parameters: no scope there. */
+		if (is_scope_tag(tag) &&
+		    (tag != DW_TAG_subprogram || !dwarf_hasattr(&child, DW_AT_declaration))) {
 			id = (uint32_t)q->node_vec.len;
 			struct sym_qualify_node *n = base_vec_push(&q->node_vec);
 			if (!n)
 				return -1;
 			*n = (struct sym_qualify_node){.die = child, .parent = parent, .tag = tag,
 						       .start = sym_qualify_key(q->dw, &child),
-						       .end = ~(uint64_t)0};
-			/* A declaration's children are its parameters: no scope there. */
-			bool decl = tag == DW_TAG_subprogram && dwarf_hasattr(&child, DW_AT_declaration);
-			if (!decl && index_children(q, &child, id, level + 1))
+						       .end = ~(uint64_t)0,
+						       .lazy = tag == DW_TAG_subprogram,
+						       .level = level + 1};
+			if (tag != DW_TAG_subprogram && index_children(q, &child, id, level + 1))
 				return -1;
-			if (tag == DW_TAG_subprogram && q->node_vec.len == (size_t)id + 1) {
-				q->node_vec.len--; /* holds no scope: never a parent */
-				id = NO_NODE;
-			}
 		} else if (tag == DW_TAG_lexical_block) {
 			if (index_children(q, &child, parent, level + 1))
 				return -1;
@@ -126,27 +132,107 @@ static const struct sym_qualify_unit *unit_of(sym_qualify *q, Dwarf_Die *die, in
 	return slot;
 }
 
-/* The innermost recorded scope that encloses die; NO_NODE if none. */
-static uint32_t parent_of(sym_qualify *q, Dwarf_Die *die, int *nomem)
+/*
+ * Where node i's DIEs end: its next sibling's key; a last child has none and
+ * ends where its parent does (its open end, ~0, would claim every DIE after
+ * the parent: a function after a namespace's last inner namespace was put in
+ * it, as __pstl::execution::v1::__gthread_setspecific in libstdc++).
+ */
+static uint64_t end_of(sym_qualify *q, uint32_t i)
 {
-	const struct sym_qualify_unit *u = unit_of(q, die, nomem);
-	if (!u || !u->count)
-		return NO_NODE;
-	uint64_t key = sym_qualify_key(q->dw, die);
-	uint32_t lo = u->first, hi = u->first + u->count;
-	while (lo < hi) {      /* the last node that starts before die */
+	for (unsigned d = 0; i != NO_NODE && d < MAX_DEPTH; d++) {
+		const struct sym_qualify_node *n = node_at(q, i);
+		if (n->end != ~(uint64_t)0)
+			return n->end;
+		i = n->parent;
+	}
+	return ~(uint64_t)0;
+}
+
+/*
+ * The innermost node of the block [first, + count) (one unit's, or one
+ * subprogram's kids) that encloses key; owner (the block's subprogram, or
+ * NO_NODE for a unit) when none does.
+ */
+static uint32_t innermost(sym_qualify *q, uint32_t first, uint32_t count, uint64_t key,
+			  uint32_t owner)
+{
+	uint32_t lo = first, hi = first + count;
+	while (lo < hi) {      /* the last node that starts before key */
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (node_at(q, mid)->start < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	uint32_t i = lo > u->first ? lo - 1 : NO_NODE;
-	for (unsigned d = 0; i != NO_NODE && d < MAX_DEPTH; d++) {
+	uint32_t i = lo > first ? lo - 1 : owner;
+	for (unsigned d = 0; i != owner && i != NO_NODE && d < MAX_DEPTH; d++) {
 		const struct sym_qualify_node *n = node_at(q, i);
-		if ((n->start & 1) == (key & 1) && n->end > key)
+		if ((n->start & 1) == (key & 1) && end_of(q, i) > key)
 			return i;
 		i = n->parent;
+	}
+	return owner;
+}
+
+/*
+ * Indexes subprogram node i's body into its kids block, and says whether it
+ * holds a scope: a class in it, or a function nested in it (expanded here
+ * too: rare) that holds one. -1: out of memory.
+ */
+static int expand(sym_qualify *q, uint32_t i)
+{
+	struct sym_qualify_node *n = node_at(q, i);
+	Dwarf_Die die = n->die;
+	unsigned level = n->level;
+	uint32_t first = (uint32_t)q->node_vec.len;
+	n->lazy = false;
+	if (index_children(q, &die, i, level))
+		return -1;
+	uint32_t count = (uint32_t)q->node_vec.len - first;
+	bool holds = false;
+	for (uint32_t k = first; k < first + count; k++) {
+		struct sym_qualify_node *kid = node_at(q, k);
+		if (kid->tag != DW_TAG_subprogram)
+			holds = true;
+		else if (kid->parent == i && level < MAX_DEPTH && kid->lazy && expand(q, k))
+			return -1;
+		holds = holds || node_at(q, k)->holds;
+	}
+	n = node_at(q, i); /* the vector may have moved */
+	n->kids_first = first;
+	n->kids_count = count;
+	n->holds = holds;
+	return 0;
+}
+
+/*
+ * The innermost recorded scope that encloses die; NO_NODE if none. A
+ * subprogram counts only when it holds a scope (a local class): one that
+ * holds none is no parent, its own parent is.
+ */
+static uint32_t parent_of(sym_qualify *q, Dwarf_Die *die, int *nomem)
+{
+	const struct sym_qualify_unit *u = unit_of(q, die, nomem);
+	if (!u || !u->count)
+		return NO_NODE;
+	uint64_t key = sym_qualify_key(q->dw, die);
+	uint32_t at = innermost(q, u->first, u->count, key, NO_NODE);
+	for (unsigned d = 0; at != NO_NODE && d < MAX_DEPTH; d++) {
+		struct sym_qualify_node *n = node_at(q, at);
+		if (n->tag != DW_TAG_subprogram)
+			return at;
+		if (n->lazy && expand(q, at)) {
+			*nomem = 1;
+			return NO_NODE;
+		}
+		n = node_at(q, at);
+		if (!n->holds)
+			return n->parent; /* a class or a subprogram that holds one, or none */
+		uint32_t in = innermost(q, n->kids_first, n->kids_count, key, at);
+		if (in == at)
+			return at;
+		at = in;
 	}
 	return NO_NODE;
 }

@@ -6,9 +6,12 @@
  *
  * libdw gives no DIE parents, so the first question about a DIE of a unit
  * indexes that unit's scopes once: namespaces, classes, structures, unions
- * and the subprograms that hold one, each with its nearest such parent
- * (lexical blocks are transparent) and the span of DIE offsets it encloses,
- * in DIE order: a DIE's parent is then found by binary search. A name is then its parents' names joined by "::", a
+ * and defined subprograms, each with its nearest such parent (lexical blocks
+ * are transparent) and the span of DIE offsets it encloses (a last child's
+ * ends with its parent's), in DIE order: a DIE's parent is then found by
+ * binary search. A subprogram's body (most of a unit's DIEs) is indexed the
+ * same way only when a DIE inside it is asked about, and the subprogram is a
+ * parent only when it holds a scope (a local class). A name is then its parents' names joined by "::", a
  * namespace without a name being "(anonymous namespace)", a class its
  * DW_AT_name (template arguments included, as GCC writes them), and a
  * subprogram enclosing a local class its demangled linkage name, else its own

@@ -542,6 +542,9 @@ def main():
                          "eu-addr2line gives (default 0)")
     ap.add_argument("--no-inlines", action="store_true", help="both tools without inline frames")
     ap.add_argument("--no-demangle", action="store_true", help="both tools without demangling")
+    ap.add_argument("--no-qualified", action="store_true",
+                    help="a name ours qualifies where llvm-symbolizer's is bare is a "
+                         "disagreement (a fixture whose functions are in no namespace)")
     ap.add_argument("--show", type=int, default=30, help="disagreements to list (default 30)")
     ap.add_argument("--count-env", default="COMPARE_LLVM_COUNT",
                     help="environment variable that overrides -n when set")
@@ -591,6 +594,8 @@ def main():
             tm = tm_all[i] if tm_all else None
             verdicts = [cmp.name_verdict(k, addr, o, t, sh, om, tm)
                         for k in range(min(len(o), len(t)))]
+            if args.no_qualified:
+                verdicts = ["diff" if v == "qualified" else v for v in verdicts]
             loc_ok = [o[k][1:3] == t[k][1:3] for k in range(len(verdicts))]
             ok_k = [v != "diff" and l for v, l in zip(verdicts, loc_ok)]
             i_strict = cmp.strict_frame_eq(o[0], t[0], addr)
