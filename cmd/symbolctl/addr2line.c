@@ -192,19 +192,27 @@ static int write_blob(const char *path, const void *blob, size_t size)
 	return 0;
 }
 
-/* Answers lines[0..n) on stdout (ctl_answer: one batch, one write). */
+static bool write_stdout(void *arg, const void *data, size_t len)
+{
+	bool *write_failed = arg;
+	*write_failed = fwrite(data, 1, len, stdout) != len;
+	return !*write_failed;
+}
+
+/* Answers lines[0..n) on stdout (ctl_answer: one batch, a few large writes). */
 static int answer_lines(const sym_index *idx, const struct opts *o, char *const *lines, size_t n,
-			base_buf *out)
+			base_buf *scratch)
 {
 	ctl_answer_opts ao = {.idx = idx, .section = o->section != NULL, .sec_base = o->sec_base,
 			      .sec_size = o->sec_size, .no_inlines = o->no_inlines,
 			      .no_demangle = o->no_demangle};
-	out->len = 0;
-	if (!ctl_answer_lines(&ao, lines, n, out, o->n_bad)) {
-		fprintf(stderr, "symbolctl addr2line: out of memory\n");
+	bool write_failed = false;
+	if (!ctl_answer_lines(&ao, lines, n, scratch, write_stdout, &write_failed, o->n_bad)) {
+		if (!write_failed)
+			fprintf(stderr, "symbolctl addr2line: out of memory\n");
 		return -1;
 	}
-	return fwrite(out->data, 1, out->len, stdout) == out->len ? 0 : -1;
+	return 0;
 }
 
 /* The complete lines of in (NUL-terminated in place, \r\n as \n) into *lines. */

@@ -3,9 +3,10 @@
  * ctl_answer: a run of addr2line's input lines answered as one batch (see
  * ctl_answer.h). Lines are parsed first, in order (bad ones named on stderr
  * then); the addresses are searched in batches of BATCH and each answer
- * formatted straight into the run's buffer. A run of at least SPLIT lines is
- * answered in two halves, the second on its own thread into its own buffer,
- * appended after the first: the output is the same bytes either way.
+ * formatted straight into a buffer, handed to the writer each FLUSH bytes (a
+ * megabyte reused, not the whole output grown and copied). A run of at least
+ * SPLIT lines is answered in two halves, the second on its own thread into
+ * its own buffer, written after the first: the same bytes either way.
  */
 #include "cmd/symbolctl/ctl_answer.h"
 
@@ -15,7 +16,7 @@
 
 #include "cmd/symbolctl/llvm_format.h"
 
-enum { BATCH = 256, SPLIT = 4096, MAX_FRAMES = 256 };
+enum { BATCH = 256, SPLIT = 4096, MAX_FRAMES = 256, FLUSH = 1 << 20 };
 
 /* What a line asks: a parsed address (ok) or a bad line (answered ??). */
 struct half {
@@ -24,6 +25,8 @@ struct half {
 	const bool *ok;
 	size_t n;
 	base_buf out;
+	ctl_answer_write write;  /* NULL: out keeps the whole half */
+	void *arg;
 	bool failed;
 };
 
@@ -80,12 +83,16 @@ static void *answer_half(void *arg)
 				break;
 			}
 		}
+		if (h->write && h->out.len >= FLUSH && !h->failed) {
+			h->failed = !h->write(h->arg, h->out.data, h->out.len);
+			h->out.len = 0;
+		}
 	}
 	return NULL;
 }
 
-bool ctl_answer_lines(const ctl_answer_opts *o, char *const *lines, size_t n, base_buf *out,
-		      size_t *n_bad)
+bool ctl_answer_lines(const ctl_answer_opts *o, char *const *lines, size_t n, base_buf *scratch,
+		      ctl_answer_write write, void *arg, size_t *n_bad)
 {
 	if (n == 0)
 		return true;
@@ -104,8 +111,9 @@ bool ctl_answer_lines(const ctl_answer_opts *o, char *const *lines, size_t n, ba
 		}
 	}
 	size_t first = n >= SPLIT ? n / 2 : n;
-	struct half a = {o, addrs, ok, first, *out, false};
-	struct half b = {o, addrs + first, ok + first, n - first, {0}, false};
+	scratch->len = 0;
+	struct half a = {o, addrs, ok, first, *scratch, write, arg, false};
+	struct half b = {o, addrs + first, ok + first, n - first, {0}, NULL, NULL, false};
 	base_buf_init(&b.out, SIZE_MAX);
 	pthread_t t;
 	bool threaded = b.n && pthread_create(&t, NULL, answer_half, &b) == 0;
@@ -114,8 +122,10 @@ bool ctl_answer_lines(const ctl_answer_opts *o, char *const *lines, size_t n, ba
 	answer_half(&a);
 	if (threaded)
 		pthread_join(t, NULL);
-	*out = a.out;
-	done = !a.failed && !b.failed && base_buf_append(out, b.out.data, b.out.len);
+	*scratch = a.out;
+	done = !a.failed && !b.failed && (!a.out.len || write(arg, a.out.data, a.out.len)) &&
+	       (!b.out.len || write(arg, b.out.data, b.out.len));
+	scratch->len = 0;
 	base_buf_deinit(&b.out);
 out:
 	free(addrs);

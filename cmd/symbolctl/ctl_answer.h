@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ctl_answer: symbolctl addr2line's answers to a run of input lines, in
- * llvm-symbolizer's format (llvm_format.h), written into one buffer in input
- * order. The lines' addresses are searched as one batch
+ * llvm-symbolizer's format (llvm_format.h), written in input order. The lines' addresses are searched as one batch
  * (sym_index_find_batch, its misses overlapped) and a long run is split in
  * two halves answered on two threads, so a file of addresses costs the
  * searches and the formatting, not a printf and a write per address.
@@ -24,13 +23,18 @@ typedef struct ctl_answer_opts {
 	bool no_inlines, no_demangle;
 } ctl_answer_opts;
 
+/* Where the answers go, in order: false when they could not be written. */
+typedef bool (*ctl_answer_write)(void *arg, const void *data, size_t len);
+
 /*
- * Appends the answers to lines[0..n) (NUL-terminated, no newline) to out, in
- * order. A line that is not a hex address is named on stderr and answered
- * `??` so the output lines up; returns how many there were. false when out
- * of memory.
+ * Answers lines[0..n) (NUL-terminated, no newline) through write, in order,
+ * in pieces of about a megabyte formatted in scratch (the caller's, kept
+ * between calls) and, for a long run's second half, one piece at the end. A
+ * line that is not a hex address is named on stderr and answered `??` so the
+ * output lines up; *n_bad counts them. false when out of memory or a write
+ * failed.
  */
-bool ctl_answer_lines(const ctl_answer_opts *o, char *const *lines, size_t n, base_buf *out,
-		      size_t *n_bad);
+bool ctl_answer_lines(const ctl_answer_opts *o, char *const *lines, size_t n, base_buf *scratch,
+		      ctl_answer_write write, void *arg, size_t *n_bad);
 
 #endif
