@@ -6,10 +6,11 @@
  * shard slowed by big units or a busy core walks fewer of them; without the
  * counter, unit u is shard u % n's. Either way a shard's units come in
  * increasing order, and after each unit its end marks go to out->units, so
- * sym_collect_merge_units can put the shards' records back in unit order. Every SYM_DWARF_REOPEN_SPANS spans the Dwarf
- * handle is ended and a new one opened over the same Elf: libdw frees a
- * unit's line table, files and abbreviations only with its handle, which held
- * ~230 MB at once on a kernel's DWARF.
+ * sym_collect_merge_units can put the shards' records back in unit order.
+ * Every SYM_DWARF_REOPEN_SPANS spans the Dwarf handle is ended and a new one
+ * opened over the same Elf: libdw frees a unit's line table, files and
+ * abbreviations only with its handle, which held ~230 MB at once on a
+ * kernel's DWARF.
  */
 #include "symbolizer/sym_dwarf_impl.h"
 

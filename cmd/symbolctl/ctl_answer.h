@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ctl_answer: symbolctl addr2line's answers to a run of input lines, in
- * llvm-symbolizer's format (llvm_format.h), written in input order. The lines' addresses are searched as one batch
- * (sym_index_find_batch, its misses overlapped) and a long run is split in
- * two halves answered on two threads, so a file of addresses costs the
- * searches and the formatting, not a printf and a write per address.
+ * llvm-symbolizer's format (llvm_format.h), written in input order. The
+ * lines' addresses are searched as one batch (sym_index_find_batch, its
+ * misses overlapped) and a long run is split in two halves answered on two
+ * threads, so a file of addresses costs the searches and the formatting, not
+ * a printf and a write per address.
  */
 #ifndef SYMBOLCTL_CTL_ANSWER_H
 #define SYMBOLCTL_CTL_ANSWER_H

@@ -4,7 +4,7 @@
  *
  * `symbolctl` is two programs. The front (this file's caller) links only the
  * index (libdw, libelf, the compression libraries) and runs `addr2line` in
- * its own process: it starts in ~2 ms where loading the daemon's libraries
+ * its own process: it starts in ~4 ms where loading the daemon's libraries
  * (RocksDB, libcurl and its TLS/Kerberos/LDAP stack, libarchive, libxml2 and
  * ICU...) takes ~20 ms, a tenth of a cold 100k-address run. Every other
  * command is run by `symbolctl-full`, the complete program, which the front
@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

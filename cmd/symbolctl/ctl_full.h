@@ -6,8 +6,6 @@
 #ifndef SYMBOLCTL_CTL_FULL_H
 #define SYMBOLCTL_CTL_FULL_H
 
-#include <stdbool.h>
-
 /* Execs symbolctl-full with argv (argv[1] the command). Returns only when it
  * could not: an exit status (CTL_EXIT_IO), the reason printed on stderr. */
 int ctl_full_exec(char **argv);
