@@ -8,8 +8,10 @@
  * repeated, is written here with the output's end and room held in
  * registers; anything else (another type, a longer tag, a wire type that does
  * not match, an unknown field) goes to svc_rpc_json_encode_field, and a field
- * met twice sends the whole message to the slow path (JSON_RETRY). The bytes
- * are the same as the general path's.
+ * met twice sends the whole message to the slow path (JSON_RETRY). A run of
+ * strings or of small messages (a Line, a Function, a LocationResult) goes
+ * first to svc_rpc_json_encode_plain.c, which writes what it can of it
+ * without a check per field. The bytes are the same as the general path's.
  */
 #include <string.h>
 

@@ -3,17 +3,17 @@
  * svc_rpc_json_encode_plain: the encoder's plainest path, for the runs that
  * make most of a big response: repeated messages of a leaf type (every field
  * a singular integer: a Line, a Function) or of a shallow one (integers and
- * leaf messages: a LocationResult), and of strings (the string table). A
- * leaf's room is asked once (its JSON has
- * a bound: each field at most once), a field's ',' and key are one
- * fixed-size copy from the tag's entry (json_fast.key), a run's elements
- * follow one another in one loop, without a call or a check per field, and
- * a string is checked for bytes that need care 16 at a time (SSE2; 8 with
- * a word's arithmetic elsewhere).
- * Anything not so (a field twice, another wire type, a longer tag, an
- * unknown field, malformed bytes, too little room, too deep) stops it before
- * the element, which svc_rpc_json_encode_fast.c then writes the general way:
- * the bytes, and the room asked of the buffer, are the general path's.
+ * leaf messages: a LocationResult), and strings (the string table). A leaf's
+ * room is asked once (its JSON has a bound: each field at most once), a
+ * field's ',' and key are one fixed-size copy from the tag's entry
+ * (json_fast.key), a run's elements follow one another in one loop without a
+ * call or a check per field, and a string's bytes are checked for those that
+ * need care 16 at a time (SSE2; 8 by a word's arithmetic elsewhere). Anything
+ * not so (fields out of order or twice, another wire type, a longer tag, an
+ * unknown field, malformed bytes, a byte that needs care, too little room,
+ * too deep) stops it before the element, which svc_rpc_json_encode_fast.c
+ * then writes the general way: the bytes, and the room asked of the buffer
+ * (so where a cap on the JSON is met), are the general path's.
  */
 #include "service/rpc/svc_rpc_json_encode_impl.h"
 
