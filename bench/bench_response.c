@@ -11,8 +11,11 @@
  * daemon does (best of several passes, one thread). Prints `key value` lines.
  *
  * usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] [--gzip] [--run-only]
+ *                       [--json]
  * (--gzip: responses gzipped, as for a client that sends Accept-Encoding: gzip;
- * --run-only: no bare-lookup passes, for a profiler's count of the run alone).
+ * --run-only: no bare-lookup passes, for a profiler's count of the run alone;
+ * --json: each response also written as Connect JSON, as svc_rpc_call does for
+ * an application/json call, by svc_rpc_json_encode, before any gzip).
  * response_checksum is a hash of every response's bytes (of the first pass):
  * equal before and after a change that must not change the responses.
  */
@@ -29,6 +32,7 @@
 #include "bench/bench_io.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/rpc/svc_connect.h"
+#include "service/rpc/svc_rpc_json.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_index.h"
@@ -62,6 +66,7 @@ struct args {
 	int passes;
 	bool gzip;
 	bool run_only;
+	bool json;
 };
 
 /* The command line into a; false (told) on bad usage. */
@@ -69,7 +74,7 @@ static bool parse_args(int argc, char **argv, struct args *a)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_response ELF ADDR_FILE [--batch B] [--passes N] "
-				"[--gzip] [--run-only]\n");
+				"[--gzip] [--run-only] [--json]\n");
 		return false;
 	}
 	a->elf_path = argv[1];
@@ -79,6 +84,8 @@ static bool parse_args(int argc, char **argv, struct args *a)
 			a->gzip = true;
 		else if (!strcmp(argv[i], "--run-only"))
 			a->run_only = true;
+		else if (!strcmp(argv[i], "--json"))
+			a->json = true;
 		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
 			a->batch = (size_t)strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
@@ -99,6 +106,7 @@ struct held {
 	svc_index_cache *cache;
 	svc_index_entry *entry;
 	svc_response_pool *pool;
+	svc_rpc_json *json;  /* SymbolizeResponse's JSON codec (--json) */
 };
 
 /* The index of ELF built, loaded and put in a cache, ELF freed; false (told) on failure. */
@@ -131,6 +139,30 @@ struct figures {
 	double best;                     /* seconds of the fastest pass */
 };
 
+/* The wire response in *body as JSON, as svc_rpc_call's to_json writes it. */
+static bool json_body(const svc_rpc_json *j, struct evbuffer **body)
+{
+	size_t n = evbuffer_get_length(*body);
+	const uint8_t *wire = n ? evbuffer_pullup(*body, -1) : (const uint8_t *)"";
+	base_buf out;
+	base_buf_init(&out, SIZE_MAX);
+	svc_error err = {0};
+	struct evbuffer *text = evbuffer_new();
+	bool ok = text && wire && base_buf_reserve(&out, n * 3 + 64) &&
+		  svc_rpc_json_encode(j, wire, n, &out, &err) == SVC_OK &&
+		  evbuffer_add(text, out.data, out.len) == 0;
+	base_buf_deinit(&out);
+	if (!ok) {
+		fprintf(stderr, "bench_response: JSON: %s\n", err.code ? err.msg : "out of memory");
+		if (text)
+			evbuffer_free(text);
+		return false;
+	}
+	evbuffer_free(*body);
+	*body = text;
+	return true;
+}
+
 /*
  * svc_lookup_run over every batch of the N locations, one request per batch
  * over the same Location array, a.passes times; false (told) on failure.
@@ -158,8 +190,12 @@ static bool measure_run(const struct args *a, const struct held *h,
 			if (!body)
 				return false;
 			svc_lookup_run(&req, &map, &arena, h->pool, body, &res);
-			if (res.err.code != SVC_OK || (a->gzip && !gzip_body(&body))) {
+			if (res.err.code != SVC_OK) {
 				fprintf(stderr, "bench_response: %s\n", res.err.msg);
+				return false;
+			}
+			if ((a->json && !json_body(h->json, &body)) || (a->gzip && !gzip_body(&body))) {
+				fprintf(stderr, "bench_response: response encoding failed\n");
 				return false;
 			}
 			if (p == 0) {
@@ -211,6 +247,10 @@ int main(int argc, char **argv)
 	struct held h = {0};
 	if (!hold(elf, elf_size, &h))
 		return 1;
+	if (a.json && !(h.json = svc_rpc_json_create(&symbolizer__v1__symbolize_response__descriptor))) {
+		fprintf(stderr, "bench_response: out of memory\n");
+		return 1;
+	}
 
 	Symbolizer__V1__Location *locs = calloc(n, sizeof(*locs));
 	Symbolizer__V1__Location **locp = calloc(n, sizeof(*locp));
@@ -227,6 +267,7 @@ int main(int argc, char **argv)
 	printf("addresses %zu\n", n);
 	printf("batch %zu\n", a.batch);
 	printf("gzip %d\n", a.gzip);
+	printf("json %d\n", a.json);
 	printf("frames_per_address %.3f\n", (double)f.frames / (double)n);
 	printf("response_bytes_avg %.0f\n", (double)f.bytes / (double)f.batches);
 	printf("run_frames_per_second %.0f\n", (double)f.frames / f.best);
@@ -240,6 +281,7 @@ int main(int argc, char **argv)
 	svc_index_entry_release(h.cache, h.entry);
 	svc_index_cache_destroy(h.cache);
 	svc_response_pool_destroy(h.pool);
+	svc_rpc_json_destroy(h.json);
 	free(locs);
 	free(locp);
 	free(addrs);

@@ -123,8 +123,8 @@ static bool fill_field(json_field *f, const ProtobufCFieldDescriptor *fd, unsign
 /* The encoder's fast path for f (JSON_FAST_*), given its one-byte tag's wire type. */
 static uint8_t fast_kind(const json_field *f)
 {
-	if (f->key_len > JSON_KEY_PAD)  /* the fast path copies JSON_KEY_PAD bytes */
-		return JSON_FAST_NONE;
+	if (f->key_len + 2 > JSON_KEY_PAD)  /* the fast path copies ',', the key and */
+		return JSON_FAST_NONE;      /* a '"': JSON_KEY_PAD bytes */
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_UINT64:
 		return f->repeated ? JSON_FAST_NONE : JSON_FAST_U64;
@@ -141,6 +141,22 @@ static uint8_t fast_kind(const json_field *f)
 	default:
 		return JSON_FAST_NONE;
 	}
+}
+
+/* The fast path's entry for f (the k-th field), by its one-byte tag. */
+static void fill_fast(json_fast *h, json_field *f, unsigned k)
+{
+	h->kind = fast_kind(f);
+	h->index = (uint8_t)k;
+	h->f = f;
+	if (h->kind == JSON_FAST_NONE)
+		return;
+	h->room = (uint16_t)(JSON_KEY_ROOM(f) + 1);
+	h->key_len = (uint8_t)(f->key_len + 1);
+	h->key[0] = ',';
+	memcpy(h->key + 1, f->key, f->key_len);
+	if (h->kind == JSON_FAST_U64 || h->kind == JSON_FAST_I64)  /* quoted */
+		h->key[h->key_len++] = '"';
 }
 
 /* The fields of every type (all discovered). */
@@ -161,15 +177,34 @@ static bool fill(svc_rpc_json *j, unsigned flags)
 			if (d->fields[k].id < JSON_MSG_DIRECT && k <= INT16_MAX)
 				j->msgs[i].by_id[d->fields[k].id] = (int16_t)k;
 			if (d->fields[k].id < 16 && d->n_fields <= 64)  /* one-byte tags */
-				j->msgs[i].fast[d->fields[k].id << 3 | fields[k].wire_type] =
-					(json_fast){fast_kind(&fields[k]), (uint8_t)k, &fields[k]};
+				fill_fast(&j->msgs[i].fast[d->fields[k].id << 3 | fields[k].wire_type],
+					  &fields[k], k);
 		}
 		j->msgs[i].leaf = d->n_fields <= 64;
+		size_t keys = 0;
 		for (unsigned k = 0; k < d->n_fields; k++) {
 			uint8_t kind = fast_kind(&fields[k]);
 			if (d->fields[k].id >= 16 || kind == JSON_FAST_NONE || kind > JSON_FAST_I32)
 				j->msgs[i].leaf = false;
+			keys += fields[k].key_len;
 		}
+		if (j->msgs[i].leaf)
+			j->msgs[i].leaf_room = JSON_LEAF_ROOM(keys, d->n_fields);
+	}
+	return true;
+}
+
+/* Whether m is shallow (json_msg.shallow); the leaves known. */
+static bool is_shallow(const json_msg *m)
+{
+	if (m->leaf || m->n_fields > 64)
+		return false;
+	for (unsigned k = 0; k < m->n_fields; k++) {
+		const json_field *f = &m->fields[k];
+		uint8_t kind = fast_kind(f);
+		if (f->fd->id >= 16 || kind == JSON_FAST_NONE ||
+		    (kind > JSON_FAST_I32 && !(f->msg && f->msg->leaf)))
+			return false;
 	}
 	return true;
 }
@@ -203,6 +238,8 @@ svc_rpc_json *svc_rpc_json_create_opts(const ProtobufCMessageDescriptor *d, unsi
 			if (f->fd->type == PROTOBUF_C_TYPE_MESSAGE)
 				f->msg = &j->msgs[find(j, f->fd->descriptor)];
 		}
+	for (size_t i = 0; i < j->n_msgs; i++)
+		j->msgs[i].shallow = is_shallow(&j->msgs[i]);
 	return j;
 fail_msgs:
 	msg_vec_deinit(&msgs);

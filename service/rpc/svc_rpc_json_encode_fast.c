@@ -8,71 +8,14 @@
  * repeated, is written here with the output's end and room held in
  * registers; anything else (another type, a longer tag, a wire type that does
  * not match, an unknown field) goes to svc_rpc_json_encode_field, and a field
- * met twice sends the whole message to the slow path (JSON_RETRY). The bytes
- * are the same as the general path's.
+ * met twice sends the whole message to the slow path (JSON_RETRY). A run of
+ * strings or of small messages (a Line, a Function, a LocationResult) goes
+ * first to svc_rpc_json_encode_plain.c, which writes what it can of it
+ * without a check per field. The bytes are the same as the general path's.
  */
 #include <string.h>
 
-#include "service/rpc/svc_rpc_json_impl.h"
-#include "service/rpc/svc_wire.h"
-
-#define HOT static inline __attribute__((always_inline))
-
-/* The output: b's bytes end at *q, its allocation at *lim (b->len is set
- * only when other code writes). Room for n bytes at *q; false when refused. */
-HOT bool room(base_buf *b, uint8_t **q, uint8_t **lim, size_t n)
-{
-	if ((size_t)(*lim - *q) >= n)
-		return true;
-	b->len = (size_t)(*q - b->data);
-	if (!base_buf_reserve(b, n))
-		return false;
-	*q = b->data + b->len;
-	*lim = b->data + b->cap;
-	return true;
-}
-
-/* A varint, those of up to 3 bytes (most values, lengths and addresses of a
- * response) inline when 3 bytes remain. */
-HOT bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *s = *p;
-	if (end - s >= 3) {
-		uint64_t b0 = s[0], b1 = s[1], b2 = s[2];
-		if (b0 < 0x80) {
-			*v = b0;
-			*p = s + 1;
-			return true;
-		}
-		if (b1 < 0x80) {
-			*v = (b0 & 0x7f) | b1 << 7;
-			*p = s + 2;
-			return true;
-		}
-		if (b2 < 0x80) {
-			*v = (b0 & 0x7f) | (b1 & 0x7f) << 7 | b2 << 14;
-			*p = s + 3;
-			return true;
-		}
-	} else if (s < end && s[0] < 0x80) {
-		*v = s[0];
-		*p = s + 1;
-		return true;
-	}
-	return svc_wire_get_varint(p, end, v);
-}
-
-/* A length-delimited value's bytes at *p; false when malformed. */
-HOT bool get_bytes(const uint8_t **p, const uint8_t *end, const uint8_t **data, size_t *len)
-{
-	uint64_t n;
-	if (!get_varint(p, end, &n) || n > (uint64_t)(end - *p))
-		return false;
-	*data = *p;
-	*len = (size_t)n;
-	*p += n;
-	return true;
-}
+#include "service/rpc/svc_rpc_json_encode_impl.h"
 
 static bool plain_byte(uint8_t c)
 {
@@ -81,7 +24,7 @@ static bool plain_byte(uint8_t c)
 
 /* s as a quoted JSON string at q, when no byte of it needs care (q has room
  * for n + 10 bytes); NULL when one does. */
-HOT uint8_t *put_plain(uint8_t *q, const uint8_t *s, size_t n)
+JSON_HOT uint8_t *put_plain(uint8_t *q, const uint8_t *s, size_t n)
 {
 	uint64_t w;
 	*q++ = '"';
@@ -111,7 +54,7 @@ HOT uint8_t *put_plain(uint8_t *q, const uint8_t *s, size_t n)
 
 /* A string after a ',' when comma: written in place when plain, else by
  * svc_rpc_json_put_string (escapes, UTF-8, exact room). */
-HOT bool put_string(base_buf *b, uint8_t **q, uint8_t **lim, const uint8_t *s, size_t n,
+JSON_HOT bool put_string(base_buf *b, uint8_t **q, uint8_t **lim, const uint8_t *s, size_t n,
 		    bool comma)
 {
 	if ((size_t)(*lim - *q) >= n + 11) {
@@ -123,7 +66,7 @@ HOT bool put_string(base_buf *b, uint8_t **q, uint8_t **lim, const uint8_t *s, s
 			return true;
 		}
 	}
-	if (comma && !room(b, q, lim, 1))
+	if (comma && !json_room_at(b, q, lim, 1))
 		return false;
 	if (comma)
 		*(*q)++ = ',';
@@ -133,28 +76,6 @@ HOT bool put_string(base_buf *b, uint8_t **q, uint8_t **lim, const uint8_t *s, s
 	*q = b->data + b->len;
 	*lim = b->data + b->cap;
 	return true;
-}
-
-/* ',', f's key (at most JSON_KEY_PAD bytes) and a singular integer of kind
- * k (JSON_FAST_U64 to I32) at q. */
-HOT uint8_t *put_integer(uint8_t *q, const json_field *f, int k, uint64_t v)
-{
-	*q = ',';
-	memcpy(q + 1, f->key, JSON_KEY_PAD);
-	q += 1 + f->key_len;
-	switch (k) {
-	case JSON_FAST_U64:
-		return json_write_number(q, v, false, true);
-	case JSON_FAST_I64:
-		return json_write_number(q, (int64_t)v < 0 ? 0 - v : v, (int64_t)v < 0, true);
-	case JSON_FAST_U32:
-		return json_write_number(q, (uint32_t)v, false, false);
-	default: {
-		int32_t s = (int32_t)(uint32_t)v;
-		return json_write_number(q, s < 0 ? 0 - (uint64_t)(int64_t)s : (uint64_t)s, s < 0,
-					 false);
-	}
-	}
 }
 
 /* Whether a value of wire type wt (not LEN) reads at p. */
@@ -189,10 +110,10 @@ static svc_errc put_msg(json_enc *e, const json_msg *m, const uint8_t *p, const 
  * field twice, another wire type, a longer tag, an unknown field, malformed
  * bytes), for the general way to write it again.
  */
-HOT svc_errc put_leaf(base_buf *b, const json_msg *m, const uint8_t *p, const uint8_t *end,
+JSON_HOT svc_errc put_leaf(base_buf *b, const json_msg *m, const uint8_t *p, const uint8_t *end,
 		      uint8_t **q, uint8_t **lim)
 {
-	if (!room(b, q, lim, 1))
+	if (!json_room_at(b, q, lim, 1))
 		return SVC_E_NOMEM;
 	size_t open = (size_t)(*q - b->data);  /* an offset: the buffer may move */
 	uint64_t seen = 0;
@@ -204,17 +125,17 @@ HOT svc_errc put_leaf(base_buf *b, const json_msg *m, const uint8_t *p, const ui
 		if (tag >= 0x80 || h->kind == JSON_FAST_NONE)
 			return JSON_RETRY;
 		p++;
-		if (!get_varint(&p, end, &v) || (seen & bit))
+		if (!json_get_varint(&p, end, &v) || (seen & bit))
 			return JSON_RETRY;
 		seen |= bit;
 		if (!v)
 			continue;
-		if (!room(b, q, lim, JSON_KEY_ROOM(h->f) + pend))
+		if (!json_room_at(b, q, lim, JSON_KEY_ROOM(h->f) + pend))
 			return SVC_E_NOMEM;
-		*q = put_integer(*q, h->f, h->kind, v);
+		*q = json_put_int(*q, h, v);
 		pend = 0;
 	}
-	if (!room(b, q, lim, 1 + pend))
+	if (!json_room_at(b, q, lim, 1 + pend))
 		return SVC_E_NOMEM;
 	if (pend)
 		*(*q)++ = '{';  /* no field */
@@ -240,10 +161,14 @@ static svc_errc put_run(json_enc *e, const json_msg *m, const json_fast *h, uint
 	bool malformed = false;  /* at the run's end: after its ']', as the general path */
 	for (;;) {
 		if (h->kind <= JSON_FAST_STRINGS) {
-			if (!put_string(b, &q, &lim, data, len, many))
+			if (!svc_rpc_json_put_plain_strings(tag, many, data, len, p, end, &q, lim) &&
+			    !put_string(b, &q, &lim, data, len, many))
 				return SVC_E_NOMEM;
+		} else if (svc_rpc_json_put_plain_run(h->f->msg, tag, many, data, len, p, end, &q,
+						      lim, e->depth)) {
+			/* this element written, and maybe more of the run: *p past them */
 		} else {
-			if (!room(b, &q, &lim, 1))
+			if (!json_room_at(b, &q, &lim, 1))
 				return SVC_E_NOMEM;
 			*q = ',';
 			q += many;
@@ -275,14 +200,14 @@ static svc_errc put_run(json_enc *e, const json_msg *m, const json_fast *h, uint
 			malformed = true;
 			break;
 		}
-		if (!get_bytes(&at, end, &data, &len)) {
+		if (!json_get_bytes(&at, end, &data, &len)) {
 			malformed = true;
 			break;
 		}
 		*p = at;
 	}
 	if (many) {
-		if (!room(b, &q, &lim, 1))
+		if (!json_room_at(b, &q, &lim, 1))
 			return SVC_E_NOMEM;
 		b->data[open] = '[';
 		*q++ = ']';
@@ -352,8 +277,8 @@ svc_errc svc_rpc_json_encode_table(json_enc *e, const json_msg *m, const uint8_t
 		uint64_t bit = 1ull << h->index, v;
 		const uint8_t *data = NULL;
 		size_t len = 0;
-		bool ok = h->kind <= JSON_FAST_I32 ? get_varint(&p, end, &v)
-						   : get_bytes(&p, end, &data, &len);
+		bool ok = h->kind <= JSON_FAST_I32 ? json_get_varint(&p, end, &v)
+						   : json_get_bytes(&p, end, &data, &len);
 		if (!ok)
 			return svc_error_set(e->err, SVC_E_INTERNAL, "response: malformed %s",
 					     m->d->name);
@@ -363,20 +288,19 @@ svc_errc svc_rpc_json_encode_table(json_enc *e, const json_msg *m, const uint8_t
 		if (h->kind <= JSON_FAST_I32) {
 			if (!v)
 				continue;  /* proto3's default: omitted */
-			if (!room(b, &q, &lim, JSON_KEY_ROOM(f) + pend))
+			if (!json_room_at(b, &q, &lim, JSON_KEY_ROOM(f) + pend))
 				return SVC_E_NOMEM;
-			q = put_integer(q, f, h->kind, v);
+			q = json_put_int(q, h, v);
 			pend = 0;
 			continue;
 		}
 		if (h->kind == JSON_FAST_STRING && !len)
 			continue;
-		if (!room(b, &q, &lim, JSON_KEY_ROOM(f) + pend))
+		if (!json_room_at(b, &q, &lim, JSON_KEY_ROOM(f) + pend))
 			return SVC_E_NOMEM;
 		pend = 0;
-		*q = ',';
-		memcpy(q + 1, f->key, JSON_KEY_PAD);
-		q += 1 + f->key_len;
+		memcpy(q, h->key, JSON_KEY_PAD);
+		q += h->key_len;
 		const uint8_t *at = p;
 		b->len = (size_t)(q - b->data);
 		rc = put_run(e, m, h, tag, data, len, &at, end);
@@ -385,7 +309,7 @@ svc_errc svc_rpc_json_encode_table(json_enc *e, const json_msg *m, const uint8_t
 		p = at;
 		q = b->data + b->len, lim = b->data + b->cap;
 	}
-	if (!room(b, &q, &lim, 1 + pend))
+	if (!json_room_at(b, &q, &lim, 1 + pend))
 		return SVC_E_NOMEM;
 	if (pend)
 		*q++ = '{';  /* no field */

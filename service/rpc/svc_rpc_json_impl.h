@@ -59,7 +59,13 @@ enum {
 typedef struct json_fast {
 	uint8_t kind;           /* JSON_FAST_* */
 	uint8_t index;          /* the field's index in fields (below 64) */
+	uint8_t key_len;        /* of key */
+	uint16_t room;          /* asked before the field by the general path, with
+				 * a '{' to come: JSON_KEY_ROOM(f) + 1 */
 	const json_field *f;
+	char key[JSON_KEY_PAD]; /* ',', f's key and, for a 64-bit integer, the '"'
+				 * its value opens with; zeros after: copied whole
+				 * (kind NONE when they do not fit) */
 } json_fast;
 
 /* A message type. */
@@ -70,7 +76,16 @@ struct json_msg {
 	int16_t by_id[JSON_MSG_DIRECT];  /* field number -> index in fields, -1: none */
 	json_fast fast[128];    /* by a one-byte tag: how the encoder writes it */
 	bool leaf;              /* every field a singular integer in fast (a Line) */
+	bool shallow;           /* not a leaf, every field in fast an integer or a
+				 * leaf message, singular or repeated (a LocationResult) */
+	size_t leaf_room;       /* a leaf: the most its JSON takes, with the slack
+				 * of the fixed-size copies (JSON_LEAF_ROOM) */
 };
+
+/* A leaf's room: '{', '}', each field once (',', key, number) and the slack
+ * of a key's and a number's fixed-size writes. */
+#define JSON_LEAF_ROOM(sum_key_len, n_fields) \
+	(2 + (sum_key_len) + (n_fields) * (1 + JSON_NUMBER_MAX) + JSON_KEY_PAD + 8)
 
 struct svc_rpc_json {
 	json_msg *msgs;         /* every type the root reaches, root first */
@@ -159,39 +174,46 @@ static const char json_pairs[] = "0001020304050607080910111213141516171819202122
 				 "50515253545556575859606162636465666768697071727374"
 				 "75767778798081828384858687888990919293949596979899";
 
-/* v (below 100) in decimal at p; returns the byte after it. */
-static inline __attribute__((always_inline)) uint8_t *json_write_2(uint8_t *p, unsigned v)
-{
-	if (v < 10) {
-		*p = (uint8_t)('0' + v);
-		return p + 1;
-	}
-	memcpy(p, json_pairs + v * 2, 2);
-	return p + 2;
-}
+/*
+ * Every number below 1,000 in decimal, 8 bytes each: its digits (1 to 3,
+ * zeros after) and their count, then its 3 digits with zeros before and a
+ * zero (svc_rpc_json_text.c). A group of digits is one 4-byte copy.
+ */
+extern const char svc_rpc_json_dec3[1000][8];
 
-/* v (below 10,000) in decimal at p, as 4 digits when fixed (zeros before);
- * returns the byte after it. */
-static inline __attribute__((always_inline)) uint8_t *json_write_4(uint8_t *p, unsigned v,
-								    bool fixed)
+/* v (below 10^9) in decimal at p, which has room for 4 bytes past its end
+ * (they may be written); returns the byte after it. Groups of 3 digits,
+ * one copy each: below 1,000 (most indexes, lines and columns) no
+ * division. */
+static inline __attribute__((always_inline)) uint8_t *json_write_small(uint8_t *p, uint32_t v)
 {
-	unsigned hi = v / 100, lo = v - hi * 100;
-	if (fixed) {
-		memcpy(p, json_pairs + hi * 2, 2);
-		p += 2;
-	} else if (hi) {
-		p = json_write_2(p, hi);
-	} else {
-		return json_write_2(p, lo);
+	const char(*t)[8] = svc_rpc_json_dec3;
+	if (v < 1000) {
+		memcpy(p, t[v], 4);
+		return p + t[v][3];
 	}
-	memcpy(p, json_pairs + lo * 2, 2);
-	return p + 2;
+	uint32_t lo;
+	if (v < 1000000) {
+		uint32_t hi = v / 1000;
+		lo = v - hi * 1000;
+		memcpy(p, t[hi], 4);
+		p += t[hi][3];
+	} else {
+		uint32_t hi = v / 1000000, r = v - hi * 1000000, mid = r / 1000;
+		lo = r - mid * 1000;
+		memcpy(p, t[hi], 4);
+		p += t[hi][3];
+		memcpy(p, t[mid] + 4, 4);
+		p += 3;
+	}
+	memcpy(p, t[lo] + 4, 4);
+	return p + 3;
 }
 
 /* v in decimal, with a '-' when neg, between quotes when quoted, written at
- * p (JSON_NUMBER_MAX bytes of room); returns the byte after it. Below 10^8
- * (line numbers, indexes, most addresses): one or two groups of 4 digits,
- * no loop. */
+ * p (JSON_NUMBER_MAX bytes of room, which bytes past the number's end may
+ * take); returns the byte after it. Below 10^9 (line numbers, indexes,
+ * addresses of most files): json_write_small, no loop. */
 static inline __attribute__((always_inline)) uint8_t *json_write_number(uint8_t *p, uint64_t v,
 									 bool neg, bool quoted)
 {
@@ -199,12 +221,8 @@ static inline __attribute__((always_inline)) uint8_t *json_write_number(uint8_t 
 		*p++ = '"';
 	if (neg)
 		*p++ = '-';
-	if (v < 10000) {
-		p = json_write_4(p, (unsigned)v, false);
-	} else if (v < 100000000) {
-		unsigned hi = (unsigned)v / 10000;
-		p = json_write_4(p, hi, false);
-		p = json_write_4(p, (unsigned)v - hi * 10000, true);
+	if (v < 1000000000) {
+		p = json_write_small(p, (uint32_t)v);
 	} else {
 		uint8_t *e = p + json_digits(v), *s = e;
 		while (v >= 100) {

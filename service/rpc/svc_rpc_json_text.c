@@ -12,6 +12,25 @@
 #include "base/base_utf8.h"
 #include "service/rpc/svc_rpc_json_impl.h"
 
+/* n (below 1,000): its digits, zeros after, and their count; its 3 digits. */
+#define DEC_DIGIT(n, k) ((char)('0' + (n) / (k) % 10))
+#define DEC3(n)                                                                               \
+	{(n) < 10 ? DEC_DIGIT(n, 1) : (n) < 100 ? DEC_DIGIT(n, 10) : DEC_DIGIT(n, 100),         \
+	 (n) < 10 ? 0 : (n) < 100 ? DEC_DIGIT(n, 1) : DEC_DIGIT(n, 10),                          \
+	 (n) < 100 ? 0 : DEC_DIGIT(n, 1),                                                        \
+	 (char)((n) < 10 ? 1 : (n) < 100 ? 2 : 3),                                               \
+	 DEC_DIGIT(n, 100), DEC_DIGIT(n, 10), DEC_DIGIT(n, 1), 0}
+#define DEC3_10(n) DEC3(n), DEC3(n + 1), DEC3(n + 2), DEC3(n + 3), DEC3(n + 4), DEC3(n + 5), \
+	DEC3(n + 6), DEC3(n + 7), DEC3(n + 8), DEC3(n + 9)
+#define DEC3_100(n) DEC3_10(n), DEC3_10(n + 10), DEC3_10(n + 20), DEC3_10(n + 30),           \
+	DEC3_10(n + 40), DEC3_10(n + 50), DEC3_10(n + 60), DEC3_10(n + 70), DEC3_10(n + 80),  \
+	DEC3_10(n + 90)
+
+const char svc_rpc_json_dec3[1000][8] = {
+	DEC3_100(0), DEC3_100(100), DEC3_100(200), DEC3_100(300), DEC3_100(400),
+	DEC3_100(500), DEC3_100(600), DEC3_100(700), DEC3_100(800), DEC3_100(900),
+};
+
 bool svc_rpc_json_put_number(base_buf *b, uint64_t v, bool neg, bool quoted)
 {
 	uint8_t *p = json_room(b, JSON_NUMBER_MAX);

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the JSON encoder's fast path (service/rpc/
- * svc_rpc_json_encode_fast.c) and its number writer: integers of each kind at
- * every digit-count boundary (checked against printf), the wire the fast path
- * hands to the general one (a longer tag, another wire type, a field met
- * twice, a repeated field in two runs, an unknown field), empty messages, and
- * the JSON cap met at every length of a response, the output always the same
- * bytes.
+ * svc_rpc_json_encode_fast.c), its plainest one (svc_rpc_json_encode_plain.c)
+ * and its number writer: integers of each kind at every digit-count boundary
+ * (checked against printf), the wire the fast path hands to the general one
+ * (a longer tag, another wire type, a field met twice, a repeated field in two
+ * runs, an unknown field), empty messages, a response's runs (strings of
+ * every length around the 16-byte chunks, with a byte that needs care at each
+ * place; lines, functions, locations) against JSON written here with printf,
+ * and the JSON cap met at every length of a response, the output always the
+ * same bytes.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -191,6 +194,147 @@ TEST(the_cap_is_met_at_every_length)
 		}
 	}
 	CHECK(fits);
+	svc_rpc_json_destroy(j);
+}
+
+/* s as a JSON string at out (only '"', '\\' and '\n' need care here). */
+static size_t quoted(char *out, const char *s)
+{
+	size_t n = 0;
+	out[n++] = '"';
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\' || *s == '\n')
+			out[n++] = '\\';
+		out[n++] = *s == '\n' ? 'n' : *s;
+	}
+	out[n++] = '"';
+	return n;
+}
+
+/* The JSON of r as the encoder must write it, at out. */
+static size_t expected(const Symbolizer__V1__SymbolizeResponse *r, char *out)
+{
+	size_t n = (size_t)sprintf(out, "{\"stringTable\":[");
+	for (size_t i = 0; i < r->n_string_table; i++) {
+		n += i ? (size_t)sprintf(out + n, ",") : 0;
+		n += quoted(out + n, r->string_table[i]);
+	}
+	n += (size_t)sprintf(out + n, "],\"functions\":[");
+	for (size_t i = 0; i < r->n_functions; i++) {
+		const Symbolizer__V1__Function *f = r->functions[i];
+		n += (size_t)sprintf(out + n, "%s{\"name\":\"%" PRIu64 "\",\"systemName\":\"%" PRIu64
+				     "\",\"filename\":\"%" PRIu64 "\",\"startLine\":\"%" PRId64 "\"}",
+				     i ? "," : "", f->name, f->system_name, f->filename,
+				     f->start_line);
+	}
+	n += (size_t)sprintf(out + n, "],\"locations\":[");
+	for (size_t i = 0; i < r->n_locations; i++) {
+		const Symbolizer__V1__LocationResult *l = r->locations[i];
+		n += (size_t)sprintf(out + n, "%s{", i ? "," : "");
+		for (size_t k = 0; k < l->n_lines; k++) {
+			const Symbolizer__V1__Line *ln = l->lines[k];
+			n += (size_t)sprintf(out + n, "%s{", k ? "," : "\"lines\":[");
+			n += ln->function_index ? (size_t)sprintf(out + n, "\"functionIndex\":\"%" PRIu64
+								  "\",", ln->function_index) : 0;
+			n += (size_t)sprintf(out + n, "\"line\":\"%" PRId64 "\",\"column\":\"%" PRId64 "\"}",
+					     ln->line, ln->column);
+		}
+		n += (size_t)sprintf(out + n, "%s\"normalizedAddress\":\"%" PRIu64 "\"}",
+				     l->n_lines ? "]," : "", l->normalized_address);
+	}
+	return n + (size_t)sprintf(out + n, "]}");
+}
+
+TEST(a_response_s_runs_as_printf_writes_them)
+{
+	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_response__descriptor);
+	REQUIRE(j);
+	enum { NS = 1 + 3 * 41, NF = 40, NL = 30 };
+	/* Strings of 0 to 40 bytes: plain, with a '"' and with a '\n' at a place
+	 * that moves through them (a chunk's every byte, the tail's). */
+	char *strings[NS], buf[NS][48];
+	strings[0] = "";
+	for (int len = 0; len <= 40; len++)
+		for (int v = 0; v < 3; v++) {
+			char *t = buf[1 + len * 3 + v];
+			for (int i = 0; i < len; i++)
+				t[i] = (char)('a' + (i * 7 + len) % 26);
+			t[len] = '\0';
+			if (v && len)
+				t[(len * 5 + v) % len] = v == 1 ? '"' : '\n';
+			strings[1 + len * 3 + v] = t;
+		}
+	Symbolizer__V1__Function fs[NF], *fps[NF];
+	for (int i = 0; i < NF; i++) {
+		symbolizer__v1__function__init(&fs[i]);
+		fs[i].name = (uint64_t)i * 37 + 1, fs[i].system_name = (uint64_t)i * 1001 + 2;
+		fs[i].filename = (uint64_t)i + 3, fs[i].start_line = (int64_t)i * i * i * 977 + 9;
+		fps[i] = &fs[i];
+	}
+	Symbolizer__V1__Line ls[NL][3], *lps[NL][3];
+	Symbolizer__V1__LocationResult locs[NL], *locps[NL];
+	for (int i = 0; i < NL; i++) {
+		symbolizer__v1__location_result__init(&locs[i]);
+		for (int k = 0; k < i % 4; k++) {
+			symbolizer__v1__line__init(&ls[i][k]);
+			ls[i][k].function_index = (uint64_t)(i + k) % 7;  /* 0: omitted */
+			ls[i][k].line = (int64_t)i * 100 + k + 1, ls[i][k].column = k + 1;
+			lps[i][k] = &ls[i][k];
+		}
+		locs[i].n_lines = (size_t)(i % 4), locs[i].lines = lps[i];
+		locs[i].normalized_address = (uint64_t)i * 0x1234567 + 0x400000;
+		locps[i] = &locs[i];
+	}
+	Symbolizer__V1__SymbolizeResponse r = SYMBOLIZER__V1__SYMBOLIZE_RESPONSE__INIT;
+	r.n_string_table = NS, r.string_table = strings;
+	r.n_functions = NF, r.functions = fps;
+	r.n_locations = NL, r.locations = locps;
+	size_t n = symbolizer__v1__symbolize_response__get_packed_size(&r);
+	uint8_t *wire = malloc(n);
+	char *want = malloc(64 << 10), *got = malloc(64 << 10);
+	REQUIRE(wire && want && got);
+	symbolizer__v1__symbolize_response__pack(&r, wire);
+	size_t want_len = expected(&r, want);
+	CHECK_EQ_U(encode_cap(j, wire, n, SIZE_MAX, got, 64 << 10), SVC_OK);
+	CHECK_EQ_U(strlen(got), want_len);
+	CHECK_STREQ(got, want);
+	/* Caps from past the full length down through the last 4 KB: the same
+	 * bytes or too large (never under the length), and once refused,
+	 * refused under every smaller cap. */
+	bool refused = false;
+	for (size_t cap = want_len + 256; cap + 4096 > want_len; cap--) {
+		svc_errc rc = encode_cap(j, wire, n, cap, got, 64 << 10);
+		CHECK(rc == SVC_OK || rc == SVC_E_TOO_LARGE);
+		CHECK(!(refused && rc == SVC_OK));
+		CHECK(!(cap == want_len + 256 && rc != SVC_OK));
+		CHECK(!(cap < want_len && rc == SVC_OK));
+		refused = rc != SVC_OK;
+		if (rc == SVC_OK)
+			CHECK_STREQ(got, want);
+	}
+	free(wire);
+	free(want);
+	free(got);
+	svc_rpc_json_destroy(j);
+}
+
+TEST(strings_at_the_end_of_the_wire)
+{
+	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_response__descriptor);
+	REQUIRE(j);
+	/* A last string of each length, its bytes the wire's last: nothing read past it. */
+	for (size_t len = 0; len <= 40; len++) {
+		uint8_t *wire = malloc(2 + len);
+		REQUIRE(wire);
+		wire[0] = 0x0a, wire[1] = (uint8_t)len;
+		for (size_t i = 0; i < len; i++)
+			wire[2 + i] = (uint8_t)('A' + i % 26);
+		char got[128], want[128];
+		snprintf(want, sizeof(want), "{\"stringTable\":[\"%.*s\"]}", (int)len, (char *)wire + 2);
+		CHECK_EQ_U(encode_cap(j, wire, 2 + len, SIZE_MAX, got, sizeof(got)), SVC_OK);
+		CHECK_STREQ(got, want);
+		free(wire);
+	}
 	svc_rpc_json_destroy(j);
 }
 
