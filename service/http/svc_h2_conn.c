@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_h2_conn: one HTTP/2 connection (svc_h2_impl.h): the socket as a
- * bufferevent, the nghttp2 server session fed from it and written to it, a
+ * svc_h2_conn: one HTTP/2 connection (svc_h2_impl.h): the socket (a read
+ * event feeding the nghttp2 server session each turn's bytes straight from
+ * one buffer, and the session's frames written as soon as they are made,
+ * EV_WRITE waited for only while the socket is full), a
  * tick that resets streams past --request-timeout (a request that never ends,
  * an answer whose window never opens) and closes idle connections, and GOAWAY
  * on shutdown. The attacks nghttp2 answers itself are configured here: rapid
@@ -9,11 +11,12 @@
  * SETTINGS and PING floods (entries per SETTINGS, queued acks); the header
  * list cap is svc_h2_stream.c's.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <nghttp2/nghttp2.h>
 
@@ -42,8 +45,14 @@ static void conn_free(h2_conn *c)
 	nghttp2_session_del(c->session);
 	if (c->tick)
 		event_free(c->tick);
-	if (c->bev)
-		bufferevent_free(c->bev);
+	if (c->rev)
+		event_free(c->rev);
+	if (c->wev)
+		event_free(c->wev);
+	if (c->out)
+		evbuffer_free(c->out);  /* a pinned answer's last references */
+	if (c->fd >= 0)
+		evutil_closesocket(c->fd);
 	free(c);
 	if (h->o.conn_closed)
 		h->o.conn_closed(h->o.arg);
@@ -66,25 +75,51 @@ void h2_conn_unlink_stream(h2_conn *c, h2_stream *s)
 static bool done(h2_conn *c)
 {
 	return !nghttp2_session_want_read(c->session) && !nghttp2_session_want_write(c->session) &&
-	       evbuffer_get_length(bufferevent_get_output(c->bev)) == 0;
+	       evbuffer_get_length(c->out) == 0;
 }
 
-/* Sends what the session has, up to OUT_HIGH buffered. True: the connection
- * still stands. */
+/* Writes what out holds, in one writev, unless the socket is known to be
+ * full (wev then waits for it). False: the connection failed. */
+static bool write_out(h2_conn *c)
+{
+	if (c->waiting_write || evbuffer_get_length(c->out) == 0)
+		return true;
+	int n = evbuffer_write(c->out, c->fd);
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		return false;
+	if (evbuffer_get_length(c->out) > 0) {
+		if (event_add(c->wev, NULL) != 0)
+			return false;
+		c->waiting_write = true;
+	}
+	return true;
+}
+
+/* Sends what the session has, up to OUT_HIGH buffered at a time, written
+ * as it comes. True: the connection still stands. */
 static bool send_some(h2_conn *c)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	while (evbuffer_get_length(out) < OUT_HIGH) {
-		const uint8_t *data;
-		ssize_t n = nghttp2_session_mem_send(c->session, &data);
-		if (n < 0) {
-			c->h->protocol_errors++;
+	for (;;) {
+		bool full = false;
+		while (!(full = evbuffer_get_length(c->out) >= OUT_HIGH)) {
+			const uint8_t *data;
+			ssize_t n = nghttp2_session_mem_send(c->session, &data);
+			if (n < 0) {
+				c->h->protocol_errors++;
+				conn_free(c);
+				return false;
+			}
+			if (n == 0)
+				break;
+			evbuffer_add(c->out, data, (size_t)n);
+		}
+		if (!write_out(c)) {
 			conn_free(c);
 			return false;
 		}
-		if (n == 0)
+		/* More frames wait only if out was full and is written now. */
+		if (!full || evbuffer_get_length(c->out) > 0)
 			break;
-		evbuffer_add(out, data, (size_t)n);
 	}
 	if (done(c)) {
 		conn_free(c);
@@ -182,8 +217,7 @@ static int on_send_data(nghttp2_session *session, nghttp2_frame *frame, const ui
 {
 	(void)session;
 	h2_conn *c = arg;
-	return h2_stream_send_data(source->ptr, bufferevent_get_output(c->bev), framehd, length,
-				   frame->data.padlen);
+	return h2_stream_send_data(source->ptr, c->out, framehd, length, frame->data.padlen);
 }
 
 static int on_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame, int lib_error,
@@ -197,50 +231,58 @@ static int on_invalid_frame(nghttp2_session *session, const nghttp2_frame *frame
 
 /* ---- the socket ---- */
 
-/* Feeds the session the bytes of in (drained), then sends. */
-static void feed(h2_conn *c, struct evbuffer *in)
+/* Feeds the session n bytes, then sends. False: the connection is gone. */
+static bool feed(h2_conn *c, const uint8_t *p, size_t n)
 {
-	struct bufferevent *bev = c->bev;
-	size_t n = evbuffer_get_length(in);
-	const uint8_t *p = n ? evbuffer_pullup(in, -1) : NULL;
-	if (!p)
-		return;
 	c->last_activity_ms = base_mono_ms();
 	c->in_recv = true;
 	ssize_t rv = nghttp2_session_mem_recv(c->session, p, n);
 	c->in_recv = false;
-	evbuffer_drain(in, n);
 	if (rv < 0) {
 		/* A connection error (flood, bad preface, ...): nghttp2 queued a
 		 * GOAWAY where it could; it goes out, then the connection. */
 		c->h->protocol_errors++;
 		base_logf(BASE_LOG_DEBUG, "http2 connection error", "error=\"%s\"",
 			  nghttp2_strerror((int)rv));
-		bufferevent_disable(bev, EV_READ);
+		event_del(c->rev);
 		nghttp2_session_terminate_session(c->session, NGHTTP2_PROTOCOL_ERROR);
 	}
-	send_some(c);
+	return send_some(c);
 }
 
-static void read_cb(struct bufferevent *bev, void *arg)
+/* The socket is readable: one read (a whole request, most often), fed to
+ * the session from h->rbuf (nghttp2 keeps none of it). End of file or an
+ * error closes the connection. */
+static void read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	feed(arg, bufferevent_get_input(bev));
-}
-
-static void write_cb(struct bufferevent *bev, void *arg)
-{
-	(void)bev;
+	(void)what;
 	h2_conn *c = arg;
+	ssize_t n = read(fd, c->h->rbuf, READ_MAX);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_free(c);
+		return;
+	}
+	feed(c, c->h->rbuf, (size_t)n);
+}
+
+/* The socket takes bytes again: the rest of out, then more of the session's. */
+static void write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what;
+	h2_conn *c = arg;
+	c->waiting_write = false;
+	if (!write_out(c)) {
+		conn_free(c);
+		return;
+	}
+	if (c->waiting_write)
+		return;  /* still full */
+	event_del(c->wev);
 	c->last_activity_ms = base_mono_ms();
 	if (send_some(c) && c->h->stopping && c->h->o.ended)
 		c->h->o.ended(c->h->o.arg);  /* written out: the shutdown check */
-}
-
-static void event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
-		conn_free(arg);
 }
 
 /* Streams past the timeout reset; an idle connection past it closed. */
@@ -329,16 +371,14 @@ void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first)
 		return;
 	}
 	c->h = h;
-	c->bev = bufferevent_socket_new(h->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c->bev) {
-		evutil_closesocket(fd);
-	} else {  /* an answer in one write, not libevent's 16 KB ones */
-		bufferevent_set_max_single_write(c->bev, OUT_HIGH);
-		bufferevent_set_max_single_read(c->bev, READ_MAX);
-	}
+	c->fd = fd;
+	evutil_make_socket_nonblocking(fd);
+	c->rev = event_new(h->base, fd, EV_READ | EV_PERSIST, read_cb, c);
+	c->wev = event_new(h->base, fd, EV_WRITE, write_cb, c);  /* added when out waits */
+	c->out = evbuffer_new();
 	int64_t period = h->o.stream_timeout_ms / 2 < 1000 ? h->o.stream_timeout_ms / 2 : 1000;
 	struct timeval tv = {period / 1000, (period % 1000) * 1000};
-	c->tick = c->bev ? event_new(h->base, -1, EV_PERSIST, tick_cb, c) : NULL;
+	c->tick = event_new(h->base, -1, EV_PERSIST, tick_cb, c);
 	c->next = h->conns;
 	if (h->conns)
 		h->conns->prev = c;
@@ -346,18 +386,26 @@ void svc_h2_accept(svc_h2 *h, evutil_socket_t fd, struct evbuffer *first)
 	h->n_conns++;
 	h->conns_total++;
 	c->last_activity_ms = base_mono_ms();
-	if (!c->tick || !session_new(c) || event_add(c->tick, &tv) != 0) {
+	if (!h->rbuf)
+		h->rbuf = malloc(READ_MAX);
+	if (!h->rbuf || !c->rev || !c->wev || !c->out || !c->tick || !session_new(c) ||
+	    event_add(c->tick, &tv) != 0 || event_add(c->rev, NULL) != 0) {
 		base_logf(BASE_LOG_WARN, "http2 connection dropped", "error=\"out of memory\"");
 		conn_free(c);
 		return;
 	}
-	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	if (h->stopping) {
 		c->goaway = true;
 		nghttp2_submit_goaway(c->session, NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, NULL, 0);
 	}
-	feed(c, first);  /* the input buffer takes bytes from the socket alone */
+	/* The bytes evhttp read before the preface was seen. */
+	size_t n = evbuffer_get_length(first);
+	const uint8_t *p = n ? evbuffer_pullup(first, -1) : NULL;
+	if (p)
+		feed(c, p, n);
+	else
+		send_some(c);
+	evbuffer_drain(first, n);
 }
 
 /* ---- the server's side ---- */
@@ -379,8 +427,8 @@ bool svc_h2_evict_idle(svc_h2 *h)
 	h2_conn *idle = NULL;
 	int n = 0;
 	for (h2_conn *c = h->conns; c && n < 64; c = c->next, n++)
-		if (!c->streams && c->bev && /* an answer's tail still to write: not idle */
-		    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0 &&
+		if (!c->streams && /* an answer's tail still to write: not idle */
+		    evbuffer_get_length(c->out) == 0 &&
 		    (!idle || c->last_activity_ms < idle->last_activity_ms))
 			idle = c;
 	if (!idle)
@@ -419,7 +467,7 @@ uint64_t svc_h2_streams(const svc_h2 *h)
 	 * buffer: a connection with bytes still to write counts too. */
 	uint64_t n = h->n_streams;
 	for (const h2_conn *c = h->conns; c; c = c->next)
-		n += evbuffer_get_length(bufferevent_get_output(c->bev)) > 0;
+		n += evbuffer_get_length(c->out) > 0;
 	return n;
 }
 
@@ -456,5 +504,6 @@ void svc_h2_destroy(svc_h2 *h)
 	h->o.conn_closed = NULL;
 	while (h->conns)
 		conn_free(h->conns);
+	free(h->rbuf);
 	free(h);
 }

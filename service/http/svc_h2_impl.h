@@ -113,6 +113,7 @@ struct h2_stream {
 struct svc_h2 {
 	struct event_base *base;
 	svc_h2_options o;
+	uint8_t *rbuf;               /* the connections' reads, fed to nghttp2 at once */
 	h2_conn *conns;              /* list */
 	uint64_t n_conns, n_streams;
 	bool stopping;
@@ -124,7 +125,13 @@ struct svc_h2 {
 struct h2_conn {
 	svc_h2 *h;
 	h2_conn *prev, *next;
-	struct bufferevent *bev;
+	/* The socket: read into h->rbuf as it is readable (one read a turn, up
+	 * to READ_MAX, no FIONREAD); written from out at once, and on EV_WRITE
+	 * (wev) only while the socket is full. */
+	evutil_socket_t fd;
+	struct event *rev, *wev;
+	struct evbuffer *out;        /* the session's frames, not yet written */
+	bool waiting_write;          /* wev added: the socket took not all of out */
 	nghttp2_session *session;
 	struct event *tick;
 	h2_stream *streams;

@@ -64,10 +64,16 @@ class H2:
     """A raw HTTP/2 (h2c, prior knowledge) connection: what was received, as
     python3-h2 events."""
 
-    def __init__(self, port, settings=None, timeout=30):
+    def __init__(self, port, settings=None, timeout=30, rcvbuf=None):
         import h2.config
         import h2.connection
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        if rcvbuf:  # before connecting: the window the server sees stays small
+            self.sock = socket.socket()
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            self.sock.settimeout(timeout)
+            self.sock.connect(("127.0.0.1", port))
+        else:
+            self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         cfg = h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
         self.conn = h2.connection.H2Connection(config=cfg)
         self.conn.initiate_connection()

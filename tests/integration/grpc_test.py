@@ -15,7 +15,8 @@ grpc-timeout is the call's deadline (a hanging upstream answers PENDING
 within it); a bad grpc-timeout, a compressed message without grpc-encoding,
 an unknown grpc-encoding, a non-gRPC content type and GET are refused; the
 message cap; SETTINGS (concurrent streams, header list) and many calls in
-parallel on one connection; grpc.health.v1 Check; HTTP/1.1 keeps working on
+parallel on one connection; a slow reader (8 answers of ~1 MB past the
+socket's buffers, written as it drains, each whole); grpc.health.v1 Check; HTTP/1.1 keeps working on
 the same port; SIGTERM sends GOAWAY and the call in flight is answered.
 gRPC-Web over HTTP/1.1: binary and -text (base64 in chunks), the trailer
 frame, gzip, errors trailers-only, health; CORS off by default, and with
@@ -336,6 +337,43 @@ def main():
         check(d.metric("symbolizer_h2_streams_total") >= 64, "streams not counted")
         print("  64 calls on one connection, %d at once at most" % MAX_STREAMS)
 
+    def case_slow_reader():
+        # Answers larger than the socket takes, to a client that reads none
+        # for a while: the daemon keeps the rest and writes it as the socket
+        # drains (partial writes, EV_WRITE), every answer whole and in order.
+        # A daemon of the default request cap: 8 answers of ~1 MB, past what
+        # loopback's socket buffers hold (tcp_wmem's 4 MB at most).
+        import h2.settings
+        d3 = Daemon(args.symbolizerd, os.path.join(work, "data3"), os.path.join(work, "d3.log"),
+                    debug_dirs=[debug])
+        ch3 = grpc.insecure_channel("127.0.0.1:%d" % d3.port)
+        many = (addrs * 200)[:60000]
+        req = spb.SymbolizeRequest(mappings=[spb.Mapping(build_id=bid)],
+                                   locations=[spb.Location(mapping_index=0, address=a)
+                                              for a in many],
+                                   options=spb.Options(max_wait_ms=30000)).SerializeToString()
+        want = raw_call("Symbolize", req, ch=ch3)
+        ch3.close()
+        win = 2 ** 31 - 1
+        h = H2(d3.port, settings={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: win},
+               rcvbuf=4096)
+        h.conn.increment_flow_control_window(win - 65535)
+        h.flush()
+        sids = [h.request(PATH + "Symbolize", frame(req)) for _ in range(MAX_STREAMS)]
+        time.sleep(1)  # the answers pile up in the daemon while nothing is read
+        check(h.pump(lambda s: all(s.ended(i) for i in sids), limit=100000),
+              "slow reader: not every stream ended")
+        for i in sids:
+            data = b"".join(e.data for e in h.of("DataReceived", i))
+            ts = h.of("TrailersReceived", i)
+            check(ts and dict(ts[0].headers).get("grpc-status") == "0",
+                  "slow reader: stream %d trailers %r" % (i, ts))
+            check(data == frame(want), "slow reader: stream %d: %d bytes, want %d" %
+                  (i, len(data), len(want) + 5))
+        h.close()
+        check(d3.stop() == 0, "slow reader: daemon exit status")
+        print("  slow reader: %d answers of %d bytes, whole" % (len(sids), len(want)))
+
     def case_http1_beside():
         r = d.symbolize([pb.mapping(bid)], [pb.location(0, a) for a in addrs[:5]],
                         max_wait_ms=30000)
@@ -537,6 +575,7 @@ def main():
     cases = [("every_method", case_every_method), ("grpc_web", case_grpc_web), ("cors", case_cors), ("gzip_both_ways", case_gzip_both_ways),
              ("status_codes", case_status_codes), ("health", case_health), ("reflection", case_reflection),
              ("streams_and_settings", case_streams_and_settings),
+             ("slow_reader", case_slow_reader),
              ("http1_beside", case_http1_beside),
              ("symbolctl_protocols", case_symbolctl_protocols),
              ("deadline_and_goaway", case_deadline_and_goaway)]
