@@ -268,6 +268,8 @@ bool json_scan_number(json_scan *s, json_num *out)
 		s->p = p;
 		if (p < end && *p == 'I')
 			return json_scan_fail(s, "-Infinity is a string in JSON (\"-Infinity\")");
+		if (p < end && *p == '.')
+			return json_scan_fail(s, "a number without digits before its point");
 		return json_scan_fail(s, "number expected");
 	}
 	const char *d0 = p;
