@@ -22,6 +22,11 @@ export CTEST_OUTPUT_ON_FAILURE=1
 
 times=()
 
+# why TREE: after a failing ctest, which check failed, in the closing lines.
+why() {
+	python3 scripts/ctest_why.py "$1" || true
+}
+
 # build_tree NAME CC CXX [cmake options...]
 build_tree() {
 	local name=$1 cc=$2 cxx=$3
@@ -39,7 +44,7 @@ test_tree() {
 	shift
 	local t0=$SECONDS
 	echo "== $name: ctest $*"
-	(cd "$name" && ctest -j2 "$@")
+	(cd "$name" && ctest -j2 "$@") || { why "$name"; exit 1; }
 	local test_s=$((SECONDS - t0))
 	echo "== $name: tested in ${test_s}s"
 	times+=("$(printf '%-22s build %4ss  test %4ss' "$name" "$build_s" "$test_s")")
@@ -62,6 +67,7 @@ build_tree build-asan clang clang++ -DCMAKE_BUILD_TYPE=Debug \
 	-DENABLE_ASAN=ON -DENABLE_UBSAN=ON -DENABLE_FUZZERS=ON
 echo "== times so far (the total: $((SECONDS / 60))m$((SECONDS % 60))s)"
 printf '   %s\n' "${times[@]}"
-# Last: its ctest summary closes the output (CI reads the closing lines).
+# Last: its ctest summary closes the output (CI reads the closing lines), followed
+# on a failure by the failed checks' own lines (scripts/ctest_why.py).
 echo "== build-asan: ctest (all but the slow ones, the fuzzers included)"
-(cd build-asan && ctest -j2 --timeout 1800 -LE slow)
+(cd build-asan && ctest -j2 --timeout 1800 -LE slow) || { why build-asan; exit 1; }
