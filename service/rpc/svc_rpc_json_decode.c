@@ -11,7 +11,8 @@
  * wrong type (a refused value is read past and the text read on); within an
  * object the first refused key, in the order keys first came, is the error;
  * a key given twice keeps its first place and its last value (the wire of
- * the first is replaced by the second's), as json-c's object did, while
+ * the first leaves before the second is written in its place, so the wire
+ * cap counts it once), as json-c's object did, while
  * the .proto name and the JSON name of one field are two keys.
  */
 #include <limits.h>
@@ -156,6 +157,28 @@ static bool replace(dec *d, size_t at, size_t start)
 	return true;
 }
 
+/* A key given again: its first value leaves the wire before the new one is
+ * written, so a repeated key never holds room twice (the wire cap is met by
+ * what the message will be, as json-c's last-value-wins tree wrote it). */
+static void forget_value(dec *d, size_t first, unsigned id)
+{
+	dec_key *keys = dec_key_vec_data(&d->keys);
+	size_t n = dec_key_vec_len(&d->keys), at = first;
+	while (at < n && keys[at].key != id)
+		at++;
+	if (at == n || keys[at].end == keys[at].start)
+		return;
+	dec_key *k = &keys[at];
+	size_t a = k->end - k->start;
+	memmove(d->w->data + k->start, d->w->data + k->end, d->w->len - k->end);
+	d->w->len -= a;
+	for (size_t i = at + 1; i < n; i++) {
+		keys[i].start -= a;
+		keys[i].end -= a;
+	}
+	k->end = k->start;
+}
+
 /* Notes key id's value, written at [start, len) (first: the object's first key). */
 static dec_rc note_key(dec *d, size_t first, unsigned id, size_t start, dec_rc rc)
 {
@@ -273,6 +296,7 @@ static dec_rc decode_msg(dec *d, const json_msg *m)
 			}
 			continue;
 		}
+		forget_value(d, first, id);
 		size_t start = d->w->len;
 		bool null;
 		if (json_scan_peek(&d->sc) == 'n')  /* null: the default */

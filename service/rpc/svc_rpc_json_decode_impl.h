@@ -47,7 +47,9 @@ dec_rc dec_wire_full(dec *d);
 
 static inline bool dec_put_varint(dec *d, uint64_t v)
 {
-	if (d->w->cap - d->w->len < 10 && !base_buf_reserve(d->w, 10))
+	/* room for the longest varint, or else for this one (the wire cap is
+	 * met by the bytes written, never by a reservation) */
+	if (d->w->cap - d->w->len < 10 && !base_buf_reserve(d->w, svc_wire_varint_size(v)))
 		return false;
 	d->w->len = (size_t)(svc_wire_put_varint(d->w->data + d->w->len, v) - d->w->data);
 	return true;

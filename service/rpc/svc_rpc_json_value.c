@@ -252,7 +252,7 @@ static dec_rc put_base64_decoded(dec *d, const char *s, size_t n)
 		n--;
 	if (n % 4 == 1)
 		return d->what = "not base64", DEC_BAD;
-	if (!base_buf_reserve(d->w, n / 4 * 3 + 3))
+	if (!base_buf_reserve(d->w, n / 4 * 3 + n % 4 * 6 / 8))  /* exactly what it makes */
 		return dec_wire_full(d);
 	uint8_t *out = d->w->data + d->w->len;
 	uint32_t acc = 0;
@@ -286,7 +286,7 @@ static dec_rc put_hex_decoded(dec *d, const char *s, size_t n)
 {
 	if (n % 2)
 		return d->what = "not hex (an odd number of digits)", DEC_BAD;
-	if (!base_buf_reserve(d->w, n / 2 + 1))
+	if (!base_buf_reserve(d->w, n / 2))
 		return dec_wire_full(d);
 	uint8_t *out = d->w->data + d->w->len;
 	for (size_t i = 0; i < n; i += 2) {

@@ -2,9 +2,11 @@
 /*
  * json_ref_decode: the Connect JSON decoder as it was before the streaming
  * one (service/rpc/svc_rpc_json_decode.c): json-c parses the text into its
- * tree, the tree is walked with the descriptors. Kept, unchanged but for
- * its name, only as the reference fuzz_json_differential compares the
- * streaming decoder with: same acceptance, same wire bytes, same errors.
+ * tree, the tree is walked with the descriptors. Kept only as the
+ * reference fuzz_json_differential compares the streaming decoder with:
+ * same acceptance, same wire bytes, same errors. Changed but for its name
+ * in one way, made in both: room is reserved for the bytes a value makes,
+ * not more, so a message that fits the wire cap is taken by each.
  */
 #include <errno.h>
 #include <limits.h>
@@ -77,7 +79,7 @@ static void prepend(dec *d, const char *name, long index)
 
 static inline bool put_varint(dec *d, uint64_t v)
 {
-	if (d->w->cap - d->w->len < 10 && !base_buf_reserve(d->w, 10))
+	if (d->w->cap - d->w->len < 10 && !base_buf_reserve(d->w, svc_wire_varint_size(v)))
 		return false;
 	d->w->len = (size_t)(svc_wire_put_varint(d->w->data + d->w->len, v) - d->w->data);
 	return true;
@@ -304,7 +306,7 @@ static svc_errc put_base64_decoded(dec *d, const char *s, size_t n)
 		n--;
 	if (n % 4 == 1)
 		return fail(d, "not base64");
-	if (!base_buf_reserve(d->w, n / 4 * 3 + 3))
+	if (!base_buf_reserve(d->w, n / 4 * 3 + n % 4 * 6 / 8))
 		return wire_full(d);
 	uint8_t *out = d->w->data + d->w->len;
 	uint32_t acc = 0;
@@ -338,7 +340,7 @@ static svc_errc put_hex_decoded(dec *d, const char *s, size_t n)
 {
 	if (n % 2)
 		return fail(d, "not hex (an odd number of digits)");
-	if (!base_buf_reserve(d->w, n / 2 + 1))
+	if (!base_buf_reserve(d->w, n / 2))
 		return wire_full(d);
 	uint8_t *out = d->w->data + d->w->len;
 	for (size_t i = 0; i < n; i += 2) {

@@ -7,7 +7,7 @@
  * malformed and overlong UTF-8, integers at the 64-bit edges and in
  * exponent form, whitespace between every token, bytes after the value,
  * and keys given twice (the last value in the first one's place, as
- * json-c's tree had it). The decoder it replaced is the reference of
+ * json-c's tree had it, counted once against the wire cap). The decoder it replaced is the reference of
  * tests/fuzz/fuzz_json_differential.c.
  */
 #include <stdlib.h>
@@ -285,6 +285,31 @@ TEST(keys_given_twice)
 	REQUIRE(m && m->n_mappings == 1);
 	CHECK_EQ_U(m->mappings[0]->memory_start, 2);  /* memory_start's 3 took 1's place */
 	symbolizer__v1__symbolize_request__free_unpacked(m, NULL);
+	base_buf_deinit(&w);
+	svc_rpc_json_destroy(j);
+}
+
+TEST(a_key_given_twice_holds_room_once)
+{
+	/* The wire cap is met by the message the text makes: two long values of
+	 * one key never count together, though each came whole. */
+	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
+	REQUIRE(j);
+	char text[600];
+	snprintf(text, sizeof(text), "{\"mappings\":[{\"buildId\":\"%0200d\",\"buildId\":\"%0200d\","
+		 "\"memoryStart\":9}]}", 1, 2);
+	base_buf w;
+	svc_error err;
+	REQUIRE(dec(j, text, strlen(text), &w, &err) == SVC_OK);
+	size_t need = w.len;
+	base_buf_deinit(&w);
+	CHECK(need > 200 && need < 260);
+	base_buf_init(&w, need);
+	CHECK_EQ_U(svc_rpc_json_decode(j, text, strlen(text), 1000, &w, &err), SVC_OK);
+	CHECK_EQ_U(w.len, need);
+	base_buf_deinit(&w);
+	base_buf_init(&w, need - 1);
+	CHECK_EQ_U(svc_rpc_json_decode(j, text, strlen(text), 1000, &w, &err), SVC_E_TOO_LARGE);
 	base_buf_deinit(&w);
 	svc_rpc_json_destroy(j);
 }
