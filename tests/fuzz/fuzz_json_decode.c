@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * fuzz_json_decode: the Connect JSON decoder (svc_rpc_json_decode, json-c
- * underneath) on any bytes, as SymbolizeRequest (first byte even) or
+ * fuzz_json_decode: the Connect JSON decoder (svc_rpc_json_decode, one pass,
+ * no tree) on any bytes, as SymbolizeRequest (first byte even) or
  * GetTypeLayoutsRequest (odd). What it accepts must be a message protobuf-c
  * unpacks, whose JSON (svc_rpc_json_encode) decodes again to the same
  * message (compared packed by protobuf-c); the wire cap must hold.

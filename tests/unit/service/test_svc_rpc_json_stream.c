@@ -228,6 +228,46 @@ TEST(integers_at_the_edges)
 	svc_rpc_json_destroy(r);
 }
 
+TEST(digit_strings_of_every_length)
+{
+	/* An address as a string of digits is read 8 digits at a time (the
+	 * common case's fast path): every length, leading zeros, a digit string
+	 * the text ends in, and what is not one, against the number's form. */
+	svc_rpc_json *r = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
+	REQUIRE(r);
+	const char *all = "18446744073709551615";
+	for (size_t n = 1; n <= 20; n++) {
+		for (int zeros = 0; zeros <= 3; zeros += 3) {
+			char digits[32], a[96], b[96];
+			snprintf(digits, sizeof(digits), "%.*s%.*s", zeros, "000", (int)n, all);
+			snprintf(a, sizeof(a), "{\"locations\":[{\"address\":\"%s\"}]}", digits);
+			snprintf(b, sizeof(b), "{\"locations\":[{\"address\":%.*s}]}", (int)n, all);
+			CHECK(same_wire(r, a, b));  /* past 19 digits: the general path */
+		}
+	}
+	CHECK_STREQ(msg_of(r, "{\"locations\":[{\"address\":\"18446744073709551616\"}]}"),
+		    "invalid JSON request: field locations[0].address: integer out of the "
+		    "field's range");
+	CHECK(same_wire(r, "{\"locations\":[{\"address\":\"12345678\",\"mappingIndex\":\"1\"}]}",
+			"{\"locations\":[{\"address\":12345678,\"mappingIndex\":1}]}"));
+	CHECK(same_wire(r, "{\"locations\":[{\"address\":\"0000000000000000012\"}]}",
+			"{\"locations\":[{\"address\":12}]}"));
+	CHECK(same_wire(r, "{\"locations\":[{\"address\":\"1234567\\u0038\"}]}",
+			"{\"locations\":[{\"address\":12345678}]}"));
+	CHECK(strstr(msg_of(r, "{\"locations\":[{\"address\":\"12345678x\"}]}"),
+		     "not an integer"));
+	CHECK(strstr(msg_of(r, "{\"locations\":[{\"address\":\"\"}]}"), "not an integer"));
+	/* The text ending inside the digits, where 8 bytes cannot be read. */
+	const char *cut = "{\"locations\":[{\"address\":\"1234567890123";
+	for (size_t n = strlen(cut) - 13; n <= strlen(cut); n++) {
+		base_buf w;
+		svc_error err;
+		CHECK_EQ_U(dec(r, cut, n, &w, &err), SVC_E_INVALID);
+		base_buf_deinit(&w);
+	}
+	svc_rpc_json_destroy(r);
+}
+
 TEST(whitespace_everywhere_and_bytes_after)
 {
 	svc_rpc_json *j = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
