@@ -389,6 +389,12 @@ dec_rc dec_put_value(dec *d, const json_field *f)
 {
 	if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_BYTES)
 		return put_text(d, f);
+	svc_rpc_json_integral v;
+	if (f->type == PROTOBUF_C_TYPE_UINT64 && json_scan_peek(&d->sc) == '"' &&
+	    digits_string(&d->sc, &v))  /* an address: any 19 digits are in range */
+		return dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_VARINT)) &&
+			       dec_put_varint(d, v.mag)
+		       ? DEC_OK : dec_wire_full(d);
 	uint64_t bits;
 	int wt;
 	dec_rc rc = dec_scalar_bits(d, f, &bits, &wt);
