@@ -154,26 +154,6 @@ static inline bool json_plain_word(uint64_t w)
 /* Room that a number takes at most: '"', '-', 20 digits, '"'. */
 #define JSON_NUMBER_MAX 24
 
-/* Decimal digits of v (1 to 20): from its bit length, then one comparison. */
-static inline unsigned json_digits(uint64_t v)
-{
-	static const uint64_t pow10[20] = {
-		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-		1000000000000ull, 10000000000000ull, 100000000000000ull,
-		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-		1000000000000000000ull, 10000000000000000000ull,
-	};
-	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
-	unsigned d = bits * 1233 >> 12;  /* floor(log10(2^bits)) */
-	return d + (d < 20 && v >= pow10[d]) + (v == 0);  /* 0: one digit */
-}
-
-static const char json_pairs[] = "00010203040506070809101112131415161718192021222324"
-				 "25262728293031323334353637383940414243444546474849"
-				 "50515253545556575859606162636465666768697071727374"
-				 "75767778798081828384858687888990919293949596979899";
-
 /*
  * Every number below 1,000 in decimal, 8 bytes each: its digits (1 to 3,
  * zeros after) and their count, then its 3 digits with zeros before and a
@@ -210,10 +190,22 @@ static inline __attribute__((always_inline)) uint8_t *json_write_small(uint8_t *
 	return p + 3;
 }
 
+/* v (below 10^9) as 9 digits, zeros before, at p (room for 10 bytes). */
+static inline __attribute__((always_inline)) uint8_t *json_write_9(uint8_t *p, uint32_t v)
+{
+	const char(*t)[8] = svc_rpc_json_dec3;
+	uint32_t hi = v / 1000000, r = v - hi * 1000000, mid = r / 1000;
+	memcpy(p, t[hi] + 4, 4);
+	memcpy(p + 3, t[mid] + 4, 4);
+	memcpy(p + 6, t[r - mid * 1000] + 4, 4);
+	return p + 9;
+}
+
 /* v in decimal, with a '-' when neg, between quotes when quoted, written at
  * p (JSON_NUMBER_MAX bytes of room, which bytes past the number's end may
  * take); returns the byte after it. Below 10^9 (line numbers, indexes,
- * addresses of most files): json_write_small, no loop. */
+ * addresses of most files): json_write_small, no division past two;
+ * above, groups of 9 digits. */
 static inline __attribute__((always_inline)) uint8_t *json_write_number(uint8_t *p, uint64_t v,
 									 bool neg, bool quoted)
 {
@@ -223,19 +215,13 @@ static inline __attribute__((always_inline)) uint8_t *json_write_number(uint8_t 
 		*p++ = '-';
 	if (v < 1000000000) {
 		p = json_write_small(p, (uint32_t)v);
-	} else {
-		uint8_t *e = p + json_digits(v), *s = e;
-		while (v >= 100) {
-			unsigned k = (unsigned)(v % 100) * 2;
-			v /= 100;
-			*--s = (uint8_t)json_pairs[k + 1];
-			*--s = (uint8_t)json_pairs[k];
-		}
-		if (v >= 10)
-			memcpy(s - 2, json_pairs + v * 2, 2);
-		else
-			*--s = (uint8_t)('0' + v);
-		p = e;
+	} else if (v < 1000000000000000000ull) {
+		p = json_write_small(p, (uint32_t)(v / 1000000000));
+		p = json_write_9(p, (uint32_t)(v % 1000000000));
+	} else {  /* 19 or 20 digits */
+		p = json_write_small(p, (uint32_t)(v / 1000000000000000000ull));
+		p = json_write_9(p, (uint32_t)(v / 1000000000 % 1000000000));
+		p = json_write_9(p, (uint32_t)(v % 1000000000));
 	}
 	if (quoted)
 		*p++ = '"';

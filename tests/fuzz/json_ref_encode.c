@@ -31,7 +31,10 @@ static uint8_t *ref_write_number(uint8_t *p, uint64_t v, bool neg, bool quoted)
 		*p++ = '"';
 	if (neg)
 		*p++ = '-';
-	uint8_t *e = p + json_digits(v), *s = e;
+	unsigned digits = 1;
+	for (uint64_t x = v; x >= 10; x /= 10)  /* the encoder's digit count is gone */
+		digits++;
+	uint8_t *e = p + digits, *s = e;
 	while (v >= 100) {
 		unsigned k = (unsigned)(v % 100) * 2;
 		v /= 100;
