@@ -40,23 +40,21 @@ typedef struct sym_dwarf_source {
 	 * .debug_info pages may be dropped (sym_build_options.input_is_file_mapping). */
 	const void *mapping;
 	size_t mapping_size;
-	/* Non-NULL: the next unit number no shard has taken, shared by the shards,
-	 * which take units from it as they go (a faster shard walks more);
-	 * NULL: unit u is shard u % nshards's. */
+	/* The next unit number no shard has taken, shared by the shards, which
+	 * take units from it as they go (a faster shard walks more). */
 	_Atomic uint32_t *next_unit;
 } sym_dwarf_source;
 
 /*
- * Walks its units (taken from src->next_unit, else those with u % nshards ==
- * shard), each shard's in increasing order, into out, recording where each
+ * Walks the units it takes from src->next_unit, in increasing order, into
+ * out, recording where each
  * unit's records end (out->units) and each function's DIE key
  * (out->func_keys) for sym_collect_merge_units. The Dwarf handle is replaced
  * by a fresh one after every src->reopen_spans spans, so libdw's
  * memory stays bounded on a large file (a kernel).
  */
 #define SYM_DWARF_REOPEN_SPANS ((size_t)1 << 18)
-sym_errc sym_dwarf_collect(const sym_dwarf_source *src, unsigned shard, unsigned nshards,
-			   sym_collect *out, sym_error *err);
+sym_errc sym_dwarf_collect(const sym_dwarf_source *src, sym_collect *out, sym_error *err);
 
 /* Whether the file has partial units (dwz): those are walked where first imported. */
 bool sym_dwarf_has_partial_units(Dwarf *dw);

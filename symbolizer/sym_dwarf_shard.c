@@ -3,10 +3,10 @@
  * sym_dwarf_shard: one thread's share of the DWARF walk (see sym_dwarf_impl.h).
  *
  * Each shard takes the next unit no shard has taken (src->next_unit), so a
- * shard slowed by big units or a busy core walks fewer of them; without the
- * counter, unit u is shard u % n's. Either way a shard's units come in
- * increasing order, and after each unit its end marks go to out->units, so
- * sym_collect_merge_units can put the shards' records back in unit order.
+ * shard slowed by big units or a busy core walks fewer of them. A shard's
+ * units come in increasing order, and after each unit its end marks go to
+ * out->units, so sym_collect_merge_units can put the shards' records back in
+ * unit order.
  * Every SYM_DWARF_REOPEN_SPANS spans the Dwarf handle is ended and a new one
  * opened over the same Elf: libdw frees a unit's line table, files and
  * abbreviations only with its handle, which held ~230 MB at once on a
@@ -52,15 +52,10 @@ static void release_unit(const sym_dwarf_source *src, Dwarf *dw, Dwarf_Die *cudi
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-/* The next unit number this shard walks: taken from the shared counter, else
- * the next of its own (*own: the last it was dealt, UINT32_MAX before the first). */
-static uint32_t take_unit(const sym_dwarf_source *src, unsigned shard, unsigned nshards,
-			  uint32_t *own)
+/* The next unit number no shard has taken. */
+static uint32_t take_unit(const sym_dwarf_source *src)
 {
-	if (src->next_unit)
-		return atomic_fetch_add_explicit(src->next_unit, 1, memory_order_relaxed);
-	*own = *own == UINT32_MAX ? shard : *own + nshards;
-	return *own;
+	return atomic_fetch_add_explicit(src->next_unit, 1, memory_order_relaxed);
 }
 
 static sym_errc mark_unit(sym_collect *out, uint32_t unit, sym_error *err)
@@ -76,8 +71,7 @@ static sym_errc mark_unit(sym_collect *out, uint32_t unit, sym_error *err)
 	return SYM_OK;
 }
 
-sym_errc sym_dwarf_collect(const sym_dwarf_source *src, unsigned shard, unsigned nshards,
-			   sym_collect *out, sym_error *err)
+sym_errc sym_dwarf_collect(const sym_dwarf_source *src, sym_collect *out, sym_error *err)
 {
 	Dwarf *dw;
 	sym_errc rc = open_handle(src, &dw, err);
@@ -93,7 +87,7 @@ sym_errc sym_dwarf_collect(const sym_dwarf_source *src, unsigned shard, unsigned
 	uint8_t unit_type;
 	Dwarf_Half version;
 	uint32_t next = 0, skip = 0;   /* units seen; units to pass over after a reopen */
-	uint32_t own = UINT32_MAX, want = take_unit(src, shard, nshards, &own);
+	uint32_t want = take_unit(src);
 	size_t since_open = 0;         /* spans added since the handle was opened */
 	size_t reopen = src->reopen_spans ? src->reopen_spans : SYM_DWARF_REOPEN_SPANS;
 	while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
@@ -104,7 +98,7 @@ sym_errc sym_dwarf_collect(const sym_dwarf_source *src, unsigned shard, unsigned
 		uint32_t u = next++;
 		if (u != want)
 			continue;
-		want = take_unit(src, shard, nshards, &own);
+		want = take_unit(src);
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue; /* type units and split skeletons hold no code scopes here */
 		size_t before = out->line_spans.len + out->scope_spans.len;

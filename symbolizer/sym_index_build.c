@@ -63,7 +63,6 @@ static sym_errc image_init(struct image *im, const void *data, size_t size, uint
 /* One thread's share: its own Elf and Dwarf handles over the shared images. */
 struct shard {
 	const struct image *main, *alt;
-	unsigned index, count;
 	uint64_t min_code_addr;
 	size_t reopen_spans;
 	bool release_pages;   /* main's bytes are the caller's file mapping */
@@ -107,7 +106,7 @@ static void *shard_run(void *arg)
 			src.mapping = s->main->data;
 			src.mapping_size = s->main->size;
 		}
-		s->rc = sym_dwarf_collect(&src, s->index, s->count, s->out, &s->err);
+		s->rc = sym_dwarf_collect(&src, s->out, &s->err);
 	}
 	if (alt_dw)
 		dwarf_end(alt_dw);
@@ -250,7 +249,7 @@ static sym_errc collect_dwarf(struct image *main_im, struct image *alt_im, const
 	_Atomic uint32_t next_unit = 0;
 	for (unsigned i = 0; i < nshards; i++) {
 		shards[i] = (struct shard){.main = main_im, .alt = info->has_alt ? alt_im : NULL,
-					   .index = i, .count = nshards, .min_code_addr = min_code,
+					   .min_code_addr = min_code,
 					   .next_unit = &next_unit,
 					   .out = &outs[i],
 					   .reopen_spans = opts ? opts->reopen_spans : 0,
