@@ -32,6 +32,7 @@
 #include "bench/bench_io.h"
 #include "service/resolve/svc_index_cache.h"
 #include "service/rpc/svc_connect.h"
+#include "service/rpc/svc_rpc.h"
 #include "service/rpc/svc_rpc_json.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_response.h"
@@ -139,28 +140,14 @@ struct figures {
 	double best;                     /* seconds of the fastest pass */
 };
 
-/* The wire response in *body as JSON, as svc_rpc_call's to_json writes it. */
+/* The wire response in *body as JSON, by the daemon's own step (svc_rpc_json_body). */
 static bool json_body(const svc_rpc_json *j, struct evbuffer **body)
 {
-	size_t n = evbuffer_get_length(*body);
-	const uint8_t *wire = n ? evbuffer_pullup(*body, -1) : (const uint8_t *)"";
-	base_buf out;
-	base_buf_init(&out, SIZE_MAX);
 	svc_error err = {0};
-	struct evbuffer *text = evbuffer_new();
-	bool ok = text && wire && base_buf_reserve(&out, n * 3 + 64) &&
-		  svc_rpc_json_encode(j, wire, n, &out, &err) == SVC_OK &&
-		  evbuffer_add(text, out.data, out.len) == 0;
-	base_buf_deinit(&out);
-	if (!ok) {
-		fprintf(stderr, "bench_response: JSON: %s\n", err.code ? err.msg : "out of memory");
-		if (text)
-			evbuffer_free(text);
-		return false;
-	}
-	evbuffer_free(*body);
-	*body = text;
-	return true;
+	if (svc_rpc_json_body(j, body, &err))
+		return true;
+	fprintf(stderr, "bench_response: JSON: %s\n", err.msg);
+	return false;
 }
 
 /*

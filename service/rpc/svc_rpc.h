@@ -200,6 +200,15 @@ struct evbuffer *svc_rpc_call_response(svc_rpc_call *c);
 bool svc_rpc_call_encode(svc_rpc_call *c);
 
 /*
+ * *body (a response's wire bytes) replaced by its JSON written by codec j,
+ * as svc_rpc_call_encode does for a JSON call (bench/bench_response measures
+ * this same step). False: *body kept, *err says why (SVC_E_NOMEM, or the
+ * response did not transcode).
+ */
+struct svc_rpc_json;
+bool svc_rpc_json_body(const struct svc_rpc_json *j, struct evbuffer **body, svc_error *err);
+
+/*
  * Answers with the response (encoded first if it was not). When the deadline
  * has passed, answers deadline_exceeded instead and returns false. The call
  * is gone afterwards.

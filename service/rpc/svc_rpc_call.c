@@ -274,31 +274,28 @@ static void free_data(const void *data, size_t len, void *arg)
 	free(arg);
 }
 
-/* The response (wire bytes) as JSON, in place. False: out of memory or failed
- * (c->encode_err says which). */
-static bool to_json(svc_rpc_call *c)
+bool svc_rpc_json_body(const svc_rpc_json *j, struct evbuffer **body, svc_error *err)
 {
-	size_t n = evbuffer_get_length(c->response);
-	const uint8_t *wire = n ? evbuffer_pullup(c->response, -1) : (const uint8_t *)"";
+	size_t n = evbuffer_get_length(*body);
+	const uint8_t *wire = n ? evbuffer_pullup(*body, -1) : (const uint8_t *)"";
 	base_buf out;
 	base_buf_init(&out, SIZE_MAX);
 	if (!wire || !base_buf_reserve(&out, n * 3 + 64)) {
-		svc_error_set(&c->encode_err, SVC_E_NOMEM, "out of memory writing JSON");
+		svc_error_set(err, SVC_E_NOMEM, "out of memory writing JSON");
 		base_buf_deinit(&out);
 		return false;
 	}
 	struct evbuffer *json = NULL;
-	if (svc_rpc_json_encode(c->row->json_out, wire, n, &out, &c->encode_err) == SVC_OK &&
-	    (json = evbuffer_new()) &&
+	if (svc_rpc_json_encode(j, wire, n, &out, err) == SVC_OK && (json = evbuffer_new()) &&
 	    evbuffer_add_reference(json, out.data, out.len, free_data, out.data) == 0) {
-		evbuffer_free(c->response);
-		c->response = json;
+		evbuffer_free(*body);
+		*body = json;
 		return true;
 	}
 	if (json)
 		evbuffer_free(json);
-	else if (c->encode_err.code == SVC_OK)
-		svc_error_set(&c->encode_err, SVC_E_NOMEM, "out of memory writing JSON");
+	else if (err->code == SVC_OK)
+		svc_error_set(err, SVC_E_NOMEM, "out of memory writing JSON");
 	base_buf_deinit(&out);
 	return false;
 }
@@ -307,7 +304,7 @@ bool svc_rpc_call_encode(svc_rpc_call *c)
 {
 	if (c->encoded)
 		return true;
-	if (c->json && !to_json(c)) {
+	if (c->json && !svc_rpc_json_body(c->row->json_out, &c->response, &c->encode_err)) {
 		c->encoded = true;
 		return c->encode_err.code != SVC_E_NOMEM;
 	}
