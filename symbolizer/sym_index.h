@@ -142,6 +142,14 @@ typedef struct sym_frame {
 size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, size_t max);
 
 /*
+ * The names of function id (a frame's function_id, below info.n_functions)
+ * into *f as a lookup gives them: name, linkage, display name, declaration
+ * file and line; file, line and column are left "" and 0. False (f untouched)
+ * for an id out of range.
+ */
+bool sym_index_function(const sym_index *idx, uint32_t id, sym_frame *f);
+
+/*
  * Hints that addr will be looked up soon, so that a batch's lookups overlap
  * their cache misses: sym_index_prefetch starts fetching the bucket row of
  * addr (reading nothing); sym_index_prefetch_rows, called later for the same

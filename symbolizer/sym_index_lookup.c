@@ -34,6 +34,15 @@ static const sym_frame unknown_function = {
 	.function_id = SYM_IX_NONE, .file = "",
 };
 
+bool sym_index_function(const sym_index *x, uint32_t id, sym_frame *f)
+{
+	if (id >= x->funcs.count)
+		return false;
+	*f = (sym_frame){.file = ""};
+	fill_function(x, id, f);
+	return true;
+}
+
 /* The bucket of addr, or false when addr is outside the index. */
 static inline bool bucket_of(const sym_index *x, uint64_t addr, uint32_t *k)
 {

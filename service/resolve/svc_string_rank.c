@@ -64,16 +64,58 @@ size_t svc_string_rank_len_far(const svc_string_rank *r, size_t off)
 	return r->size - off - (r->terminated ? 1 : 0);
 }
 
+/* The ordinal and length of the string at s into *ord, *len; a length of
+ * SVC_STRING_RANK_LONG when the string is that long or s starts none of r's
+ * strings (a blob's offset may point inside one): looked up when used. */
+static void function_name(const svc_string_rank *r, const char *s, uint32_t *ord, uint16_t *len)
+{
+	size_t n;
+	*ord = 0;
+	if (!svc_string_rank_slice(r, s, ord, &n))
+		n = SVC_STRING_RANK_LONG;
+	*len = n < SVC_STRING_RANK_LONG ? (uint16_t)n : SVC_STRING_RANK_LONG;
+}
+
+/* Records the names of index's functions in r (left without them when out of memory). */
+static void rank_functions(svc_string_rank *r, const sym_index *index)
+{
+	sym_index_info info;
+	sym_index_get_info(index, &info);
+	if (info.n_functions == 0)
+		return;
+	svc_string_rank_function *fs = malloc((size_t)info.n_functions * sizeof(*fs));
+	if (!fs)
+		return;
+	for (uint32_t id = 0; id < info.n_functions; id++) {
+		sym_frame f;
+		svc_string_rank_function *o = &fs[id];
+		if (!sym_index_function(index, id, &f)) {
+			free(fs);   /* not an id of the index: cannot happen */
+			return;
+		}
+		function_name(r, f.display_name, &o->display, &o->display_len);
+		function_name(r, f.linkage_name[0] ? f.linkage_name : f.name, &o->system,
+			      &o->system_len);
+	}
+	r->functions = fs;
+	r->n_functions = info.n_functions;
+	r->bytes += (size_t)info.n_functions * sizeof(*fs);
+}
+
 bool svc_string_rank_index(svc_string_rank *r, const sym_index *index)
 {
 	const char *strs;
 	size_t size;
 	sym_index_strings(index, &strs, &size);
-	return svc_string_rank_build(r, strs, size);
+	if (!svc_string_rank_build(r, strs, size))
+		return false;
+	rank_functions(r, index);
+	return true;
 }
 
 void svc_string_rank_free(svc_string_rank *r)
 {
 	free(r->blocks);
+	free(r->functions);
 	memset(r, 0, sizeof(*r));
 }

@@ -32,20 +32,39 @@ typedef struct svc_string_rank_block {
 	uint64_t bits[SVC_STRING_RANK_WORDS];    /* bit i of word k: a string starts at 64 k + i */
 } svc_string_rank_block;
 
+/*
+ * The two names a response gives each function of the index (its display
+ * name, and its system name: the linkage name, else the name), as ordinals
+ * and lengths found once when the index is ranked, so that a response's
+ * first sight of a function reads one record instead of ranking two strings.
+ * A length of SVC_STRING_RANK_LONG means not recorded (a string that long,
+ * or a name that starts none of the table's strings): rank it when used.
+ */
+#define SVC_STRING_RANK_LONG UINT16_MAX
+
+typedef struct svc_string_rank_function {
+	uint32_t display, system;           /* ordinals */
+	uint16_t display_len, system_len;
+} svc_string_rank_function;
+
 typedef struct svc_string_rank {
 	const char *base;     /* the string table; NULL when none was built */
 	size_t size;
 	svc_string_rank_block *blocks;  /* size / SVC_STRING_RANK_SPAN + 1 of them */
 	uint32_t n_strings;
 	bool terminated;      /* the table's last byte is a NUL */
-	size_t bytes;         /* memory held by blocks */
+	/* By function id (svc_string_rank_index only; NULL, 0 otherwise). */
+	svc_string_rank_function *functions;
+	uint32_t n_functions;
+	size_t bytes;         /* memory held by blocks and functions */
 } svc_string_rank;
 
 /* Builds the ordinals of the string table [base, base + size); false (r
  * zeroed) when out of memory or when size is 0 or past 32-bit counts. */
 bool svc_string_rank_build(svc_string_rank *r, const char *base, size_t size);
 void svc_string_rank_free(svc_string_rank *r);
-/* The same over an index's string table (sym_index_strings). */
+/* The same over an index's string table (sym_index_strings), with the
+ * names of each of its functions (functions: left NULL when out of memory). */
 struct sym_index;
 bool svc_string_rank_index(svc_string_rank *r, const struct sym_index *index);
 

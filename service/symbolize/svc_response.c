@@ -122,6 +122,24 @@ static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over
 	return idx;
 }
 
+/* The string-table index of s, a string of d's index whose ordinal and
+ * length (not 0) are known. 0 when out of budget. */
+static inline uint32_t string_index_ranked(svc_response *r, const struct dense *d, const char *s,
+					   uint32_t ord, size_t len)
+{
+	svc_response_tables *t = r->t;
+	struct sslot *ss = &d->strs[ord];
+	if (ss->gen == t->gen)
+		return ss->val;
+	size_t off = (size_t)(s - d->strings->base);
+	bool over = d->strings->size - off >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
+	uint32_t idx = r->n_entries <= 1 ? string_append(r, s, len, over)
+					 : string_new(r, s, len, over);
+	if (idx)
+		*ss = (struct sslot){t->gen, idx};
+	return idx;
+}
+
 /*
  * The string-table index of s (d: the dense slots of its index, or NULL). A
  * string of an index blob is there once, so its address names it within the
@@ -133,19 +151,8 @@ static inline uint32_t string_index(svc_response *r, const struct dense *d, cons
 	svc_response_tables *t = r->t;
 	uint32_t ord, idx;
 	size_t len;
-	if (d && svc_string_rank_slice(d->strings, s, &ord, &len)) {
-		if (!len)
-			return 0;
-		struct sslot *ss = &d->strs[ord];
-		if (ss->gen == t->gen)
-			return ss->val;
-		size_t off = (size_t)(s - d->strings->base);
-		bool over = d->strings->size - off >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
-		idx = r->n_entries <= 1 ? string_append(r, s, len, over) : string_new(r, s, len, over);
-		if (idx)
-			*ss = (struct sslot){t->gen, idx};
-		return idx;
-	}
+	if (d && svc_string_rank_slice(d->strings, s, &ord, &len))
+		return len ? string_index_ranked(r, d, s, ord, len) : 0;
 	if (!s || !*s)
 		return 0;
 	struct slot *p = svc_response_table_find(r, &t->by_ptr, (uintptr_t)s, 0);
@@ -157,6 +164,24 @@ static inline uint32_t string_index(svc_response *r, const struct dense *d, cons
 	if (idx)
 		svc_response_table_claim(r, &t->by_ptr, p, (uintptr_t)s, 0, idx);
 	return idx;
+}
+
+/* The names of fn recorded when its index was ranked; NULL when none are. */
+static inline const svc_string_rank_function *function_strings(const struct dense *d,
+								const sym_frame *fn)
+{
+	const svc_string_rank *rank = d ? d->strings : NULL;
+	return rank && fn->function_id < rank->n_functions ? &rank->functions[fn->function_id]
+							   : NULL;
+}
+
+/* The string-table index of a function's name s, recorded as (ord, len). */
+static inline uint32_t name_index(svc_response *r, const struct dense *d, const char *s,
+				  uint32_t ord, uint16_t len)
+{
+	if (len == SVC_STRING_RANK_LONG)
+		return string_index(r, d, s);
+	return len ? string_index_ranked(r, d, s, ord, len) : 0;
 }
 
 /* A Function's keys in the funcs table (k1: its file, "" as 0; k2: function, index). */
@@ -190,11 +215,11 @@ static inline void prefetch_one(const svc_response *r, uint32_t entry, const sym
 	const struct dense *d = dense_of(t, entry);
 	if (d && fn->function_id < d->n_funcs) {
 		__builtin_prefetch(&d->funcs[fn->function_id]);
-		/* The ordinal's block loads here, overlapped across the group's
+		/* The function's record loads here, overlapped across the group's
 		 * frames; then the name's slot and bytes are fetched. */
-		uint32_t ord;
-		if (svc_string_rank_of(d->strings, name, &ord)) {
-			__builtin_prefetch(&d->strs[ord]);
+		const svc_string_rank_function *rf = function_strings(d, fn);
+		if (rf) {
+			__builtin_prefetch(&d->strs[r->no_demangle ? rf->system : rf->display]);
 			__builtin_prefetch(name);
 		}
 		return;
@@ -238,8 +263,18 @@ static uint32_t function_add(svc_response *r, const struct dense *d, const sym_f
 		return UINT32_MAX;
 	const char *system, *name;
 	function_names(r, fn, &system, &name);
-	uint32_t name_i = string_index(r, d, name);
-	uint32_t system_i = system == name ? name_i : string_index(r, d, system);
+	/* The name first, then the system name: the string table's order. */
+	const svc_string_rank_function *rf = function_strings(d, fn);
+	uint32_t name_i, system_i;
+	if (rf) {
+		name_i = r->no_demangle ? name_index(r, d, name, rf->system, rf->system_len)
+					: name_index(r, d, name, rf->display, rf->display_len);
+		system_i = system == name ? name_i
+					  : name_index(r, d, system, rf->system, rf->system_len);
+	} else {
+		name_i = string_index(r, d, name);
+		system_i = system == name ? name_i : string_index(r, d, system);
+	}
 	uint32_t file_i = string_index(r, d, file);
 	base_vec *fs = &t->functions;
 	uint8_t *o = section_end(fs), *w = o + 2;
