@@ -8,11 +8,13 @@
  * in a loop on one thread, full inline chain each time, best of several
  * passes: in batches of 1,000 (sym_index_find_batch, then sym_index_frames
  * with the hits' rows fetched ahead, as a request's batch is served), or one
- * sym_index_lookup at a time with --single. Prints one `key value` line per
- * figure for the script to show.
+ * sym_index_lookup at a time with --single; with --ids, the frames as
+ * numbers (sym_index_frame_ids: function and file ids, line, column), as the
+ * daemon's response reads them, naming each function and file once. Prints
+ * one `key value` line per figure for the script to show.
  *
  * usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] [--blob-out FILE] [--threads N]
- *        [--single]
+ *        [--single] [--ids]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -49,6 +51,7 @@ struct args {
 	int passes;
 	unsigned threads; /* --threads: the build's DWARF walk threads, 0 = per CPU */
 	bool single;
+	bool ids;      /* --ids: sym_frame_ids, not sym_frame */
 };
 
 #define BATCH 1000
@@ -58,7 +61,7 @@ static bool parse_args(int argc, char **argv, struct args *a)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] "
-				"[--blob-out FILE] [--threads N] [--single]\n");
+				"[--blob-out FILE] [--threads N] [--single] [--ids]\n");
 		return false;
 	}
 	a->elf_path = argv[1];
@@ -72,6 +75,8 @@ static bool parse_args(int argc, char **argv, struct args *a)
 			a->threads = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--single"))
 			a->single = true;
+		else if (!strcmp(argv[i], "--ids"))
+			a->ids = true;
 		else if (!strcmp(argv[i], "--blob-out") && i + 1 < argc)
 			a->blob_out = argv[++i];
 		else {
@@ -131,22 +136,33 @@ static void pass_single(const sym_index *idx, const uint64_t *addrs, size_t n, b
 	}
 }
 
-/* The same in batches of BATCH: search all, then frames with rows fetched ahead. */
+/* The same in batches of BATCH: search all, then frames with rows fetched
+ * ahead (or their ids). */
 static void pass_batch(const sym_index *idx, const uint64_t *addrs, size_t n, bool first,
-		       struct figures *f)
+		       bool ids, struct figures *f)
 {
 	sym_frame frames[64];
+	sym_frame_ids fids[64];
 	uint32_t hits[BATCH];
 	for (size_t b = 0; b < n; b += BATCH) {
 		size_t m = n - b < BATCH ? n - b : BATCH;
 		sym_index_find_batch(idx, addrs + b, m, hits);
 		for (size_t i = 0; i < m; i++) {
-			if (i + 8 < m)
+			/* The hints fetch what names a frame; the ids of a chain read
+			 * rows the search has fetched (its range) or small tables
+			 * (scopes): hinting them cost more than it saved. */
+			if (i + 8 < m && !ids)
 				sym_index_prefetch_hit(idx, hits[i + 8], 0);
-			if (i + 4 < m)
+			if (i + 4 < m && !ids)
 				sym_index_prefetch_hit(idx, hits[i + 4], 1);
-			size_t k = sym_index_frames(idx, hits[i], frames, 64);
-			f->sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
+			size_t k;
+			if (ids) {
+				k = sym_index_frame_ids(idx, hits[i], fids, 64);
+				f->sink += k ? fids[0].line + fids[0].function_id : 0;
+			} else {
+				k = sym_index_frames(idx, hits[i], frames, 64);
+				f->sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
+			}
 			if (first) {
 				f->found += k > 0;
 				f->total_frames += k;
@@ -157,7 +173,7 @@ static void pass_batch(const sym_index *idx, const uint64_t *addrs, size_t n, bo
 
 /* PASSES passes of lookups over the N addresses; counts from the first. */
 static struct figures measure(const sym_index *idx, const uint64_t *addrs, size_t n, int passes,
-			      bool single)
+			      bool single, bool ids)
 {
 	struct figures f = {.best = 1e30};
 	for (int p = 0; p < passes; p++) {
@@ -165,7 +181,7 @@ static struct figures measure(const sym_index *idx, const uint64_t *addrs, size_
 		if (single)
 			pass_single(idx, addrs, n, p == 0, &f);
 		else
-			pass_batch(idx, addrs, n, p == 0, &f);
+			pass_batch(idx, addrs, n, p == 0, ids, &f);
 		double t = base_mono_s() - t0;
 		if (t < f.best)
 			f.best = t;
@@ -196,7 +212,7 @@ int main(int argc, char **argv)
 	}
 	double t_load = base_mono_s() - t0;
 
-	struct figures f = measure(idx, addrs, n, a.passes, a.single);
+	struct figures f = measure(idx, addrs, n, a.passes, a.single, a.ids);
 	printf("addresses %zu\n", n);
 	printf("found %" PRIu64 "\n", f.found);
 	printf("frames_per_address %.3f\n", (double)f.total_frames / (double)n);

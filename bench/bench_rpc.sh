@@ -154,6 +154,7 @@ bash "$root/bench/bench_rpc_grpc.sh" "$port" "$bid" "$tmp/addrs.txt" "$scale" "$
 	> "$tmp/grpc.out"
 
 "$bench_lookup" "$dbg" "$tmp/addrs.txt" > "$tmp/lookup.out"
+"$bench_lookup" "$dbg" "$tmp/addrs.txt" --ids > "$tmp/lookup_ids.out"
 "$bench_response" "$dbg" "$tmp/addrs.txt" --batch 1000 > "$tmp/response.out"
 
 kill -TERM "$daemon_pid"
@@ -163,7 +164,7 @@ daemon_pid=""
 [ "$rc" = 0 ] || echo "bench_rpc: warning: symbolizerd exited $rc after SIGTERM" >&2
 metrics_note=$(grep -c 'level=error' "$tmp/daemon.log" || true)
 
-python3 - "$tmp/lookup.out" "$tmp/response.out" "$metrics_note" $runs <<'EOF'
+python3 - "$tmp/lookup.out" "$tmp/lookup_ids.out" "$tmp/response.out" "$metrics_note" $runs <<'EOF'
 import sys
 def kv(path):
     d = {}
@@ -172,9 +173,10 @@ def kv(path):
         d[k] = v
     return d
 lookup = kv(sys.argv[1])
-response = kv(sys.argv[2])
-errors = int(sys.argv[3])
-runs = [kv(p) for p in sys.argv[4:]]
+lookup_ids = kv(sys.argv[2])
+response = kv(sys.argv[3])
+errors = int(sys.argv[4])
+runs = [kv(p) for p in sys.argv[5:]]
 # Repeated configurations (the interleaved rounds): the median by frames/s.
 groups = {}
 for r in runs:
@@ -212,6 +214,9 @@ print()
 print("in process, same index and addresses, one core (bench_lookup, best of 5 passes)")
 print("  %13s frames/s  (%s lookups/s, %s ns each, %s frames/address)" % (
     fmt(lps * fpa), fmt(lps), lookup["ns_per_lookup"], lookup["frames_per_address"]))
+ids_lps = float(lookup_ids["lookups_per_second"])
+print("  %13s frames/s  as ids, the daemon's lookup (--ids: %s lookups/s, %s ns each)" % (
+    fmt(ids_lps * fpa), fmt(ids_lps), lookup_ids["ns_per_lookup"]))
 print("  %13s frames/s  lookups + response tables + encoding (svc_lookup_run, batches of 1,000:"
       % fmt(response["run_frames_per_second"]))
 print("                 %s ns per address, %s bytes per response; bare lookups in the same run %s ns)"

@@ -150,6 +150,14 @@ size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, 
 bool sym_index_function(const sym_index *idx, uint32_t id, sym_frame *f);
 
 /*
+ * What a response names function id by, without the rest: its display name,
+ * its system name (the linkage name, else the name) and its declaration
+ * line. False (nothing set) for an id out of range.
+ */
+bool sym_index_function_names(const sym_index *idx, uint32_t id, const char **display,
+			      const char **system, uint32_t *decl_line);
+
+/*
  * Hints that addr will be looked up soon, so that a batch's lookups overlap
  * their cache misses: sym_index_prefetch starts fetching the bucket row of
  * addr (reading nothing); sym_index_prefetch_rows, called later for the same
@@ -174,6 +182,30 @@ void sym_index_prefetch_rows(const sym_index *idx, uint64_t addr);
 void sym_index_find_batch(const sym_index *idx, const uint64_t *addrs, size_t n, uint32_t *hits);
 void sym_index_prefetch_hit(const sym_index *idx, uint32_t hit, unsigned stage);
 size_t sym_index_frames(const sym_index *idx, uint32_t hit, sym_frame *frames, size_t max);
+
+/*
+ * A frame as numbers, for a caller that names each function and file once
+ * (a response's tables) rather than at every frame: the frame's function_id
+ * (SYM_INDEX_NO_FUNCTION when unknown: sym_index_function gives its names),
+ * its file as an id of the index's file table (0 is ""; sym_index_file gives
+ * the name, the string a sym_frame's file points to), line and column.
+ * sym_index_lookup_ids and sym_index_frame_ids walk the chain exactly as
+ * sym_index_lookup and sym_index_frames do, without reading the names.
+ */
+#define SYM_INDEX_NO_FUNCTION UINT32_MAX
+
+typedef struct sym_frame_ids {
+	uint32_t function_id, file_id, line, column;
+} sym_frame_ids;
+
+size_t sym_index_lookup_ids(const sym_index *idx, uint64_t addr, sym_frame_ids *frames,
+			    size_t max);
+size_t sym_index_frame_ids(const sym_index *idx, uint32_t hit, sym_frame_ids *frames,
+			   size_t max);
+/* The name of file id (a sym_frame_ids' file_id); "" for an id out of range. */
+const char *sym_index_file(const sym_index *idx, uint32_t file_id);
+/* The number of files (ids 0 to n - 1). */
+uint32_t sym_index_file_count(const sym_index *idx);
 
 /* The format version this build writes and loads (a shared cache keys indexes by it). */
 unsigned sym_index_format_version(void);

@@ -29,17 +29,26 @@ static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f
 	f->function_id = func;
 }
 
-static const sym_frame unknown_function = {
-	.name = "", .linkage_name = "", .display_name = "", .decl_file = "",
-	.function_id = SYM_IX_NONE, .file = "",
-};
-
 bool sym_index_function(const sym_index *x, uint32_t id, sym_frame *f)
 {
 	if (id >= x->funcs.count)
 		return false;
 	*f = (sym_frame){.file = ""};
 	fill_function(x, id, f);
+	return true;
+}
+
+bool sym_index_function_names(const sym_index *x, uint32_t id, const char **display,
+			      const char **system, uint32_t *decl_line)
+{
+	const struct ptab *t = &x->funcs;
+	if (id >= t->count)
+		return false;
+	const uint8_t *row = sym_ix_rowp(t, id);
+	const char *linkage = x->strs + sym_ix_field(t, row, SYM_IX_F_LINKAGE);
+	*system = *linkage ? linkage : x->strs + sym_ix_field(t, row, SYM_IX_F_NAME);
+	*display = x->strs + sym_ix_field(t, row, SYM_IX_F_DISPLAY);
+	*decl_line = sym_ix_field(t, row, SYM_IX_F_DECL_LINE);
 	return true;
 }
 
@@ -116,9 +125,99 @@ SYM_INLINE uint32_t covering_range(const sym_index *x, uint64_t addr, bool alone
 	return lo + sym_ix_count_le(x->starts + lo, hi - lo, (uint16_t)(addr - x->base));
 }
 
+/*
+ * The frames of the range hit, as sym_index_frames tells: into frames when
+ * it is not NULL, else as numbers into ids (one walk for both: the branches
+ * on frames fold where it is inlined).
+ */
+SYM_INLINE size_t walk(const sym_index *x, uint32_t hit, sym_frame *frames, sym_frame_ids *ids,
+		       size_t max)
+{
+	uint32_t r = hit;
+	if (r-- == 0 || r >= x->ranges.count)
+		return 0;
+	const struct ptab *rt = &x->ranges, *st = &x->scopes;
+	const uint8_t *rr = sym_ix_rowp(rt, r);
+	uint32_t scope = sym_ix_field(rt, rr, SYM_IX_R_SCOPE);
+	uint32_t file = sym_ix_field(rt, rr, SYM_IX_R_FILE);
+	if (scope == 0 && file == 0)
+		return 0;
+	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
+	uint32_t parent = 0, func = SYM_INDEX_NO_FUNCTION;
+	const uint8_t *sr = NULL;
+	if (scope) {
+		sr = sym_ix_rowp(st, scope - 1);
+		func = sym_ix_field(st, sr, SYM_IX_S_FUNC);
+		parent = sym_ix_field(st, sr, SYM_IX_S_PARENT);
+	}
+	if (!frames) {
+		if (max)
+			ids[0] = (sym_frame_ids){func, file, sym_ix_field(rt, rr, SYM_IX_R_LINE),
+						 sym_ix_field(rt, rr, SYM_IX_R_COLUMN)};
+	} else {
+		sym_frame spare, *f = max ? &frames[0] : &spare;
+		if (scope)
+			fill_function(x, func, f);
+		else
+			*f = (sym_frame){.name = "", .linkage_name = "", .display_name = "",
+					 .decl_file = "", .function_id = SYM_INDEX_NO_FUNCTION};
+		f->file = file_name(x, file);
+		f->line = sym_ix_field(rt, rr, SYM_IX_R_LINE);
+		f->column = sym_ix_field(rt, rr, SYM_IX_R_COLUMN);
+	}
+	size_t n = 1;
+	/* Each caller's frame: its function, at the call site the inlined scope records. */
+	while (parent) {
+		const uint8_t *pr = sym_ix_rowp(st, parent - 1);
+		if (n < max && !frames) {
+			ids[n] = (sym_frame_ids){
+				sym_ix_field(st, pr, SYM_IX_S_FUNC),
+				sym_ix_field(st, sr, SYM_IX_S_CALL_FILE),
+				sym_ix_field(st, sr, SYM_IX_S_CALL_LINE),
+				sym_ix_field(st, sr, SYM_IX_S_CALL_COLUMN),
+			};
+		} else if (n < max) {
+			sym_frame *c = &frames[n];
+			fill_function(x, sym_ix_field(st, pr, SYM_IX_S_FUNC), c);
+			c->file = file_name(x, sym_ix_field(st, sr, SYM_IX_S_CALL_FILE));
+			c->line = sym_ix_field(st, sr, SYM_IX_S_CALL_LINE);
+			c->column = sym_ix_field(st, sr, SYM_IX_S_CALL_COLUMN);
+		}
+		n++;
+		sr = pr;
+		parent = sym_ix_field(st, pr, SYM_IX_S_PARENT);
+	}
+	return n;
+}
+
+size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
+{
+	return walk(x, hit, frames, NULL, max);
+}
+
+size_t sym_index_frame_ids(const sym_index *x, uint32_t hit, sym_frame_ids *ids, size_t max)
+{
+	return walk(x, hit, NULL, ids, max);
+}
+
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
 	return sym_index_frames(x, covering_range(x, addr, true), frames, max);
+}
+
+size_t sym_index_lookup_ids(const sym_index *x, uint64_t addr, sym_frame_ids *ids, size_t max)
+{
+	return walk(x, covering_range(x, addr, true), NULL, ids, max);
+}
+
+const char *sym_index_file(const sym_index *x, uint32_t file_id)
+{
+	return file_id < x->files.count ? file_name(x, file_id) : "";
+}
+
+uint32_t sym_index_file_count(const sym_index *x)
+{
+	return x->files.count;
 }
 
 /* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
@@ -158,46 +257,4 @@ void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
 	uint32_t parent = sym_ix_field(&x->scopes, sr, SYM_IX_S_PARENT);
 	if (parent)
 		prefetch_row(&x->scopes, parent - 1);
-}
-size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
-{
-	uint32_t r = hit;
-	if (r-- == 0 || r >= x->ranges.count)
-		return 0;
-	const struct ptab *rt = &x->ranges, *st = &x->scopes;
-	const uint8_t *rr = sym_ix_rowp(rt, r);
-	uint32_t scope = sym_ix_field(rt, rr, SYM_IX_R_SCOPE);
-	uint32_t file = sym_ix_field(rt, rr, SYM_IX_R_FILE);
-	if (scope == 0 && file == 0)
-		return 0;
-	sym_frame spare, *f = max ? &frames[0] : &spare;
-	/* Scopes are stored plus one: scope - 1 is the row, parent - 1 its parent's. */
-	uint32_t parent = 0;
-	const uint8_t *sr = NULL;
-	if (scope) {
-		sr = sym_ix_rowp(st, scope - 1);
-		fill_function(x, sym_ix_field(st, sr, SYM_IX_S_FUNC), f);
-		parent = sym_ix_field(st, sr, SYM_IX_S_PARENT);
-	} else {
-		*f = unknown_function;
-	}
-	f->file = file_name(x, file);
-	f->line = sym_ix_field(rt, rr, SYM_IX_R_LINE);
-	f->column = sym_ix_field(rt, rr, SYM_IX_R_COLUMN);
-	size_t n = 1;
-	/* Each caller's frame: its function, at the call site the inlined scope records. */
-	while (parent) {
-		const uint8_t *pr = sym_ix_rowp(st, parent - 1);
-		if (n < max) {
-			sym_frame *c = &frames[n];
-			fill_function(x, sym_ix_field(st, pr, SYM_IX_S_FUNC), c);
-			c->file = file_name(x, sym_ix_field(st, sr, SYM_IX_S_CALL_FILE));
-			c->line = sym_ix_field(st, sr, SYM_IX_S_CALL_LINE);
-			c->column = sym_ix_field(st, sr, SYM_IX_S_CALL_COLUMN);
-		}
-		n++;
-		sr = pr;
-		parent = sym_ix_field(st, pr, SYM_IX_S_PARENT);
-	}
-	return n;
 }

@@ -87,15 +87,15 @@ static void rank_functions(svc_string_rank *r, const sym_index *index)
 	if (!fs)
 		return;
 	for (uint32_t id = 0; id < info.n_functions; id++) {
-		sym_frame f;
+		const char *display, *system;
+		uint32_t decl_line;
 		svc_string_rank_function *o = &fs[id];
-		if (!sym_index_function(index, id, &f)) {
+		if (!sym_index_function_names(index, id, &display, &system, &decl_line)) {
 			free(fs);   /* not an id of the index: cannot happen */
 			return;
 		}
-		function_name(r, f.display_name, &o->display, &o->display_len);
-		function_name(r, f.linkage_name[0] ? f.linkage_name : f.name, &o->system,
-			      &o->system_len);
+		function_name(r, display, &o->display, &o->display_len);
+		function_name(r, system, &o->system, &o->system_len);
 	}
 	r->functions = fs;
 	r->n_functions = info.n_functions;

@@ -209,7 +209,7 @@ static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_map
 #define GROUP_FRAMES (2 * MAX_FRAMES)
 
 struct group {
-	sym_frame frames[GROUP_FRAMES];
+	sym_frame_ids frames[GROUP_FRAMES];
 	uint32_t first[GROUP], n[GROUP];
 	size_t count, used;
 };
@@ -260,8 +260,8 @@ static size_t group_lookup(const Symbolizer__V1__SymbolizeRequest *req,
 			/* A return address: the call, not the instruction after it. */
 			const Symbolizer__V1__Location *loc = req->locations[j];
 			uint64_t a = loc->is_return_address && vaddr[j] > 0 ? vaddr[j] - 1 : vaddr[j];
-			n = sym_index_lookup(maps[loc->mapping_index].entry->index, a,
-					     g->frames + g->used, MAX_FRAMES);
+			n = sym_index_lookup_ids(maps[loc->mapping_index].entry->index, a,
+						 g->frames + g->used, MAX_FRAMES);
 			if (n > MAX_FRAMES)
 				n = MAX_FRAMES;
 		}
@@ -329,7 +329,8 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		rm[i].error = m->error;
 		rm[i].retry_after_ms = m->retry_after_ms;
 		rm[i].flags = m->entry ? m->entry->info.flags : 0;
-		entry_no[i] = m->entry ? svc_response_entry(&r, m->entry, &m->entry->strings,
+		entry_no[i] = m->entry ? svc_response_entry(&r, m->entry, m->entry->index,
+							     &m->entry->strings,
 							     m->entry->info.n_functions)
 				       : 0;
 		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))

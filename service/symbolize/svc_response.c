@@ -166,13 +166,12 @@ static inline uint32_t string_index(svc_response *r, const struct dense *d, cons
 	return idx;
 }
 
-/* The names of fn recorded when its index was ranked; NULL when none are. */
+/* The names of function id recorded when its index was ranked; NULL when none are. */
 static inline const svc_string_rank_function *function_strings(const struct dense *d,
-								const sym_frame *fn)
+								uint32_t id)
 {
 	const svc_string_rank *rank = d ? d->strings : NULL;
-	return rank && fn->function_id < rank->n_functions ? &rank->functions[fn->function_id]
-							   : NULL;
+	return rank && id < rank->n_functions ? &rank->functions[id] : NULL;
 }
 
 /* The string-table index of a function's name s, recorded as (ord, len). */
@@ -184,20 +183,18 @@ static inline uint32_t name_index(svc_response *r, const struct dense *d, const 
 	return len ? string_index_ranked(r, d, s, ord, len) : 0;
 }
 
-/* A Function's keys in the funcs table (k1: its file, "" as 0; k2: function, index). */
-static inline void function_key(uint32_t entry, const sym_frame *fn, const char *file,
-				uint64_t *k1, uint64_t *k2)
+/* The index of entry number e; NULL for none (a call out of budget). */
+static inline const sym_index *index_of(const svc_response_tables *t, uint32_t e)
 {
-	*k1 = *file ? (uintptr_t)file : 0;
-	*k2 = (uint64_t)fn->function_id << 32 | entry;
+	return e < t->indexes.len ? ((const sym_index *const *)t->indexes.data)[e] : NULL;
 }
 
-/* A Function's system name (the linkage name, else the name) and name. */
-static inline void function_names(const svc_response *r, const sym_frame *fn,
-				  const char **system, const char **name)
+/* A Function's keys in the funcs table (k1: its file; k2: function, index). */
+static inline void function_key(uint32_t entry, uint32_t function_id, uint32_t file_id,
+				uint64_t *k1, uint64_t *k2)
 {
-	*system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
-	*name = r->no_demangle ? *system : fn->display_name;
+	*k1 = file_id;
+	*k2 = (uint64_t)function_id << 32 | entry;
 }
 
 static inline void slot_prefetch(const struct table *tb, uint64_t k1, uint64_t k2)
@@ -206,37 +203,23 @@ static inline void slot_prefetch(const struct table *tb, uint64_t k1, uint64_t k
 		__builtin_prefetch(&tb->slots[svc_response_mix(k1, k2) & (tb->cap - 1)]);
 }
 
-static inline void prefetch_one(const svc_response *r, uint32_t entry, const sym_frame *fn,
-				const char *file)
+static inline void prefetch_one(const svc_response *r, uint32_t entry, uint32_t function_id,
+				uint32_t file_id)
 {
 	const svc_response_tables *t = r->t;
-	const char *system, *name;
-	function_names(r, fn, &system, &name);
 	const struct dense *d = dense_of(t, entry);
-	if (d && fn->function_id < d->n_funcs) {
-		__builtin_prefetch(&d->funcs[fn->function_id]);
+	if (d && function_id < d->n_funcs) {
+		__builtin_prefetch(&d->funcs[function_id]);
 		/* The function's record loads here, overlapped across the group's
-		 * frames; then the name's slot and bytes are fetched. */
-		const svc_string_rank_function *rf = function_strings(d, fn);
-		if (rf) {
+		 * frames; then its name's slot is fetched. */
+		const svc_string_rank_function *rf = function_strings(d, function_id);
+		if (rf)
 			__builtin_prefetch(&d->strs[r->no_demangle ? rf->system : rf->display]);
-			__builtin_prefetch(name);
-		}
 		return;
 	}
 	uint64_t k1, k2;
-	function_key(entry, fn, file, &k1, &k2);
+	function_key(entry, function_id, file_id, &k1, &k2);
 	slot_prefetch(&t->funcs, k1, k2);
-	slot_prefetch(&t->by_ptr, (uintptr_t)name, 0);
-	if (system != name)
-		slot_prefetch(&t->by_ptr, (uintptr_t)system, 0);
-	slot_prefetch(&t->by_ptr, (uintptr_t)file, 0);
-}
-
-void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
-			   const char *file)
-{
-	prefetch_one(r, entry, fn, file);
 }
 
 /* Lines of a location whose lookup gave n frames (no_inline: one). */
@@ -245,26 +228,31 @@ static inline size_t lines_of(size_t n, bool no_inline)
 	return n == 0 ? 0 : no_inline ? 1 : n;
 }
 
-void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame *f,
+void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame_ids *f,
 				  size_t n, bool no_inline)
 {
 	size_t nlines = lines_of(n, no_inline);
 	for (size_t j = 0; j < nlines; j++)
-		prefetch_one(r, entry, no_inline ? &f[n - 1] : &f[j], f[j].file);
+		prefetch_one(r, entry, f[no_inline ? n - 1 : j].function_id, f[j].file_id);
 }
 
-/* Appends the Function entry of fn at file to the function table; its index. */
-static uint32_t function_add(svc_response *r, const struct dense *d, const sym_frame *fn,
-			     const char *file)
+/* Appends the Function entry of function_id at file_id (of index idx) to the
+ * function table; its index. */
+static uint32_t function_add(svc_response *r, const struct dense *d, const sym_index *idx,
+			     uint32_t function_id, uint32_t file_id)
 {
 	svc_response_tables *t = r->t;
 	/* Function { name = 1; system_name = 2; filename = 3; start_line = 4; }: <= 44 bytes. */
 	if (!section_reserve(r, &t->functions, 2 + 44))
 		return UINT32_MAX;
-	const char *system, *name;
-	function_names(r, fn, &system, &name);
+	const char *display = "", *system = "";
+	uint32_t decl_line = 0;
+	if (idx)
+		sym_index_function_names(idx, function_id, &display, &system, &decl_line);
+	const char *file = idx ? sym_index_file(idx, file_id) : "";
+	const char *name = r->no_demangle ? system : display;
 	/* The name first, then the system name: the string table's order. */
-	const svc_string_rank_function *rf = function_strings(d, fn);
+	const svc_string_rank_function *rf = function_strings(d, function_id);
 	uint32_t name_i, system_i;
 	if (rf) {
 		name_i = r->no_demangle ? name_index(r, d, name, rf->system, rf->system_len)
@@ -281,23 +269,23 @@ static uint32_t function_add(svc_response *r, const struct dense *d, const sym_f
 	w = put_varint_field32(w, TAG(1, SVC_WIRE_VARINT), name_i);
 	w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), system_i);
 	w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), file_i);
-	w = put_varint_field32(w, TAG(4, SVC_WIRE_VARINT), fn->decl_line);
+	w = put_varint_field32(w, TAG(4, SVC_WIRE_VARINT), decl_line);
 	o[0] = TAG(2, SVC_WIRE_LEN);
 	o[1] = (uint8_t)(w - o - 2);   /* at most 44: one byte */
 	section_set_end(fs, w);
 	return (uint32_t)t->n_funcs++;
 }
 
-/* The function-table index of fn at file (d: dense_of(entry)). */
+/* The function-table index of function_id at file_id (d: dense_of(entry)). */
 static inline uint32_t function_index(svc_response *r, uint32_t entry, const struct dense *d,
-				      const sym_frame *fn, const char *file)
+				      uint32_t function_id, uint32_t file_id)
 {
 	svc_response_tables *t = r->t;
 	struct fslot *fs = NULL;
-	if (d && fn->function_id < d->n_funcs) {
-		fs = &d->funcs[fn->function_id];
+	if (d && function_id < d->n_funcs) {
+		fs = &d->funcs[function_id];
 		if (fs->gen == t->gen) {
-			if (fs->file == file)
+			if (fs->file == file_id)
 				return fs->val;
 			fs = NULL;   /* another file of the function: in the funcs table */
 		}
@@ -305,27 +293,27 @@ static inline uint32_t function_index(svc_response *r, uint32_t entry, const str
 	struct slot *s = NULL;
 	uint64_t k1 = 0, k2 = 0;
 	if (!fs) {
-		function_key(entry, fn, file, &k1, &k2);
+		function_key(entry, function_id, file_id, &k1, &k2);
 		s = svc_response_table_find(r, &t->funcs, k1, k2);
 		if (!s)
 			return 0;
 		if (s->gen == t->gen)
 			return s->val;
 	}
-	uint32_t idx = function_add(r, d, fn, file);
+	uint32_t idx = function_add(r, d, index_of(t, entry), function_id, file_id);
 	if (idx == UINT32_MAX)
 		return 0;
 	if (fs)
-		*fs = (struct fslot){t->gen, idx, file};
+		*fs = (struct fslot){t->gen, idx, file_id};
 	else
 		svc_response_table_claim(r, &t->funcs, s, k1, k2, idx);
 	return idx;
 }
 
-uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
-			       const char *file)
+uint32_t svc_response_function(svc_response *r, uint32_t entry, uint32_t function_id,
+			       uint32_t file_id)
 {
-	return function_index(r, entry, dense_of(r->t, entry), fn, file);
+	return function_index(r, entry, dense_of(r->t, entry), function_id, file_id);
 }
 
 /*
@@ -391,7 +379,7 @@ void svc_response_location(svc_response *r, uint64_t address)
 	t->loc_lines = 0;
 }
 
-void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame *f, size_t n,
+void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
 			 bool no_inline, uint64_t address)
 {
 	svc_response_tables *t = r->t;
@@ -409,7 +397,8 @@ void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame *f, si
 	uint8_t *o = section_end(ls), *w = o + LOC_HEAD;
 	const struct dense *d = nlines ? dense_of(t, entry) : NULL;
 	for (size_t j = 0; j < nlines; j++) {
-		uint32_t fi = function_index(r, entry, d, no_inline ? &f[n - 1] : &f[j], f[j].file);
+		uint32_t fi = function_index(r, entry, d, f[no_inline ? n - 1 : j].function_id,
+					     f[j].file_id);
 		uint8_t *start = w;
 		w = put_varint_field32(start + 2, TAG(1, SVC_WIRE_VARINT), fi);
 		w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), f[j].line);

@@ -2,11 +2,12 @@
 /*
  * svc_response: builds and encodes a SymbolizeResponse.
  *
- * svc_lookup fills it while it looks the locations up: each frame becomes a
- * Line whose function goes through svc_response_function(), which keeps the
- * function table and the string table free of repeats (a function entry per
- * (index, function, file of the line); each distinct string once, found by
- * address inside one index blob and by content across blobs). Each table entry
+ * svc_lookup fills it while it looks the locations up: each frame (as
+ * numbers, sym_frame_ids) becomes a Line whose function goes through
+ * svc_response_function(), which keeps the function table and the string
+ * table free of repeats (a function entry per (index, function, file of the
+ * line), named from the index when first met; each distinct string once,
+ * found by address inside one index blob and by content across blobs). Each table entry
  * and each LocationResult is encoded to protobuf bytes as it is made, into one
  * section per repeated field; svc_response_write() joins the sections and
  * adds the MappingResults. The bytes are exactly those protobuf-c packs for
@@ -16,7 +17,7 @@
  * Seen functions and strings are found by their dense ordinals in the index
  * (the function_id of a frame; a string's svc_string_rank ordinal) in arrays
  * of slots, else (an index without ordinals, a function met at a second
- * file) in hash tables keyed by address. The slots, hash tables and sections
+ * file) in hash tables keyed by ids and addresses. The slots, hash tables and sections
  * live in svc_response_tables (svc_response_tables.c), which are reused
  * from call to call (a generation stamp empties a table in O(1)); a
  * svc_response_pool hands one to each call in progress, on any thread.
@@ -70,35 +71,35 @@ bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locat
 void svc_response_end(svc_response *r);
 
 /*
- * A small number for an index blob, the same for every mapping that uses it.
- * strings (the index's string ordinals, svc_index_entry.strings; NULL: none)
- * and n_functions (its sym_index_info.n_functions) give it dense tables: an
- * array slot per function and per string, stamped with the call's
- * generation, instead of hashing their addresses (taken when they fit the
- * budget and pay off for the call's number of locations; the bytes of the
- * response are the same either way).
+ * A small number for an index blob, the same for every mapping that uses it
+ * (entry: its key, such as its cache entry). index names the functions and
+ * files of its frames (sym_frame_ids). strings (the index's string
+ * ordinals, svc_index_entry.strings; NULL: none) and n_functions (its
+ * sym_index_info.n_functions) give it dense tables: an array slot per
+ * function and per string, stamped with the call's generation, instead of
+ * hashing their keys (taken when they fit the budget and pay off for the
+ * call's number of locations; the bytes of the response are the same either
+ * way).
  */
-uint32_t svc_response_entry(svc_response *r, const void *entry, const svc_string_rank *strings,
-			    uint32_t n_functions);
+uint32_t svc_response_entry(svc_response *r, const void *entry, const sym_index *index,
+			    const svc_string_rank *strings, uint32_t n_functions);
 
 /*
- * The function-table index of function fn (a frame of the index numbered
- * entry) at a line of file. Sets r->oom and returns 0 when out of budget.
+ * The function-table index of function function_id (SYM_INDEX_NO_FUNCTION:
+ * unknown) of the index numbered entry, at a line of its file file_id: one
+ * Function entry per (index, function, file), named when first met. Sets
+ * r->oom and returns 0 when out of budget.
  */
-uint32_t svc_response_function(svc_response *r, uint32_t entry, const sym_frame *fn,
-			       const char *file);
+uint32_t svc_response_function(svc_response *r, uint32_t entry, uint32_t function_id,
+			       uint32_t file_id);
 
 /*
- * Hints that svc_response_function(r, entry, fn, file) comes soon: starts
- * fetching the table slots it will read, so that the misses of a run of
- * frames overlap. Changes nothing.
+ * Hints that the Lines of a location whose lookup gave frames f (n of them;
+ * no_inline: one Line, of the outermost function) come soon: starts fetching
+ * the table slots svc_response_function will read, so that the misses of a
+ * run of frames overlap. Changes nothing.
  */
-void svc_response_prefetch(const svc_response *r, uint32_t entry, const sym_frame *fn,
-			   const char *file);
-
-/* svc_response_prefetch for the Lines of a location whose lookup gave frames
- * f (n of them; no_inline: one Line, of the outermost function). */
-void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame *f,
+void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame_ids *f,
 				  size_t n, bool no_inline);
 
 /*
@@ -108,7 +109,7 @@ void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const s
  * outermost function f[n - 1]), encoded straight into the response. Not
  * after svc_response_line in the same location.
  */
-void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame *f, size_t n,
+void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
 			 bool no_inline, uint64_t address);
 
 /*

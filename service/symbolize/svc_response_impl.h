@@ -41,7 +41,7 @@ struct rstring {
  * one for "no function") and by string ordinal (svc_string_rank). */
 struct fslot {
 	uint32_t gen, val;
-	const char *file;   /* the file of the Function entry val */
+	uint32_t file;      /* the file id of the Function entry val */
 };
 
 struct sslot {
@@ -64,6 +64,7 @@ struct svc_response_tables {
 	struct table entries, funcs, by_ptr, by_content;
 	struct dense *dense;        /* by entry number: dense[0, n_dense) allocated */
 	size_t n_dense;
+	base_vec indexes;           /* const sym_index *, by entry number */
 	base_vec strings;           /* struct rstring: the string table, for matching by content */
 	size_t n_funcs;
 	base_vec string_table, functions, locations;  /* sections: bytes */

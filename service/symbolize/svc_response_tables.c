@@ -105,6 +105,7 @@ static void tables_free(svc_response_tables *t)
 		free(t->dense[i].strs);
 	}
 	free(t->dense);
+	base_vec_deinit(&t->indexes);
 	base_vec_deinit(&t->strings);
 	base_vec_deinit(&t->string_table);
 	base_vec_deinit(&t->functions);
@@ -157,7 +158,7 @@ static void next_generation(svc_response_tables *t)
 	t->entries.n = t->funcs.n = t->by_ptr.n = t->by_content.n = 0;
 	for (size_t i = 0; i < t->n_dense; i++)
 		t->dense[i].strings = NULL;
-	t->strings.len = t->n_funcs = 0;
+	t->strings.len = t->n_funcs = t->indexes.len = 0;
 	t->string_table.len = t->functions.len = t->locations.len = 0;
 	t->loc_len = 0;
 	t->loc_lines = 0;
@@ -183,6 +184,8 @@ bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locat
 		if (!r->t)
 			return false;
 		base_vec_init(&r->t->strings, sizeof(struct rstring), SIZE_MAX / sizeof(struct rstring));
+		base_vec_init(&r->t->indexes, sizeof(const sym_index *),
+			      SIZE_MAX / sizeof(const sym_index *));
 		base_vec_init(&r->t->string_table, 1, SIZE_MAX);
 		base_vec_init(&r->t->functions, 1, SIZE_MAX);
 		base_vec_init(&r->t->locations, 1, SIZE_MAX);
@@ -273,15 +276,19 @@ static void dense_setup(svc_response *r, uint32_t e, const svc_string_rank *stri
 	d->strings = strings;
 }
 
-uint32_t svc_response_entry(svc_response *r, const void *entry, const svc_string_rank *strings,
-			    uint32_t n_functions)
+uint32_t svc_response_entry(svc_response *r, const void *entry, const sym_index *index,
+			    const svc_string_rank *strings, uint32_t n_functions)
 {
-	struct slot *s = svc_response_table_find(r, &r->t->entries, (uintptr_t)entry, 0);
+	svc_response_tables *t = r->t;
+	struct slot *s = svc_response_table_find(r, &t->entries, (uintptr_t)entry, 0);
 	if (!s)
 		return 0;
-	if (s->gen == r->t->gen)
+	if (s->gen == t->gen)
 		return s->val;
-	svc_response_table_claim(r, &r->t->entries, s, (uintptr_t)entry, 0, r->n_entries);
+	if (!reserve(r, &t->indexes, t->indexes.len + 1))
+		return 0;
+	((const sym_index **)t->indexes.data)[t->indexes.len++] = index;
+	svc_response_table_claim(r, &t->entries, s, (uintptr_t)entry, 0, r->n_entries);
 	dense_setup(r, r->n_entries, strings, n_functions);
 	return r->n_entries++;
 }

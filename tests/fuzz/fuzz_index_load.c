@@ -49,7 +49,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (k != sym_index_lookup(idx, addrs[i], g, 8) ||
 			    (k && (f[0].line != g[0].line || f[0].name != g[0].name)))
 				abort();
+			/* the frames as numbers: the same chain, named back the same */
+			sym_frame_ids ids[8];
+			if (sym_index_frame_ids(idx, hits[i], ids, 8) != k ||
+			    sym_index_lookup_ids(idx, addrs[i], ids, 8) != k)
+				abort();
+			for (size_t j = 0; j < k && j < 8; j++) {
+				sym_frame named;
+				const char *display, *system;
+				uint32_t decl_line;
+				if (ids[j].function_id != f[j].function_id ||
+				    sym_index_file(idx, ids[j].file_id) != f[j].file ||
+				    ids[j].line != f[j].line || ids[j].column != f[j].column)
+					abort();
+				bool known = sym_index_function(idx, ids[j].function_id, &named);
+				if (known != (f[j].function_id != SYM_INDEX_NO_FUNCTION) ||
+				    known != sym_index_function_names(idx, ids[j].function_id,
+								      &display, &system, &decl_line) ||
+				    (known && (named.display_name != f[j].display_name ||
+					       display != f[j].display_name ||
+					       decl_line != f[j].decl_line)))
+					abort();
+			}
 			sym_index_frames(idx, (uint32_t)addrs[i], f, 8);
+			sym_index_frame_ids(idx, (uint32_t)addrs[i], ids, 8);
 		}
 		sym_index_destroy(idx);
 	}

@@ -335,16 +335,18 @@ TEST(response_location_of_many_lines)
 	free(bytes);
 }
 
-/* A response of locations of 1, 2, 9 and SVC_RESPONSE_MAX_LINES frames, built
- * Line by Line (bytes) or a location at a time (svc_response_frames). */
-static uint8_t *frames_response(const sym_frame *f, bool whole, bool no_inline, size_t *size)
+/* A response of locations of 1, 2, 9 and SVC_RESPONSE_MAX_LINES frames of
+ * idx, built Line by Line (bytes) or a location at a time
+ * (svc_response_frames). */
+static uint8_t *frames_response(const sym_index *idx, const sym_frame_ids *f, bool whole,
+				bool no_inline, size_t *size)
 {
 	static const size_t counts[] = {1, 2, 9, SVC_RESPONSE_MAX_LINES, 0};
 	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
 	svc_response r;
 	if (!svc_response_begin(&r, NULL, NLOC, false, SIZE_MAX))
 		return NULL;
-	uint32_t e = svc_response_entry(&r, f, NULL, 0);
+	uint32_t e = svc_response_entry(&r, idx, idx, NULL, 0);
 	for (size_t i = 0; i < NLOC; i++) {
 		size_t n = counts[i];
 		uint64_t address = i + 1 < NLOC ? 0x400000 + i : 0;
@@ -353,8 +355,8 @@ static uint8_t *frames_response(const sym_frame *f, bool whole, bool no_inline, 
 			continue;
 		}
 		for (size_t j = 0; j < (n && no_inline ? 1 : n); j++) {
-			const sym_frame *fn = no_inline ? &f[n - 1] : &f[j];
-			uint32_t fi = svc_response_function(&r, e, fn, f[j].file);
+			uint32_t fi = svc_response_function(
+				&r, e, f[no_inline ? n - 1 : j].function_id, f[j].file_id);
 			svc_response_line(&r, fi, f[j].line, f[j].column);
 		}
 		svc_response_location(&r, address);
@@ -372,20 +374,27 @@ static uint8_t *frames_response(const sym_frame *f, bool whole, bool no_inline, 
 
 TEST(response_frames_as_lines)
 {
-	/* Inline chains up to the most Lines a location has: the same bytes both ways. */
-	static char names[SVC_RESPONSE_MAX_LINES][16];
-	sym_frame f[SVC_RESPONSE_MAX_LINES];
-	for (unsigned j = 0; j < SVC_RESPONSE_MAX_LINES; j++) {
-		snprintf(names[j], sizeof(names[j]), "fn%u", j % 40);
-		f[j] = (sym_frame){.name = names[j], .linkage_name = "", .display_name = names[j],
-				   .file = j % 3 ? "a.c" : "b.h", .line = 100 * j + 1,
-				   .column = j % 5, .decl_file = "", .decl_line = j,
-				   .function_id = j % 40};
-	}
+	/* Inline chains up to the most Lines a location has, of an index's
+	 * functions and files (one frame of no function): the same bytes both
+	 * ways, each Function named as the index names it. */
+	void *blob;
+	size_t blob_size;
+	sym_index *idx = index_fixture_load("c_O2_dw5", &blob, &blob_size);
+	REQUIRE(idx);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	uint32_t nf = info.n_functions < 40 ? info.n_functions : 40;
+	uint32_t nfiles = sym_index_file_count(idx);
+	REQUIRE(nf > 2 && nfiles > 2);
+	sym_frame_ids f[SVC_RESPONSE_MAX_LINES];
+	for (unsigned j = 0; j < SVC_RESPONSE_MAX_LINES; j++)
+		f[j] = (sym_frame_ids){.function_id = j == 5 ? SYM_INDEX_NO_FUNCTION : j % nf,
+				       .file_id = j % 3 ? 1 : 2, .line = 100 * j + 1,
+				       .column = j % 5};
 	for (int no_inline = 0; no_inline < 2; no_inline++) {
 		size_t n1 = 0, n2 = 0;
-		uint8_t *by_line = frames_response(f, false, no_inline, &n1);
-		uint8_t *whole = frames_response(f, true, no_inline, &n2);
+		uint8_t *by_line = frames_response(idx, f, false, no_inline, &n1);
+		uint8_t *whole = frames_response(idx, f, true, no_inline, &n2);
 		REQUIRE(by_line && whole);
 		CHECK(n1 > (no_inline ? 30u : 128u * 4) && n1 == n2 && memcmp(by_line, whole, n1) == 0);
 		Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(whole, n2);
@@ -393,10 +402,26 @@ TEST(response_frames_as_lines)
 		CHECK_EQ_U(m->n_locations, 5);
 		CHECK_EQ_U(m->locations[3]->n_lines, no_inline ? 1 : SVC_RESPONSE_MAX_LINES);
 		CHECK_EQ_U(m->locations[4]->n_lines, 0);
+		CHECK(strings_unique(m));
+		const Symbolizer__V1__LocationResult *lr = m->locations[3];
+		for (size_t j = 0; j < lr->n_lines; j++) {
+			const sym_frame_ids *id = &f[no_inline ? SVC_RESPONSE_MAX_LINES - 1 : j];
+			sym_frame want = {.display_name = "", .linkage_name = "", .name = ""};
+			if (id->function_id != SYM_INDEX_NO_FUNCTION)
+				REQUIRE(sym_index_function(idx, id->function_id, &want));
+			const Symbolizer__V1__Function *fn =
+				m->functions[lr->lines[j]->function_index];
+			CHECK_STREQ(m->string_table[fn->name], want.display_name);
+			CHECK_STREQ(m->string_table[fn->filename], sym_index_file(idx, f[j].file_id));
+			CHECK_EQ_U(fn->start_line, want.decl_line);
+			CHECK_EQ_U(lr->lines[j]->line, f[j].line);
+		}
 		symbolizer__v1__symbolize_response__free_unpacked(m, NULL);
 		free(by_line);
 		free(whole);
 	}
+	sym_index_destroy(idx);
+	index_fixture_free_blob(blob);
 }
 
 TEST(response_of_nothing)

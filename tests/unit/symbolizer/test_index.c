@@ -139,7 +139,34 @@ TEST(batch_agrees_with_single_lookups)
 			CHECK(a[j].line == b[j].line && a[j].column == b[j].column);
 			CHECK(a[j].function_id == b[j].function_id);
 		}
+		/* The same frames as numbers, named back through the index. */
+		sym_frame_ids ids[16], ids1[16];
+		size_t kc = sym_index_frame_ids(idx, hits[i], ids, 16);
+		CHECK(kc == ka && sym_index_lookup_ids(idx, addrs[i], ids1, 16) == ka);
+		for (size_t j = 0; j < ka && j < kc && j < 16; j++) {
+			sym_frame named;
+			const char *display = NULL, *system = NULL;
+			uint32_t decl_line = 0;
+			CHECK(memcmp(&ids[j], &ids1[j], sizeof(ids[j])) == 0);
+			CHECK(ids[j].function_id == a[j].function_id);
+			CHECK(sym_index_file(idx, ids[j].file_id) == a[j].file);
+			CHECK(ids[j].line == a[j].line && ids[j].column == a[j].column);
+			if (a[j].function_id == SYM_INDEX_NO_FUNCTION) {
+				CHECK(!sym_index_function(idx, ids[j].function_id, &named));
+				continue;
+			}
+			CHECK(sym_index_function(idx, ids[j].function_id, &named));
+			CHECK(named.name == a[j].name && named.linkage_name == a[j].linkage_name &&
+			      named.display_name == a[j].display_name &&
+			      named.decl_file == a[j].decl_file && named.decl_line == a[j].decl_line);
+			CHECK(sym_index_function_names(idx, ids[j].function_id, &display, &system,
+						       &decl_line));
+			CHECK(display == a[j].display_name && decl_line == a[j].decl_line &&
+			      system == (a[j].linkage_name[0] ? a[j].linkage_name : a[j].name));
+		}
 	}
+	CHECK(sym_index_file(idx, sym_index_file_count(idx))[0] == '\0');
+	CHECK(sym_index_file_count(idx) > 1);
 	CHECK(found >= N / 10);   /* the fixture's code is a few hundred bytes */
 	/* a handle past the index is no range */
 	sym_frame f[4];
