@@ -169,8 +169,8 @@ void sym_index_prefetch_rows(const sym_index *idx, uint64_t addr);
 
 /*
  * Batch lookups, in two passes so that each overlaps its cache misses:
- * sym_index_find_batch searches the n addresses (bucket rows fetched 16
- * addresses ahead, range starts 8 ahead) and sets hits[i] to a handle of the
+ * sym_index_find_batch searches the n addresses (every bucket row fetched
+ * first, range starts 8 addresses ahead) and sets hits[i] to a handle of the
  * range covering addrs[i] (0 when none); sym_index_frames turns a handle into
  * frames exactly as sym_index_lookup does for its address. Between the two, a
  * caller walking the hits calls sym_index_prefetch_hit(idx, hits[i + 8], 0)

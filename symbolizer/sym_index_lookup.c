@@ -220,21 +220,43 @@ uint32_t sym_index_file_count(const sym_index *x)
 	return x->files.count;
 }
 
-/* Addresses whose bucket row, then range starts, are fetched ahead of the search. */
-#define FIND_AHEAD 16
+/* Locations ahead of the search whose range starts and rows are fetched. */
+#define FIND_AHEAD 8
+#define NO_BUCKET UINT32_MAX
 
+/*
+ * Two passes: every address's bucket (kept in hits, its row fetched), then
+ * the searches, each starting to fetch the starts and the end rows of the
+ * bucket FIND_AHEAD addresses on (its row read by then). A bucket is
+ * computed once an address, and the first pass has no dependent loads, so
+ * its fetches run far ahead.
+ */
 void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, uint32_t *hits)
 {
-	for (size_t i = 0; i < n && i < FIND_AHEAD; i++)
-		prefetch_bucket(x, addrs[i]);
-	for (size_t i = 0; i < n && i < FIND_AHEAD / 2; i++)
-		prefetch_rows(x, addrs[i]);
 	for (size_t i = 0; i < n; i++) {
-		if (i + FIND_AHEAD < n)
-			prefetch_bucket(x, addrs[i + FIND_AHEAD]);
-		if (i + FIND_AHEAD / 2 < n)
-			prefetch_rows(x, addrs[i + FIND_AHEAD / 2]);
-		hits[i] = covering_range(x, addrs[i], false);
+		uint32_t k;
+		hits[i] = bucket_of(x, addrs[i], &k) ? k : NO_BUCKET;
+		__builtin_prefetch(x->bucket_first + (hits[i] == NO_BUCKET ? 0 : k));
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t ahead = i + FIND_AHEAD < n ? hits[i + FIND_AHEAD] : NO_BUCKET;
+		if (ahead != NO_BUCKET) {
+			uint32_t lo = x->bucket_first[ahead], hi = x->bucket_first[ahead + 1];
+			/* The 16 starts the search compares first (32 bytes, at most
+			 * two lines); the covering range is one of [lo - 1, hi - 1]:
+			 * its row at one end or in between. */
+			__builtin_prefetch(x->starts + lo);
+			__builtin_prefetch(x->starts + lo + 15);
+			prefetch_row(&x->ranges, lo ? lo - 1 : 0);
+			prefetch_row(&x->ranges, hi ? hi - 1 : 0);
+		}
+		uint32_t k = hits[i];
+		if (k == NO_BUCKET) {
+			hits[i] = 0;
+			continue;
+		}
+		uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
+		hits[i] = lo + sym_ix_count_le(x->starts + lo, hi - lo, (uint16_t)(addrs[i] - x->base));
 	}
 }
 
