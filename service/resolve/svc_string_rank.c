@@ -67,7 +67,7 @@ size_t svc_string_rank_len_far(const svc_string_rank *r, size_t off)
 /* The ordinal and length of the string at s into *ord, *len; a length of
  * SVC_STRING_RANK_LONG when the string is that long or s starts none of r's
  * strings (a blob's offset may point inside one): looked up when used. */
-static void function_name(const svc_string_rank *r, const char *s, uint32_t *ord, uint16_t *len)
+static void name_of(const svc_string_rank *r, const char *s, uint32_t *ord, uint16_t *len)
 {
 	size_t n;
 	*ord = 0;
@@ -94,12 +94,26 @@ static void rank_functions(svc_string_rank *r, const sym_index *index)
 			free(fs);   /* not an id of the index: cannot happen */
 			return;
 		}
-		function_name(r, display, &o->display, &o->display_len);
-		function_name(r, system, &o->system, &o->system_len);
+		name_of(r, display, &o->display, &o->display_len);
+		name_of(r, system, &o->system, &o->system_len);
 	}
 	r->functions = fs;
 	r->n_functions = info.n_functions;
 	r->bytes += (size_t)info.n_functions * sizeof(*fs);
+}
+
+/* Records the names of index's files in r (left without them when out of memory). */
+static void rank_files(svc_string_rank *r, const sym_index *index)
+{
+	uint32_t n = sym_index_file_count(index);
+	svc_string_rank_file *fs = n ? malloc((size_t)n * sizeof(*fs)) : NULL;
+	if (!fs)
+		return;
+	for (uint32_t id = 0; id < n; id++)
+		name_of(r, sym_index_file(index, id), &fs[id].name, &fs[id].name_len);
+	r->files = fs;
+	r->n_files = n;
+	r->bytes += (size_t)n * sizeof(*fs);
 }
 
 bool svc_string_rank_index(svc_string_rank *r, const sym_index *index)
@@ -110,6 +124,7 @@ bool svc_string_rank_index(svc_string_rank *r, const sym_index *index)
 	if (!svc_string_rank_build(r, strs, size))
 		return false;
 	rank_functions(r, index);
+	rank_files(r, index);
 	return true;
 }
 
@@ -117,5 +132,6 @@ void svc_string_rank_free(svc_string_rank *r)
 {
 	free(r->blocks);
 	free(r->functions);
+	free(r->files);
 	memset(r, 0, sizeof(*r));
 }

@@ -36,7 +36,8 @@ typedef struct svc_string_rank_block {
  * The two names a response gives each function of the index (its display
  * name, and its system name: the linkage name, else the name), as ordinals
  * and lengths found once when the index is ranked, so that a response's
- * first sight of a function reads one record instead of ranking two strings.
+ * first sight of a function reads one record instead of ranking two strings
+ * (and of a file, one record instead of ranking its name).
  * A length of SVC_STRING_RANK_LONG means not recorded (a string that long,
  * or a name that starts none of the table's strings): rank it when used.
  */
@@ -47,15 +48,24 @@ typedef struct svc_string_rank_function {
 	uint16_t display_len, system_len;
 } svc_string_rank_function;
 
+/* The same for each file of the index's file table (sym_index_file). */
+typedef struct svc_string_rank_file {
+	uint32_t name;                      /* ordinal */
+	uint16_t name_len;
+} svc_string_rank_file;
+
 typedef struct svc_string_rank {
 	const char *base;     /* the string table; NULL when none was built */
 	size_t size;
 	svc_string_rank_block *blocks;  /* size / SVC_STRING_RANK_SPAN + 1 of them */
 	uint32_t n_strings;
 	bool terminated;      /* the table's last byte is a NUL */
-	/* By function id (svc_string_rank_index only; NULL, 0 otherwise). */
+	/* By function id and by file id (svc_string_rank_index only; NULL, 0
+	 * otherwise). */
 	svc_string_rank_function *functions;
 	uint32_t n_functions;
+	svc_string_rank_file *files;
+	uint32_t n_files;
 	size_t bytes;         /* memory held by blocks and functions */
 } svc_string_rank;
 
@@ -64,7 +74,8 @@ typedef struct svc_string_rank {
 bool svc_string_rank_build(svc_string_rank *r, const char *base, size_t size);
 void svc_string_rank_free(svc_string_rank *r);
 /* The same over an index's string table (sym_index_strings), with the
- * names of each of its functions (functions: left NULL when out of memory). */
+ * names of each of its functions and files (functions, files: left NULL
+ * when out of memory). */
 struct sym_index;
 bool svc_string_rank_index(svc_string_rank *r, const struct sym_index *index);
 

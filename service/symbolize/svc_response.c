@@ -174,7 +174,14 @@ static inline const svc_string_rank_function *function_strings(const struct dens
 	return rank && id < rank->n_functions ? &rank->functions[id] : NULL;
 }
 
-/* The string-table index of a function's name s, recorded as (ord, len). */
+/* The name of file id recorded when its index was ranked; NULL when none is. */
+static inline const svc_string_rank_file *file_strings(const struct dense *d, uint32_t id)
+{
+	const svc_string_rank *rank = d ? d->strings : NULL;
+	return rank && id < rank->n_files ? &rank->files[id] : NULL;
+}
+
+/* The string-table index of a function's or file's name s, recorded as (ord, len). */
 static inline uint32_t name_index(svc_response *r, const struct dense *d, const char *s,
 				  uint32_t ord, uint16_t len)
 {
@@ -263,7 +270,9 @@ static uint32_t function_add(svc_response *r, const struct dense *d, const sym_i
 		name_i = string_index(r, d, name);
 		system_i = system == name ? name_i : string_index(r, d, system);
 	}
-	uint32_t file_i = string_index(r, d, file);
+	const svc_string_rank_file *rfile = file_strings(d, file_id);
+	uint32_t file_i = rfile ? name_index(r, d, file, rfile->name, rfile->name_len)
+				: string_index(r, d, file);
 	base_vec *fs = &t->functions;
 	uint8_t *o = section_end(fs), *w = o + 2;
 	w = put_varint_field32(w, TAG(1, SVC_WIRE_VARINT), name_i);

@@ -256,23 +256,31 @@ TEST(response_bytes_and_lines_over_two_indexes)
 		CHECK(hashed && size5 == size && memcmp(hashed, bytes, size) == 0);
 		free(mixed);
 		free(hashed);
-		/* Functions' names ranked when used, not read from the records:
-		 * none recorded, or each marked not recorded. */
+		/* Functions' and files' names ranked when used, not read from
+		 * the records: none recorded, or each marked not recorded. */
 		REQUIRE(c_rank.functions && c_rank.n_functions > 0 && cxx_rank.functions);
 		size_t size6 = 0, size7 = 0;
-		c_e->strings.n_functions = 0;
+		REQUIRE(c_rank.files && c_rank.n_files > 1);
+		c_e->strings.n_functions = c_e->strings.n_files = 0;
 		uint8_t *unrecorded = run(&c, pool, 256u << 20, &size6, &res);
 		c_e->strings.n_functions = c_rank.n_functions;
-		svc_string_rank_function *saved =
-			malloc(cxx_rank.n_functions * sizeof(*saved));
-		REQUIRE(saved);
-		memcpy(saved, cxx_rank.functions, cxx_rank.n_functions * sizeof(*saved));
+		c_e->strings.n_files = c_rank.n_files;
+		svc_string_rank_function *saved_fns =
+			malloc(cxx_rank.n_functions * sizeof(*saved_fns));
+		svc_string_rank_file *saved_files = malloc(cxx_rank.n_files * sizeof(*saved_files));
+		REQUIRE(saved_fns && saved_files);
+		memcpy(saved_fns, cxx_rank.functions, cxx_rank.n_functions * sizeof(*saved_fns));
+		memcpy(saved_files, cxx_rank.files, cxx_rank.n_files * sizeof(*saved_files));
 		for (uint32_t fi = 0; fi < cxx_rank.n_functions; fi++)
 			cxx_rank.functions[fi].display_len = cxx_rank.functions[fi].system_len =
 				SVC_STRING_RANK_LONG;
+		for (uint32_t fi = 0; fi < cxx_rank.n_files; fi++)
+			cxx_rank.files[fi].name_len = SVC_STRING_RANK_LONG;
 		uint8_t *long_names = run(&c, pool, 256u << 20, &size7, &res);
-		memcpy(cxx_rank.functions, saved, cxx_rank.n_functions * sizeof(*saved));
-		free(saved);
+		memcpy(cxx_rank.functions, saved_fns, cxx_rank.n_functions * sizeof(*saved_fns));
+		memcpy(cxx_rank.files, saved_files, cxx_rank.n_files * sizeof(*saved_files));
+		free(saved_fns);
+		free(saved_files);
 		CHECK(unrecorded && size6 == size && memcmp(unrecorded, bytes, size) == 0);
 		CHECK(long_names && size7 == size && memcmp(long_names, bytes, size) == 0);
 		free(unrecorded);
