@@ -197,14 +197,12 @@ static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_map
 
 /*
  * A batch's lookups overlap their cache misses: each location's address is
- * normalized first; while one is looked up, the index bucket of the location
- * AHEAD places on is fetched, and the range starts and rows of the one
- * AHEAD / 2 on (reading the bucket fetched before); deeper steps of the chain
- * (scope, function) cost more than they saved here. Locations are looked up
- * in groups of up to GROUP, whose table slots are fetched before their Lines
- * are added.
+ * normalized first; each run of locations on one index is then searched at
+ * once (sym_index_find_batch: every bucket fetched first, then the searches
+ * with the starts and rows of the ones ahead fetched); then the frames are
+ * read as numbers in groups of up to GROUP locations, whose table slots are
+ * fetched before their Lines are added.
  */
-#define AHEAD 16
 #define GROUP 8
 #define GROUP_FRAMES (2 * MAX_FRAMES)
 
@@ -214,10 +212,11 @@ struct group {
 	size_t count, used;
 };
 
-/* Each location's ELF address (with ok[i]), before any lookup. */
+/* Each location's ELF address (with ok[i]) and the address it is looked up
+ * at (a return address: the call, not the instruction after it). */
 static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req,
 			  const svc_lookup_mapping *maps, const uint32_t *entry_no,
-			  const struct sec *secs, uint64_t *vaddr, bool *ok)
+			  const struct sec *secs, uint64_t *vaddr, uint64_t *look, bool *ok)
 {
 	for (size_t i = 0; i < req->n_locations; i++) {
 		const Symbolizer__V1__Location *loc = req->locations[i];
@@ -228,40 +227,50 @@ static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req,
 							     loc->address, &vaddr[i])
 				       : svc_normalize_address(&m->entry->info, m->pb,
 							       loc->address, &vaddr[i]));
+		look[i] = ok[i] && loc->is_return_address && vaddr[i] > 0 ? vaddr[i] - 1 : vaddr[i];
 	}
 }
 
-/* The prefetches made while location j is looked up (see AHEAD). */
-static inline void prefetch_ahead(const Symbolizer__V1__SymbolizeRequest *req,
-				  const svc_lookup_mapping *maps, const uint64_t *vaddr,
-				  const bool *ok, size_t j)
+/* The index location i is looked up in; NULL when it is not (!ok[i]). */
+static inline const sym_index *index_at(const Symbolizer__V1__SymbolizeRequest *req,
+					const svc_lookup_mapping *maps, const bool *ok, size_t i)
 {
-	size_t nl = req->n_locations;
-#define INDEX_OF(at) maps[req->locations[at]->mapping_index].entry->index
-	if (j + AHEAD < nl && ok[j + AHEAD])
-		sym_index_prefetch(INDEX_OF(j + AHEAD), vaddr[j + AHEAD]);
-	if (j + AHEAD / 2 < nl && ok[j + AHEAD / 2])
-		sym_index_prefetch_rows(INDEX_OF(j + AHEAD / 2), vaddr[j + AHEAD / 2]);
-#undef INDEX_OF
+	return ok[i] ? maps[req->locations[i]->mapping_index].entry->index : NULL;
 }
 
-/* Looks up locations [i, i + g->count) into g; returns g->count. */
+/* hits[i]: the covering range of each location (sym_index_find_batch's
+ * handle; 0 for none), searched a run of locations on one index at a time. */
+static void search_all(const Symbolizer__V1__SymbolizeRequest *req,
+		       const svc_lookup_mapping *maps, const uint64_t *look, const bool *ok,
+		       uint32_t *hits)
+{
+	size_t nl = req->n_locations;
+	for (size_t i = 0; i < nl;) {
+		const sym_index *idx = index_at(req, maps, ok, i);
+		size_t j = i + 1;
+		while (j < nl && index_at(req, maps, ok, j) == idx)
+			j++;
+		if (idx)
+			sym_index_find_batch(idx, look + i, j - i, hits + i);
+		else
+			memset(hits + i, 0, (j - i) * sizeof(*hits));
+		i = j;
+	}
+}
+
+/* Reads the frames of locations [i, i + g->count) into g; returns g->count. */
 static size_t group_lookup(const Symbolizer__V1__SymbolizeRequest *req,
-			   const svc_lookup_mapping *maps, const uint64_t *vaddr,
+			   const svc_lookup_mapping *maps, const uint32_t *hits,
 			   const bool *ok, size_t i, struct group *g)
 {
 	size_t nl = req->n_locations;
 	g->count = g->used = 0;
 	for (size_t j = i; j < nl && g->count < GROUP && g->used + MAX_FRAMES <= GROUP_FRAMES;
 	     j++) {
-		prefetch_ahead(req, maps, vaddr, ok, j);
 		size_t n = 0;
 		if (ok[j]) {
-			/* A return address: the call, not the instruction after it. */
-			const Symbolizer__V1__Location *loc = req->locations[j];
-			uint64_t a = loc->is_return_address && vaddr[j] > 0 ? vaddr[j] - 1 : vaddr[j];
-			n = sym_index_lookup_ids(maps[loc->mapping_index].entry->index, a,
-						 g->frames + g->used, MAX_FRAMES);
+			n = sym_index_frame_ids(index_at(req, maps, ok, j), hits[j],
+						g->frames + g->used, MAX_FRAMES);
 			if (n > MAX_FRAMES)
 				n = MAX_FRAMES;
 		}
@@ -311,6 +320,8 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
 	struct sec *secs = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*secs));
 	uint64_t *vaddr = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*vaddr));
+	uint64_t *look = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*look));
+	uint32_t *hits = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*hits));
 	bool *ok = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*ok));
 	/* The response's tables share the call's memory cap with its arena. */
 	size_t budget = SIZE_MAX;
@@ -319,7 +330,7 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	svc_response r;
 	struct group g[2];
 	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm || !secs ||
-	    !vaddr || !ok) {
+	    !vaddr || !look || !hits || !ok) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
 	}
@@ -336,17 +347,18 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))
 			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
 	}
-	normalize_all(req, maps, entry_no, secs, vaddr, ok);
+	normalize_all(req, maps, entry_no, secs, vaddr, look, ok);
+	search_all(req, maps, look, ok, hits);
 	/* Group k + 1 is looked up and its slots fetched before group k's Lines. */
 	size_t cur = 0;
 	if (nl) {
-		group_lookup(req, maps, vaddr, ok, 0, &g[0]);
+		group_lookup(req, maps, hits, ok, 0, &g[0]);
 		group_prefetch(&r, req, entry_no, 0, &g[0], no_inline);
 	}
 	for (size_t i = 0; i < nl && !r.oom; i += g[cur].count, cur ^= 1) {
 		size_t next = i + g[cur].count;
 		if (next < nl) {
-			group_lookup(req, maps, vaddr, ok, next, &g[cur ^ 1]);
+			group_lookup(req, maps, hits, ok, next, &g[cur ^ 1]);
 			group_prefetch(&r, req, entry_no, next, &g[cur ^ 1], no_inline);
 		}
 		group_add(&r, req, entry_no, vaddr, ok, i, &g[cur], no_inline, out);
