@@ -204,43 +204,10 @@ static inline void function_key(uint32_t entry, uint32_t function_id, uint32_t f
 	*k2 = (uint64_t)function_id << 32 | entry;
 }
 
-static inline void slot_prefetch(const struct table *tb, uint64_t k1, uint64_t k2)
-{
-	if (tb->cap)
-		__builtin_prefetch(&tb->slots[svc_response_mix(k1, k2) & (tb->cap - 1)]);
-}
-
-static inline void prefetch_one(const svc_response *r, uint32_t entry, uint32_t function_id,
-				uint32_t file_id)
-{
-	const svc_response_tables *t = r->t;
-	const struct dense *d = dense_of(t, entry);
-	if (d && function_id < d->n_funcs) {
-		__builtin_prefetch(&d->funcs[function_id]);
-		/* The function's record loads here, overlapped across the group's
-		 * frames; then its name's slot is fetched. */
-		const svc_string_rank_function *rf = function_strings(d, function_id);
-		if (rf)
-			__builtin_prefetch(&d->strs[r->no_demangle ? rf->system : rf->display]);
-		return;
-	}
-	uint64_t k1, k2;
-	function_key(entry, function_id, file_id, &k1, &k2);
-	slot_prefetch(&t->funcs, k1, k2);
-}
-
 /* Lines of a location whose lookup gave n frames (no_inline: one). */
 static inline size_t lines_of(size_t n, bool no_inline)
 {
 	return n == 0 ? 0 : no_inline ? 1 : n;
-}
-
-void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame_ids *f,
-				  size_t n, bool no_inline)
-{
-	size_t nlines = lines_of(n, no_inline);
-	for (size_t j = 0; j < nlines; j++)
-		prefetch_one(r, entry, f[no_inline ? n - 1 : j].function_id, f[j].file_id);
 }
 
 /* Appends the Function entry of function_id at file_id (of index idx) to the

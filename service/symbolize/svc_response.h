@@ -94,15 +94,6 @@ uint32_t svc_response_function(svc_response *r, uint32_t entry, uint32_t functio
 			       uint32_t file_id);
 
 /*
- * Hints that the Lines of a location whose lookup gave frames f (n of them;
- * no_inline: one Line, of the outermost function) come soon: starts fetching
- * the table slots svc_response_function will read, so that the misses of a
- * run of frames overlap. Changes nothing.
- */
-void svc_response_prefetch_frames(const svc_response *r, uint32_t entry, const sym_frame_ids *f,
-				  size_t n, bool no_inline);
-
-/*
  * A whole location at once, as svc_response_function, svc_response_line for
  * each Line and svc_response_location(r, address) make it: Lines of frames f
  * (n of them, innermost first; no_inline: one Line, at f[0]'s line, of the
