@@ -158,16 +158,6 @@ bool sym_index_function_names(const sym_index *idx, uint32_t id, const char **di
 			      const char **system, uint32_t *decl_line);
 
 /*
- * Hints that addr will be looked up soon, so that a batch's lookups overlap
- * their cache misses: sym_index_prefetch starts fetching the bucket row of
- * addr (reading nothing); sym_index_prefetch_rows, called later for the same
- * addr, reads that row and starts fetching the range starts and range rows
- * the lookup will search. Any addr is fine.
- */
-void sym_index_prefetch(const sym_index *idx, uint64_t addr);
-void sym_index_prefetch_rows(const sym_index *idx, uint64_t addr);
-
-/*
  * Batch lookups, in two passes so that each overlaps its cache misses:
  * sym_index_find_batch searches the n addresses (every bucket row fetched
  * first, range starts 8 addresses ahead) and sets hits[i] to a handle of the
@@ -189,8 +179,8 @@ size_t sym_index_frames(const sym_index *idx, uint32_t hit, sym_frame *frames, s
  * (SYM_INDEX_NO_FUNCTION when unknown: sym_index_function gives its names),
  * its file as an id of the index's file table (0 is ""; sym_index_file gives
  * the name, the string a sym_frame's file points to), line and column.
- * sym_index_lookup_ids and sym_index_frame_ids walk the chain exactly as
- * sym_index_lookup and sym_index_frames do, without reading the names.
+ * sym_index_frame_ids walks a handle's chain (sym_index_find_batch) exactly
+ * as sym_index_frames does, without reading the names.
  */
 #define SYM_INDEX_NO_FUNCTION UINT32_MAX
 
@@ -198,8 +188,6 @@ typedef struct sym_frame_ids {
 	uint32_t function_id, file_id, line, column;
 } sym_frame_ids;
 
-size_t sym_index_lookup_ids(const sym_index *idx, uint64_t addr, sym_frame_ids *frames,
-			    size_t max);
 size_t sym_index_frame_ids(const sym_index *idx, uint32_t hit, sym_frame_ids *frames,
 			   size_t max);
 /* The name of file id (a sym_frame_ids' file_id); "" for an id out of range. */

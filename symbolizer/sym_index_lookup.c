@@ -66,52 +66,33 @@ static inline void prefetch_row(const struct ptab *t, uint32_t i)
 }
 
 /*
- * The hints' bodies, inlined where a batch uses them: GCC deems a function
- * whose only effect is __builtin_prefetch pure, and a call to it whose result
- * goes unused dead, so the exported sym_index_prefetch_rows called from the
- * batch loop was dropped there whole (format 7's first cut: no rows fetched).
+ * Inlined whatever GCC's heuristics say: the search into each caller, the
+ * walk into its two entry points, whose branches on which output it fills
+ * fold there. (A function whose only effect is __builtin_prefetch is deemed
+ * pure by GCC and a call of it whose result goes unused dropped: format 7's
+ * first cut fetched no rows so. The batch issues its fetches itself.)
  */
 #define SYM_INLINE static inline __attribute__((always_inline))
 
-SYM_INLINE void prefetch_bucket(const sym_index *x, uint64_t addr)
+/* Starts fetching what the search of bucket k reads: the 16 starts it
+ * compares first (32 bytes, at most two lines), and the rows at both ends
+ * (the covering range is one of [lo - 1, hi - 1]: at one end or between). */
+SYM_INLINE void prefetch_bucket_rows(const sym_index *x, uint32_t k)
 {
-	uint32_t k;
-	if (bucket_of(x, addr, &k))
-		__builtin_prefetch(x->bucket_first + k);
-}
-
-SYM_INLINE void prefetch_rows(const sym_index *x, uint64_t addr)
-{
-	uint32_t k;
-	if (!bucket_of(x, addr, &k))
-		return;
 	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
-	/* The 16 starts the search compares first (32 bytes, at most two lines);
-	 * the covering range is one of [lo - 1, hi - 1]: its row at one end or
-	 * in between. */
 	__builtin_prefetch(x->starts + lo);
 	__builtin_prefetch(x->starts + lo + 15);
 	prefetch_row(&x->ranges, lo ? lo - 1 : 0);
 	prefetch_row(&x->ranges, hi ? hi - 1 : 0);
 }
 
-void sym_index_prefetch(const sym_index *x, uint64_t addr)
-{
-	prefetch_bucket(x, addr);
-}
-
-void sym_index_prefetch_rows(const sym_index *x, uint64_t addr)
-{
-	prefetch_rows(x, addr);
-}
-
 /*
- * The row of the range covering addr, plus one; 0 when none does. alone: a
- * lookup not fetched ahead (sym_index_lookup), which starts fetching the
- * bucket's first row (its rows are 6 bytes in libc's index, a bucket's mostly
- * on one line) while it searches the starts.
+ * The row of the range covering addr, plus one; 0 when none does. A lookup
+ * not fetched ahead (sym_index_lookup) starts fetching the bucket's first row
+ * (its rows are 6 bytes in libc's index, a bucket's mostly on one line) while
+ * it searches the starts.
  */
-SYM_INLINE uint32_t covering_range(const sym_index *x, uint64_t addr, bool alone)
+SYM_INLINE uint32_t covering_range(const sym_index *x, uint64_t addr)
 {
 	/* Bucket k holds the ranges starting in addr's (1 << shift)-aligned block, so
 	 * their 16-bit starts compare with its low bits. The range covering addr is
@@ -120,8 +101,7 @@ SYM_INLINE uint32_t covering_range(const sym_index *x, uint64_t addr, bool alone
 	if (!bucket_of(x, addr, &k))
 		return 0;
 	uint32_t lo = x->bucket_first[k], hi = x->bucket_first[k + 1];
-	if (alone)
-		prefetch_row(&x->ranges, lo);
+	prefetch_row(&x->ranges, lo);
 	return lo + sym_ix_count_le(x->starts + lo, hi - lo, (uint16_t)(addr - x->base));
 }
 
@@ -202,12 +182,7 @@ size_t sym_index_frame_ids(const sym_index *x, uint32_t hit, sym_frame_ids *ids,
 
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
-	return sym_index_frames(x, covering_range(x, addr, true), frames, max);
-}
-
-size_t sym_index_lookup_ids(const sym_index *x, uint64_t addr, sym_frame_ids *ids, size_t max)
-{
-	return walk(x, covering_range(x, addr, true), NULL, ids, max);
+	return sym_index_frames(x, covering_range(x, addr), frames, max);
 }
 
 const char *sym_index_file(const sym_index *x, uint32_t file_id)
@@ -240,16 +215,8 @@ void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, u
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t ahead = i + FIND_AHEAD < n ? hits[i + FIND_AHEAD] : NO_BUCKET;
-		if (ahead != NO_BUCKET) {
-			uint32_t lo = x->bucket_first[ahead], hi = x->bucket_first[ahead + 1];
-			/* The 16 starts the search compares first (32 bytes, at most
-			 * two lines); the covering range is one of [lo - 1, hi - 1]:
-			 * its row at one end or in between. */
-			__builtin_prefetch(x->starts + lo);
-			__builtin_prefetch(x->starts + lo + 15);
-			prefetch_row(&x->ranges, lo ? lo - 1 : 0);
-			prefetch_row(&x->ranges, hi ? hi - 1 : 0);
-		}
+		if (ahead != NO_BUCKET)
+			prefetch_bucket_rows(x, ahead);
 		uint32_t k = hits[i];
 		if (k == NO_BUCKET) {
 			hits[i] = 0;

@@ -140,14 +140,13 @@ TEST(batch_agrees_with_single_lookups)
 			CHECK(a[j].function_id == b[j].function_id);
 		}
 		/* The same frames as numbers, named back through the index. */
-		sym_frame_ids ids[16], ids1[16];
+		sym_frame_ids ids[16];
 		size_t kc = sym_index_frame_ids(idx, hits[i], ids, 16);
-		CHECK(kc == ka && sym_index_lookup_ids(idx, addrs[i], ids1, 16) == ka);
+		CHECK(kc == ka);
 		for (size_t j = 0; j < ka && j < kc && j < 16; j++) {
 			sym_frame named;
 			const char *display = NULL, *system = NULL;
 			uint32_t decl_line = 0;
-			CHECK(memcmp(&ids[j], &ids1[j], sizeof(ids[j])) == 0);
 			CHECK(ids[j].function_id == a[j].function_id);
 			CHECK(sym_index_file(idx, ids[j].file_id) == a[j].file);
 			CHECK(ids[j].line == a[j].line && ids[j].column == a[j].column);
