@@ -50,6 +50,11 @@ static inline uint8_t *svc_wire_put_varint(uint8_t *p, uint64_t v)
 static inline bool svc_wire_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *q = *p;
+	if (q < end && *q < 0x80) {   /* one byte: every tag and short length */
+		*v = *q;
+		*p = q + 1;
+		return true;
+	}
 	uint64_t r = 0;
 	for (unsigned shift = 0; shift < 70; shift += 7) {
 		if (q == end)

@@ -112,6 +112,14 @@ void svc_request_count(const uint8_t *buf, size_t len, svc_request_shape *shape)
 	const uint8_t *end = buf + len;
 	memset(shape, 0, sizeof(*shape));
 	for (const uint8_t *p = buf; p < end;) {
+		/* A Location of under 128 bytes (all but odd ones): its tag and
+		 * one-byte length, stepped over without the general reads. */
+		if (p[0] == SVC_WIRE_TAG(2, SVC_WIRE_LEN) && end - p >= 2 && p[1] < 0x80 &&
+		    p[1] <= end - p - 2) {
+			shape->n_locations++;
+			p += 2 + p[1];
+			continue;
+		}
 		uint32_t field, wt;
 		if (!get_tag(&p, end, &field, &wt) || (field <= 3 && wt != SVC_WIRE_LEN) ||
 		    !skip_value(&p, end, wt)) {
