@@ -215,65 +215,66 @@ struct group {
 	size_t count, used;
 };
 
-/* Each location's ELF address (with ok[i]) and the address it is looked up
- * at (a return address: the call, not the instruction after it). */
+/*
+ * What normalize_all finds for each location i, read by every later step: its
+ * ELF address vaddr[i], the address it is looked up at look[i] (a return
+ * address: the call, not the instruction after it), the index it is looked
+ * up in idx[i] (NULL: none, a location without an answer) and that index's
+ * entry number in the response ent[i].
+ */
+struct located {
+	uint64_t *vaddr, *look;
+	const sym_index **idx;
+	uint32_t *ent, *hits;   /* hits: search_all's handles */
+};
+
 static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req,
 			  const svc_lookup_mapping *maps, const uint32_t *entry_no,
-			  const struct sec *secs, uint64_t *vaddr, uint64_t *look, bool *ok)
+			  const struct sec *secs, const struct located *at)
 {
 	for (size_t i = 0; i < req->n_locations; i++) {
 		const Symbolizer__V1__Location *loc = req->locations[i];
 		uint32_t mi = loc->mapping_index;
 		const svc_lookup_mapping *m = &maps[mi];
-		ok[i] = m->entry && entry_no[mi] != UINT32_MAX &&
-			(secs[mi].name ? svc_section_address(m->pb, secs[mi].addr, secs[mi].size,
-							     loc->address, &vaddr[i])
-				       : svc_normalize_address(&m->entry->info, m->pb,
-							       loc->address, &vaddr[i]));
-		look[i] = ok[i] && loc->is_return_address && vaddr[i] > 0 ? vaddr[i] - 1 : vaddr[i];
+		uint64_t *v = &at->vaddr[i];
+		bool ok = m->entry && entry_no[mi] != UINT32_MAX &&
+			  (secs[mi].name ? svc_section_address(m->pb, secs[mi].addr,
+							       secs[mi].size, loc->address, v)
+					 : svc_normalize_address(&m->entry->info, m->pb,
+								 loc->address, v));
+		at->look[i] = ok && loc->is_return_address && *v > 0 ? *v - 1 : *v;
+		at->idx[i] = ok ? m->entry->index : NULL;
+		at->ent[i] = entry_no[mi];
 	}
-}
-
-/* The index location i is looked up in; NULL when it is not (!ok[i]). */
-static inline const sym_index *index_at(const Symbolizer__V1__SymbolizeRequest *req,
-					const svc_lookup_mapping *maps, const bool *ok, size_t i)
-{
-	return ok[i] ? maps[req->locations[i]->mapping_index].entry->index : NULL;
 }
 
 /* hits[i]: the covering range of each location (sym_index_find_batch's
  * handle; 0 for none), searched a run of locations on one index at a time. */
-static void search_all(const Symbolizer__V1__SymbolizeRequest *req,
-		       const svc_lookup_mapping *maps, const uint64_t *look, const bool *ok,
-		       uint32_t *hits)
+static void search_all(size_t nl, const struct located *at)
 {
-	size_t nl = req->n_locations;
 	for (size_t i = 0; i < nl;) {
-		const sym_index *idx = index_at(req, maps, ok, i);
+		const sym_index *idx = at->idx[i];
 		size_t j = i + 1;
-		while (j < nl && index_at(req, maps, ok, j) == idx)
+		while (j < nl && at->idx[j] == idx)
 			j++;
 		if (idx)
-			sym_index_find_batch(idx, look + i, j - i, hits + i);
+			sym_index_find_batch(idx, at->look + i, j - i, at->hits + i);
 		else
-			memset(hits + i, 0, (j - i) * sizeof(*hits));
+			memset(at->hits + i, 0, (j - i) * sizeof(*at->hits));
 		i = j;
 	}
 }
 
 /* Reads the frames of locations [i, i + g->count) into g; returns g->count. */
-static size_t group_lookup(const Symbolizer__V1__SymbolizeRequest *req,
-			   const svc_lookup_mapping *maps, const uint32_t *hits,
-			   const bool *ok, size_t i, struct group *g)
+static size_t group_lookup(size_t nl, const struct located *at, size_t i, struct group *g)
 {
-	size_t nl = req->n_locations;
 	g->count = g->used = 0;
 	for (size_t j = i; j < nl && g->count < GROUP && g->used + MAX_FRAMES <= GROUP_FRAMES;
 	     j++) {
 		size_t n = 0;
-		if (ok[j]) {
-			n = sym_index_frame_ids(index_at(req, maps, ok, j), hits[j],
-						g->frames + g->used, MAX_FRAMES);
+		if (at->idx[j]) {
+			n = sym_index_frame_ids(at->idx[j], at->hits[j], g->frames + g->used,
+						MAX_FRAMES);
 			if (n > MAX_FRAMES)
 				n = MAX_FRAMES;
 		}
@@ -285,18 +286,17 @@ static size_t group_lookup(const Symbolizer__V1__SymbolizeRequest *req,
 }
 
 /* Adds the LocationResults of the group of locations from i. */
-static void group_add(svc_response *r, const Symbolizer__V1__SymbolizeRequest *req,
-		      const uint32_t *entry_no, const uint64_t *vaddr, const bool *ok,
-		      size_t i, const struct group *g, bool no_inline, svc_lookup_result *out)
+static void group_add(svc_response *r, const struct located *at, size_t i, const struct group *g,
+		      bool no_inline, svc_lookup_result *out)
 {
 	for (size_t k = 0; k < g->count && !r->oom; k++) {
-		if (!ok[i + k]) {
+		if (!at->idx[i + k]) {
 			svc_response_frames(r, 0, NULL, 0, no_inline, 0);
 			continue;
 		}
 		size_t n = g->n[k], nlines = n == 0 ? 0 : no_inline ? 1 : n;
-		svc_response_frames(r, entry_no[req->locations[i + k]->mapping_index],
-				    g->frames + g->first[k], n, no_inline, vaddr[i + k]);
+		svc_response_frames(r, at->ent[i + k], g->frames + g->first[k], n, no_inline,
+				    at->vaddr[i + k]);
 		out->frames += nlines;
 		out->symbolized += nlines != 0;
 	}
@@ -312,17 +312,21 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	uint32_t *entry_no = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
 	struct sec *secs = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*secs));
-	uint64_t *vaddr = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*vaddr));
-	uint64_t *look = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*look));
-	uint32_t *hits = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*hits));
-	bool *ok = base_arena_alloc(arena, (nl ? nl : 1) * sizeof(*ok));
+	size_t nl1 = nl ? nl : 1;
+	struct located at = {
+		.vaddr = base_arena_alloc(arena, nl1 * sizeof(*at.vaddr)),
+		.look = base_arena_alloc(arena, nl1 * sizeof(*at.look)),
+		.idx = base_arena_alloc(arena, nl1 * sizeof(*at.idx)),
+		.ent = base_arena_alloc(arena, nl1 * sizeof(*at.ent)),
+		.hits = base_arena_alloc(arena, nl1 * sizeof(*at.hits)),
+	};
 	/* The response's tables share the call's memory cap with its arena. */
 	size_t budget = SIZE_MAX;
 	if (arena->cap)
 		budget = arena->used < arena->cap ? arena->cap - arena->used : 0;
 	svc_response r;
 	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm || !secs ||
-	    !vaddr || !look || !hits || !ok) {
+	    !at.vaddr || !at.look || !at.idx || !at.ent || !at.hits) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
 	}
@@ -339,12 +343,12 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))
 			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
 	}
-	normalize_all(req, maps, entry_no, secs, vaddr, look, ok);
-	search_all(req, maps, look, ok, hits);
+	normalize_all(req, maps, entry_no, secs, &at);
+	search_all(nl, &at);
 	struct group g;
 	for (size_t i = 0; i < nl && !r.oom; i += g.count) {
-		group_lookup(req, maps, hits, ok, i, &g);
-		group_add(&r, req, entry_no, vaddr, ok, i, &g, no_inline, out);
+		group_lookup(nl, &at, i, &g);
+		group_add(&r, &at, i, &g, no_inline, out);
 	}
 	if (r.oom) {
 		svc_error_set(&out->err, SVC_E_TOO_LARGE,
