@@ -66,7 +66,7 @@ typedef struct svc_string_rank {
 	uint32_t n_functions;
 	svc_string_rank_file *files;
 	uint32_t n_files;
-	size_t bytes;         /* memory held by blocks and functions */
+	size_t bytes;         /* memory held by blocks and the records */
 } svc_string_rank;
 
 /* Builds the ordinals of the string table [base, base + size); false (r
@@ -169,14 +169,6 @@ static inline bool svc_string_rank_slice(const svc_string_rank *r, const char *s
 	}
 	*len = svc_string_rank_len_far(r, off);
 	return true;
-}
-
-/* Starts fetching what svc_string_rank_of(r, s) reads. */
-static inline void svc_string_rank_prefetch(const svc_string_rank *r, const char *s)
-{
-	uintptr_t off = (uintptr_t)s - (uintptr_t)r->base;
-	if (off < r->size)
-		__builtin_prefetch(&r->blocks[off / SVC_STRING_RANK_SPAN]);
 }
 
 #endif

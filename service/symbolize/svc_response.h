@@ -7,19 +7,20 @@
  * svc_response_function(), which keeps the function table and the string
  * table free of repeats (a function entry per (index, function, file of the
  * line), named from the index when first met; each distinct string once,
- * found by address inside one index blob and by content across blobs). Each table entry
- * and each LocationResult is encoded to protobuf bytes as it is made, into one
- * section per repeated field; svc_response_write() joins the sections and
- * adds the MappingResults. The bytes are exactly those protobuf-c packs for
- * the same message (test_svc_response checks this), without protobuf-c's
- * per-message structs and reflective packing.
+ * found by address inside one index blob and by content across blobs). Each
+ * table entry and each LocationResult is encoded to protobuf bytes as it is
+ * made, into one section per repeated field; svc_response_write() joins the
+ * sections and adds the MappingResults. The bytes are exactly those
+ * protobuf-c packs for the same message (test_svc_response checks this),
+ * without protobuf-c's per-message structs and reflective packing.
  *
  * Seen functions and strings are found by their dense ordinals in the index
- * (the function_id of a frame; a string's svc_string_rank ordinal) in arrays
- * of slots, else (an index without ordinals, a function met at a second
- * file) in hash tables keyed by ids and addresses. The slots, hash tables and sections
- * live in svc_response_tables (svc_response_tables.c), which are reused
- * from call to call (a generation stamp empties a table in O(1)); a
+ * (the function_id of a frame; a string's svc_string_rank ordinal, read from
+ * the index's records of its functions' and files' names) in arrays of
+ * slots, else (an index without ordinals, a function met at a second file)
+ * in hash tables keyed by ids and addresses. The slots, hash tables and
+ * sections live in svc_response_tables (svc_response_tables.c), which are
+ * reused from call to call (a generation stamp empties a table in O(1)); a
  * svc_response_pool hands one to each call in progress, on any thread.
  */
 #ifndef SVC_RESPONSE_H

@@ -2,14 +2,47 @@
 /*
  * libFuzzer target: an index blob from an untrusted store -> sym_index_load ->
  * lookups, single and batched (with the prefetch hints of batches), at addresses taken from the
- * input; the two agree. Loading either refuses or yields an index every lookup can walk
- * without leaving the blob.
+ * input; the two agree, and the frames as numbers name back to the same frames. Loading
+ * either refuses or yields an index every lookup can walk without leaving the blob. Then
+ * the service's string ordinals of the index (svc_string_rank_index): each function's and
+ * file's recorded name is the one the index gives, or marked not recorded.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "service/resolve/svc_string_rank.h"
 #include "symbolizer/sym_index.h"
+
+/* A record (ord, len) of the name s: s's own ordinal and length, or not recorded. */
+static void check_record(const svc_string_rank *r, const char *s, uint32_t ord, uint16_t len)
+{
+	uint32_t o;
+	size_t n;
+	if (len == SVC_STRING_RANK_LONG)
+		return;
+	if (!svc_string_rank_slice(r, s, &o, &n) || o != ord || n != len || o >= r->n_strings)
+		abort();
+}
+
+static void check_ranked(const sym_index *idx)
+{
+	svc_string_rank r;
+	if (!svc_string_rank_index(&r, idx))
+		return;
+	for (uint32_t id = 0; id < r.n_functions; id++) {
+		const char *display, *system;
+		uint32_t decl_line;
+		if (!sym_index_function_names(idx, id, &display, &system, &decl_line))
+			abort();
+		const svc_string_rank_function *f = &r.functions[id];
+		check_record(&r, display, f->display, f->display_len);
+		check_record(&r, system, f->system, f->system_len);
+	}
+	for (uint32_t id = 0; id < r.n_files; id++)
+		check_record(&r, sym_index_file(idx, id), r.files[id].name, r.files[id].name_len);
+	svc_string_rank_free(&r);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sym_index_frames(idx, (uint32_t)addrs[i], f, 8);
 			sym_index_frame_ids(idx, (uint32_t)addrs[i], ids, 8);
 		}
+		check_ranked(idx);
 		sym_index_destroy(idx);
 	}
 	free(blob);
