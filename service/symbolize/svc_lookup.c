@@ -242,7 +242,7 @@ static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req,
 							       secs[mi].size, loc->address, v)
 					 : svc_normalize_address(&m->entry->info, m->pb,
 								 loc->address, v));
-		at->look[i] = ok && loc->is_return_address && *v > 0 ? *v - 1 : *v;
+		at->look[i] = !ok ? 0 : loc->is_return_address && *v > 0 ? *v - 1 : *v;
 		at->idx[i] = ok ? m->entry->index : NULL;
 		at->ent[i] = entry_no[mi];
 	}
