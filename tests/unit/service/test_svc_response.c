@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unit tests of the Symbolize response (svc_lookup_run with svc_response) and
- * of the request decoder (svc_request_decode), on indexes of the compiled
- * fixtures:
+ * Unit tests of the Symbolize response (svc_lookup_run with svc_response), on
+ * indexes of the compiled fixtures (the request decoder's: test_svc_request):
  *  - the response's bytes are exactly what protobuf-c packs for the message
  *    it decodes to, with tables reused from a pool or not;
  *  - every location's lines are the index's frames, through the string and
  *    function tables, which hold each string once, across two indexes too;
- *  - no_inline, no_demangle, mappings without an index, the memory cap;
- *  - the request decoder agrees with protobuf-c, on its fast path and on the
- *    inputs it leaves to protobuf-c.
+ *  - no_inline, no_demangle, mappings without an index, the memory cap.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,7 +17,6 @@
 
 #include "index_fixture.h"
 #include "service/symbolize/svc_lookup.h"
-#include "service/symbolize/svc_request.h"
 #include "service/symbolize/svc_response.h"
 #include "service/rpc/svc_wire.h"
 #include "test.h"
@@ -483,133 +479,6 @@ TEST(response_over_the_memory_cap)
 	call_deinit(&c);
 	svc_index_entry_release(cache, e);
 	svc_index_cache_destroy(cache);
-}
-
-/* ---- the request decoder ---- */
-
-static size_t put_tag(uint8_t *p, uint32_t field, uint32_t wt)
-{
-	return (size_t)(svc_wire_put_varint(p, SVC_WIRE_TAG(field, wt)) - p);
-}
-
-static size_t put_v(uint8_t *p, uint64_t v)
-{
-	return (size_t)(svc_wire_put_varint(p, v) - p);
-}
-
-/* Decodes with svc_request_decode and with protobuf-c: 1 when they agree. */
-static int decoders_agree(const uint8_t *buf, size_t len, int *decoded)
-{
-	base_arena a1, a2;
-	base_arena_init(&a1, 1u << 20);
-	base_arena_init(&a2, 1u << 20);
-	svc_request_shape shape;
-	svc_request_count(buf, len, &shape);
-	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(buf, len, &shape, &a1);
-	ProtobufCAllocator pb2 = svc_request_allocator(&a2);
-	Symbolizer__V1__SymbolizeRequest *y =
-		symbolizer__v1__symbolize_request__unpack(&pb2, len, buf);
-	int ok = (x == NULL) == (y == NULL);
-	*decoded = x != NULL;
-	if (ok && x) {
-		ok = x->n_mappings == y->n_mappings && x->n_locations == y->n_locations &&
-		     (x->options == NULL) == (y->options == NULL);
-		for (size_t i = 0; ok && i < x->n_locations; i++)
-			ok = x->locations[i]->mapping_index == y->locations[i]->mapping_index &&
-			     x->locations[i]->address == y->locations[i]->address &&
-			     x->locations[i]->is_return_address == y->locations[i]->is_return_address;
-		for (size_t i = 0; ok && i < x->n_mappings; i++)
-			ok = strcmp(x->mappings[i]->build_id, y->mappings[i]->build_id) == 0 &&
-			     x->mappings[i]->memory_start == y->mappings[i]->memory_start;
-		if (ok && x->options)
-			ok = x->options->no_inline == y->options->no_inline &&
-			     x->options->no_demangle == y->options->no_demangle &&
-			     x->options->max_wait_ms == y->options->max_wait_ms;
-	}
-	base_arena_deinit(&a1);
-	base_arena_deinit(&a2);
-	return ok;
-}
-
-TEST(request_decoder_agrees_with_protobuf_c)
-{
-	uint8_t buf[256];
-	size_t n;
-	int decoded;
-	/* A mapping, options, three locations (fields in any order, one unknown). */
-	n = 0;
-	n += put_tag(buf + n, 1, SVC_WIRE_LEN);
-	n += put_v(buf + n, 6);
-	n += put_tag(buf + n, 1, SVC_WIRE_LEN);
-	n += put_v(buf + n, 2);
-	memcpy(buf + n, "ab", 2), n += 2;
-	n += put_tag(buf + n, 2, SVC_WIRE_VARINT);
-	n += put_v(buf + n, 0x10);
-	size_t loc = n;
-	n += put_tag(buf + n, 2, SVC_WIRE_LEN);
-	n += put_v(buf + n, 15);
-	n += put_tag(buf + n, 2, SVC_WIRE_VARINT);
-	n += put_v(buf + n, 0xffffffffffffffffull);         /* 10 bytes */
-	n += put_tag(buf + n, 3, SVC_WIRE_VARINT);
-	n += put_v(buf + n, 1);
-	n += put_tag(buf + n, 1, SVC_WIRE_VARINT);
-	n += put_v(buf + n, 0);
-	size_t loc_end = n;
-	n += put_tag(buf + n, 9, SVC_WIRE_I64);             /* unknown field */
-	memset(buf + n, 7, 8), n += 8;
-	n += put_tag(buf + n, 2, SVC_WIRE_LEN);
-	n += put_v(buf + n, 0);                             /* an empty Location */
-	n += put_tag(buf + n, 3, SVC_WIRE_LEN);
-	n += put_v(buf + n, 2);
-	n += put_tag(buf + n, 3, SVC_WIRE_VARINT);
-	n += put_v(buf + n, 5);
-	CHECK(decoders_agree(buf, n, &decoded) && decoded);
-	/* The batch is counted from the framing alone. */
-	svc_request_shape sh;
-	svc_request_count(buf, n, &sh);
-	CHECK(sh.framed && sh.n_mappings == 1 && sh.n_locations == 2 && sh.n_options == 1);
-	svc_request_count(buf, n - 1, &sh);
-	CHECK(!sh.framed);
-	/* Every prefix: truncated fields fail in both, whole fields agree. */
-	for (size_t i = 0; i < n; i++)
-		CHECK(decoders_agree(buf, i, &decoded));
-	/* A byte changed anywhere, one at a time. */
-	for (size_t i = 0; i < n; i++)
-		for (unsigned v = 0; v < 256; v += 51) {
-			uint8_t save = buf[i];
-			buf[i] = (uint8_t)v;
-			CHECK(decoders_agree(buf, n, &decoded));
-			buf[i] = save;
-		}
-	/* Options twice (merged by protobuf-c) and a location's field of the wrong type. */
-	memcpy(buf + n, buf + n - 4, 4);
-	CHECK(decoders_agree(buf, n + 4, &decoded) && decoded);
-	buf[loc + 2] = (uint8_t)SVC_WIRE_TAG(2, SVC_WIRE_I64);
-	CHECK(decoders_agree(buf, n, &decoded));
-	(void)loc_end;
-	/* mapping_index past 32 bits. */
-	n = 0;
-	n += put_tag(buf + n, 2, SVC_WIRE_LEN);
-	n += put_v(buf + n, 6);
-	n += put_tag(buf + n, 1, SVC_WIRE_VARINT);
-	n += put_v(buf + n, 0x100000001ull);
-	CHECK(decoders_agree(buf, n, &decoded));
-	/* A tag in 6 bytes (protobuf-c reads tags of at most 5), here an unknown field's. */
-	static const uint8_t long_tag[] = {0xf8, 0x81, 0xff, 0xff, 0x87, 0x00, 0x01};
-	CHECK(decoders_agree(long_tag, sizeof(long_tag), &decoded) && !decoded);
-	/* A length in 6 bytes (protobuf-c reads lengths of at most 5), and its 5-byte twin. */
-	static const uint8_t long_len[] = {0x0a, 0x82, 0x80, 0x80, 0x80, 0x80, 0x00, 0x0a, 0x00};
-	CHECK(decoders_agree(long_len, sizeof(long_len), &decoded) && !decoded);
-	static const uint8_t five_len[] = {0x0a, 0x82, 0x80, 0x80, 0x80, 0x00, 0x0a, 0x00};
-	CHECK(decoders_agree(five_len, sizeof(five_len), &decoded) && decoded);
-	/* The same in a Location's unknown field. */
-	static const uint8_t loc_long_len[] = {0x12, 0x08, 0x22, 0x81, 0x80, 0x80,
-					       0x80, 0x80, 0x00, 0x10};
-	CHECK(decoders_agree(loc_long_len, sizeof(loc_long_len), &decoded) && !decoded);
-	static const uint8_t loc_five_len[] = {0x12, 0x07, 0x22, 0x81, 0x80, 0x80, 0x80, 0x00, 0x10};
-	CHECK(decoders_agree(loc_five_len, sizeof(loc_five_len), &decoded) && decoded);
-	/* The empty request. */
-	CHECK(decoders_agree(buf, 0, &decoded) && decoded);
 }
 
 TEST_MAIN()
