@@ -9,8 +9,8 @@
  * passes: in batches of 1,000 (sym_index_find_batch, then sym_index_frames
  * with the hits' rows fetched ahead, as a request's batch is served), or one
  * sym_index_lookup at a time with --single; with --ids, the frames as
- * numbers (sym_index_frame_ids: function and file ids, line, column), as the
- * daemon's response reads them, naming each function and file once. Prints
+ * numbers (sym_index_frame_ids_batch: function and file ids, line, column),
+ * as the daemon's response reads them, naming each function and file once. Prints
  * one `key value` line per figure for the script to show.
  *
  * usage: bench_lookup ELF ADDR_FILE [--alt FILE] [--passes N] [--blob-out FILE] [--threads N]
@@ -136,37 +136,57 @@ static void pass_single(const sym_index *idx, const uint64_t *addrs, size_t n, b
 	}
 }
 
+/* Counts the chain of k frames whose innermost is line (and name) into f. */
+static inline void tally(struct figures *f, bool first, size_t k, uint64_t innermost)
+{
+	f->sink += k ? innermost : 0;
+	if (first) {
+		f->found += k > 0;
+		f->total_frames += k;
+	}
+}
+
+/* Frames as numbers of a batch's hits, as the daemon reads them
+ * (sym_index_frame_ids_batch). */
+static void batch_ids(const sym_index *idx, const uint32_t *hits, size_t m, bool first,
+		      struct figures *f)
+{
+	static sym_frame_ids fids[4 * BATCH];
+	uint32_t at[BATCH], counts[BATCH];
+	for (size_t i = 0; i < m;) {
+		size_t k = sym_index_frame_ids_batch(idx, hits + i, m - i, 64, fids,
+						     sizeof(fids) / sizeof(fids[0]), at + i,
+						     counts + i);
+		for (size_t j = i; j < i + k; j++)
+			tally(f, first, counts[j], fids[at[j]].line + fids[at[j]].function_id);
+		i += k;
+	}
+}
+
 /* The same in batches of BATCH: search all, then frames with rows fetched
  * ahead (or their ids). */
 static void pass_batch(const sym_index *idx, const uint64_t *addrs, size_t n, bool first,
 		       bool ids, struct figures *f)
 {
 	sym_frame frames[64];
-	sym_frame_ids fids[64];
 	uint32_t hits[BATCH];
 	for (size_t b = 0; b < n; b += BATCH) {
 		size_t m = n - b < BATCH ? n - b : BATCH;
 		sym_index_find_batch(idx, addrs + b, m, hits);
+		if (ids) {
+			/* No hints: the ids of a chain read rows the search has
+			 * fetched (its range) or small tables (scopes); hinting them
+			 * cost more than it saved. */
+			batch_ids(idx, hits, m, first, f);
+			continue;
+		}
 		for (size_t i = 0; i < m; i++) {
-			/* The hints fetch what names a frame; the ids of a chain read
-			 * rows the search has fetched (its range) or small tables
-			 * (scopes): hinting them cost more than it saved. */
-			if (i + 8 < m && !ids)
+			if (i + 8 < m)
 				sym_index_prefetch_hit(idx, hits[i + 8], 0);
-			if (i + 4 < m && !ids)
+			if (i + 4 < m)
 				sym_index_prefetch_hit(idx, hits[i + 4], 1);
-			size_t k;
-			if (ids) {
-				k = sym_index_frame_ids(idx, hits[i], fids, 64);
-				f->sink += k ? fids[0].line + fids[0].function_id : 0;
-			} else {
-				k = sym_index_frames(idx, hits[i], frames, 64);
-				f->sink += k ? frames[0].line + (uintptr_t)frames[0].display_name : 0;
-			}
-			if (first) {
-				f->found += k > 0;
-				f->total_frames += k;
-			}
+			size_t k = sym_index_frames(idx, hits[i], frames, 64);
+			tally(f, first, k, frames[0].line + (uintptr_t)frames[0].display_name);
 		}
 	}
 }

@@ -190,6 +190,16 @@ typedef struct sym_frame_ids {
 
 size_t sym_index_frame_ids(const sym_index *idx, uint32_t hit, sym_frame_ids *frames,
 			   size_t max);
+/*
+ * sym_index_frame_ids for several handles in one call (the walk inlined in
+ * its loop): the chain of hits[i], at most max_each frames of it, goes to
+ * frames + first[i], and the chain's whole length to counts[i]. Handles are
+ * taken in order while the cap frames leave room for max_each more; returns
+ * how many were (all n when cap >= n * max_each).
+ */
+size_t sym_index_frame_ids_batch(const sym_index *idx, const uint32_t *hits, size_t n,
+				 size_t max_each, sym_frame_ids *frames, size_t cap,
+				 uint32_t *first, uint32_t *counts);
 /* The name of file id (a sym_frame_ids' file_id); "" for an id out of range. */
 const char *sym_index_file(const sym_index *idx, uint32_t file_id);
 /* The number of files (ids 0 to n - 1). */

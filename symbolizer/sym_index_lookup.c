@@ -180,6 +180,20 @@ size_t sym_index_frame_ids(const sym_index *x, uint32_t hit, sym_frame_ids *ids,
 	return walk(x, hit, NULL, ids, max);
 }
 
+size_t sym_index_frame_ids_batch(const sym_index *x, const uint32_t *hits, size_t n,
+				 size_t max_each, sym_frame_ids *frames, size_t cap,
+				 uint32_t *first, uint32_t *counts)
+{
+	size_t used = 0, i = 0;
+	for (; i < n && used + max_each <= cap; i++) {
+		size_t k = walk(x, hits[i], NULL, frames + used, max_each);
+		first[i] = (uint32_t)used;
+		counts[i] = (uint32_t)k;
+		used += k < max_each ? k : max_each;
+	}
+	return i;
+}
+
 size_t sym_index_lookup(const sym_index *x, uint64_t addr, sym_frame *frames, size_t max)
 {
 	return sym_index_frames(x, covering_range(x, addr), frames, max);

@@ -200,9 +200,9 @@ static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_map
  * normalized first; each run of locations on one index is then searched at
  * once (sym_index_find_batch: every bucket fetched first, then the searches
  * with the starts and rows of the ones ahead fetched); then the frames are
- * read as numbers in groups of up to GROUP locations (a group's reads
- * overlap their misses: 6% faster than a location at a time), whose Lines
- * are then added. (Fetching the response tables' slots a group ahead, in one
+ * read as numbers in groups of up to GROUP locations on one index
+ * (sym_index_frame_ids_batch: a group's reads overlap their misses, 6%
+ * faster than a location at a time), whose Lines are then added. (Fetching the response tables' slots a group ahead, in one
  * stage or two, cost more than it saved: libc, 1,000 random addresses a
  * call.)
  */
@@ -212,7 +212,7 @@ static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_map
 struct group {
 	sym_frame_ids frames[GROUP_FRAMES];
 	uint32_t first[GROUP], n[GROUP];
-	size_t count, used;
+	size_t count;
 };
 
 /*
@@ -265,23 +265,24 @@ static void search_all(size_t nl, const struct located *at)
 	}
 }
 
-/* Reads the frames of locations [i, i + g->count) into g; returns g->count. */
+/* Reads the frames of the locations from i into g, as many as it holds of
+ * those on i's index (or without one, as i is); returns g->count. */
 static size_t group_lookup(size_t nl, const struct located *at, size_t i, struct group *g)
 {
-	g->count = g->used = 0;
-	for (size_t j = i; j < nl && g->count < GROUP && g->used + MAX_FRAMES <= GROUP_FRAMES;
-	     j++) {
-		size_t n = 0;
-		if (at->idx[j]) {
-			n = sym_index_frame_ids(at->idx[j], at->hits[j], g->frames + g->used,
-						MAX_FRAMES);
-			if (n > MAX_FRAMES)
-				n = MAX_FRAMES;
-		}
-		g->first[g->count] = (uint32_t)g->used;
-		g->n[g->count++] = (uint32_t)n;
-		g->used += n;
+	const sym_index *idx = at->idx[i];
+	size_t end = i + 1;
+	while (end < nl && end - i < GROUP && at->idx[end] == idx)
+		end++;
+	g->count = end - i;
+	if (!idx) {
+		memset(g->n, 0, g->count * sizeof(g->n[0]));
+		return g->count;
 	}
+	g->count = sym_index_frame_ids_batch(idx, at->hits + i, end - i, MAX_FRAMES, g->frames,
+					     GROUP_FRAMES, g->first, g->n);
+	for (size_t k = 0; k < g->count; k++)
+		if (g->n[k] > MAX_FRAMES)
+			g->n[k] = MAX_FRAMES;
 	return g->count;
 }
 

@@ -103,6 +103,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sym_index_frames(idx, (uint32_t)addrs[i], f, 8);
 			sym_index_frame_ids(idx, (uint32_t)addrs[i], ids, 8);
 		}
+		/* the frames as ids of the whole batch in one call: the same chains */
+		static sym_frame_ids all[64 * 4];
+		uint32_t at[64], counts[64];
+		if (sym_index_frame_ids_batch(idx, hits, n, 4, all, 64 * 4, at, counts) != n)
+			abort();
+		for (size_t i = 0; i < n; i++) {
+			sym_frame_ids ids[4];
+			size_t k = sym_index_frame_ids(idx, hits[i], ids, 4);
+			if (counts[i] != k ||
+			    memcmp(all + at[i], ids, (k < 4 ? k : 4) * sizeof(ids[0])) != 0)
+				abort();
+		}
 		check_ranked(idx);
 		sym_index_destroy(idx);
 	}

@@ -164,6 +164,25 @@ TEST(batch_agrees_with_single_lookups)
 			      system == (a[j].linkage_name[0] ? a[j].linkage_name : a[j].name));
 		}
 	}
+	/* The same ids in batches, whatever room each call has: 3 frames a
+	 * chain at most, so a call takes handles while 3 more fit. */
+	static sym_frame_ids all[N * 3], one[16];
+	static uint32_t at[N], counts[N];
+	for (size_t cap = 3; cap <= 3 * N; cap = cap * 7 + 1) {
+		for (size_t i = 0; i < N;) {
+			size_t k = sym_index_frame_ids_batch(idx, hits + i, N - i, 3, all, cap, at + i,
+							     counts + i);
+			CHECK(k >= 1 && (k == N - i || k >= (cap - 3) / 3 + 1));
+			for (size_t j = i; j < i + k; j++) {
+				size_t kw = sym_index_frame_ids(idx, hits[j], one, 16);
+				CHECK(counts[j] == kw);
+				CHECK(at[j] + (kw < 3 ? kw : 3) <= cap);
+				for (size_t q = 0; q < kw && q < 3; q++)
+					CHECK(memcmp(&all[at[j] + q], &one[q], sizeof(one[q])) == 0);
+			}
+			i += k;
+		}
+	}
 	CHECK(sym_index_file(idx, sym_index_file_count(idx))[0] == '\0');
 	CHECK(sym_index_file_count(idx) > 1);
 	CHECK(found >= N / 10);   /* the fixture's code is a few hundred bytes */
