@@ -142,14 +142,6 @@ typedef struct sym_frame {
 size_t sym_index_lookup(const sym_index *idx, uint64_t addr, sym_frame *frames, size_t max);
 
 /*
- * The names of function id (a frame's function_id, below info.n_functions)
- * into *f as a lookup gives them: name, linkage, display name, declaration
- * file and line; file, line and column are left "" and 0. False (f untouched)
- * for an id out of range.
- */
-bool sym_index_function(const sym_index *idx, uint32_t id, sym_frame *f);
-
-/*
  * What a response names function id by, without the rest: its display name,
  * its system name (the linkage name, else the name) and its declaration
  * line. False (nothing set) for an id out of range.
@@ -176,11 +168,11 @@ size_t sym_index_frames(const sym_index *idx, uint32_t hit, sym_frame *frames, s
 /*
  * A frame as numbers, for a caller that names each function and file once
  * (a response's tables) rather than at every frame: the frame's function_id
- * (SYM_INDEX_NO_FUNCTION when unknown: sym_index_function gives its names),
+ * (SYM_INDEX_NO_FUNCTION when unknown; sym_index_function_names names it),
  * its file as an id of the index's file table (0 is ""; sym_index_file gives
  * the name, the string a sym_frame's file points to), line and column.
- * sym_index_frame_ids walks a handle's chain (sym_index_find_batch) exactly
- * as sym_index_frames does, without reading the names.
+ * sym_index_frame_ids_batch walks handles' chains (sym_index_find_batch)
+ * exactly as sym_index_frames does, without reading the names.
  */
 #define SYM_INDEX_NO_FUNCTION UINT32_MAX
 
@@ -188,14 +180,12 @@ typedef struct sym_frame_ids {
 	uint32_t function_id, file_id, line, column;
 } sym_frame_ids;
 
-size_t sym_index_frame_ids(const sym_index *idx, uint32_t hit, sym_frame_ids *frames,
-			   size_t max);
 /*
- * sym_index_frame_ids for several handles in one call (the walk inlined in
- * its loop): the chain of hits[i], at most max_each frames of it, goes to
- * frames + first[i], and the chain's whole length to counts[i]. Handles are
- * taken in order while the cap frames leave room for max_each more; returns
- * how many were (all n when cap >= n * max_each).
+ * The chains of several handles in one call (the walk inlined in its loop):
+ * the chain of hits[i], at most max_each frames of it, goes to frames +
+ * first[i], and the chain's whole length to counts[i]. Handles are taken in
+ * order while the cap frames leave room for max_each more; returns how many
+ * were (all n when cap >= n * max_each).
  */
 size_t sym_index_frame_ids_batch(const sym_index *idx, const uint32_t *hits, size_t n,
 				 size_t max_each, sym_frame_ids *frames, size_t cap,

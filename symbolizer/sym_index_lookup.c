@@ -29,15 +29,6 @@ static inline void fill_function(const sym_index *x, uint32_t func, sym_frame *f
 	f->function_id = func;
 }
 
-bool sym_index_function(const sym_index *x, uint32_t id, sym_frame *f)
-{
-	if (id >= x->funcs.count)
-		return false;
-	*f = (sym_frame){.file = ""};
-	fill_function(x, id, f);
-	return true;
-}
-
 bool sym_index_function_names(const sym_index *x, uint32_t id, const char **display,
 			      const char **system, uint32_t *decl_line)
 {
@@ -173,11 +164,6 @@ SYM_INLINE size_t walk(const sym_index *x, uint32_t hit, sym_frame *frames, sym_
 size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, size_t max)
 {
 	return walk(x, hit, frames, NULL, max);
-}
-
-size_t sym_index_frame_ids(const sym_index *x, uint32_t hit, sym_frame_ids *ids, size_t max)
-{
-	return walk(x, hit, NULL, ids, max);
 }
 
 size_t sym_index_frame_ids_batch(const sym_index *x, const uint32_t *hits, size_t n,

@@ -410,14 +410,17 @@ TEST(response_frames_as_lines)
 		const Symbolizer__V1__LocationResult *lr = m->locations[3];
 		for (size_t j = 0; j < lr->n_lines; j++) {
 			const sym_frame_ids *id = &f[no_inline ? SVC_RESPONSE_MAX_LINES - 1 : j];
-			sym_frame want = {.display_name = "", .linkage_name = "", .name = ""};
+			const char *display = "", *system = "";
+			uint32_t decl_line = 0;
 			if (id->function_id != SYM_INDEX_NO_FUNCTION)
-				REQUIRE(sym_index_function(idx, id->function_id, &want));
+				REQUIRE(sym_index_function_names(idx, id->function_id, &display,
+								 &system, &decl_line));
 			const Symbolizer__V1__Function *fn =
 				m->functions[lr->lines[j]->function_index];
-			CHECK_STREQ(m->string_table[fn->name], want.display_name);
+			CHECK_STREQ(m->string_table[fn->name], display);
+			CHECK_STREQ(m->string_table[fn->system_name], system);
 			CHECK_STREQ(m->string_table[fn->filename], sym_index_file(idx, f[j].file_id));
-			CHECK_EQ_U(fn->start_line, want.decl_line);
+			CHECK_EQ_U(fn->start_line, decl_line);
 			CHECK_EQ_U(lr->lines[j]->line, f[j].line);
 		}
 		symbolizer__v1__symbolize_response__free_unpacked(m, NULL);
