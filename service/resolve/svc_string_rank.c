@@ -96,10 +96,57 @@ static void rank_functions(svc_string_rank *r, const sym_index *index)
 		}
 		name_of(r, display, &o->display, &o->display_len);
 		name_of(r, system, &o->system, &o->system_len);
+		o->display_off = (uint32_t)(display - r->base);
+		o->system_off = (uint32_t)(system - r->base);
+		o->decl_line = decl_line;
+		o->only = 0;
 	}
 	r->functions = fs;
 	r->n_functions = info.n_functions;
 	r->bytes += (size_t)info.n_functions * sizeof(*fs);
+}
+
+/* Counts a name's record in seen (saturating at 2); false when it is not recorded. */
+static bool count_name(uint8_t *seen, uint32_t ord, uint16_t len)
+{
+	if (len == SVC_STRING_RANK_LONG)
+		return false;
+	if (len && seen[ord] < 2)
+		seen[ord]++;
+	return true;
+}
+
+/* Marks the names no other record of r names (svc_string_rank_function.only):
+ * none when a name is not recorded (it is ranked by its address when used,
+ * and may be any string), or when out of memory. */
+static void mark_only(svc_string_rank *r)
+{
+	if (!r->functions || !r->files)
+		return;
+	uint8_t *seen = calloc(r->n_strings ? r->n_strings : 1, 1);
+	if (!seen)
+		return;
+	bool all = true;
+	for (uint32_t i = 0; i < r->n_functions && all; i++) {
+		const svc_string_rank_function *f = &r->functions[i];
+		all = count_name(seen, f->display, f->display_len) &&
+		      (f->system_off == f->display_off || count_name(seen, f->system, f->system_len));
+	}
+	for (uint32_t i = 0; i < r->n_files && all; i++)
+		all = count_name(seen, r->files[i].name, r->files[i].name_len);
+	for (uint32_t i = 0; i < r->n_functions && all; i++) {
+		svc_string_rank_function *f = &r->functions[i];
+		if (f->display_len && seen[f->display] == 1)
+			f->only |= SVC_STRING_RANK_ONLY_DISPLAY;
+		if (f->system_len && seen[f->system] == 1)
+			f->only |= SVC_STRING_RANK_ONLY_SYSTEM;
+	}
+	for (uint32_t i = 0; i < r->n_files && all; i++) {
+		svc_string_rank_file *f = &r->files[i];
+		if (f->name_len && seen[f->name] == 1)
+			f->only = SVC_STRING_RANK_ONLY_NAME;
+	}
+	free(seen);
 }
 
 /* Records the names of index's files in r (left without them when out of memory). */
@@ -109,8 +156,12 @@ static void rank_files(svc_string_rank *r, const sym_index *index)
 	svc_string_rank_file *fs = n ? malloc((size_t)n * sizeof(*fs)) : NULL;
 	if (!fs)
 		return;
-	for (uint32_t id = 0; id < n; id++)
-		name_of(r, sym_index_file(index, id), &fs[id].name, &fs[id].name_len);
+	for (uint32_t id = 0; id < n; id++) {
+		const char *name = sym_index_file(index, id);
+		name_of(r, name, &fs[id].name, &fs[id].name_len);
+		fs[id].name_off = (uint32_t)(name - r->base);
+		fs[id].only = 0;
+	}
 	r->files = fs;
 	r->n_files = n;
 	r->bytes += (size_t)n * sizeof(*fs);
@@ -125,6 +176,7 @@ bool svc_string_rank_index(svc_string_rank *r, const sym_index *index)
 		return false;
 	rank_functions(r, index);
 	rank_files(r, index);
+	mark_only(r);
 	return true;
 }
 

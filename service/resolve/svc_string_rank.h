@@ -33,25 +33,41 @@ typedef struct svc_string_rank_block {
 } svc_string_rank_block;
 
 /*
- * The two names a response gives each function of the index (its display
- * name, and its system name: the linkage name, else the name), as ordinals
- * and lengths found once when the index is ranked, so that a response's
- * first sight of a function reads one record instead of ranking two strings
- * (and of a file, one record instead of ranking its name).
+ * What a response gives each function of the index: its two names (its
+ * display name, and its system name: the linkage name, else the name) as
+ * ordinals, offsets and lengths, and its first line, found once when the
+ * index is ranked, so that a response's first sight of a function reads one
+ * record instead of the index's function row and ranking two strings (and of
+ * a file, one record instead of ranking its name).
  * A length of SVC_STRING_RANK_LONG means not recorded (a string that long,
  * or a name that starts none of the table's strings): rank it when used.
  */
 #define SVC_STRING_RANK_LONG UINT16_MAX
 
+/* svc_string_rank_function.only and svc_string_rank_file.only: no other
+ * function's or file's record names the string (so a response's first sight
+ * of the function or file is the string's first too). Set only when every
+ * name of the index is recorded. */
+enum {
+	SVC_STRING_RANK_ONLY_DISPLAY = 1,
+	SVC_STRING_RANK_ONLY_SYSTEM = 2,
+	SVC_STRING_RANK_ONLY_NAME = 1,      /* of a file */
+};
+
 typedef struct svc_string_rank_function {
 	uint32_t display, system;           /* ordinals */
+	uint32_t display_off, system_off;   /* where they start in the string table */
+	uint32_t decl_line;
 	uint16_t display_len, system_len;
+	uint8_t only;                       /* SVC_STRING_RANK_ONLY_* */
 } svc_string_rank_function;
 
 /* The same for each file of the index's file table (sym_index_file). */
 typedef struct svc_string_rank_file {
 	uint32_t name;                      /* ordinal */
+	uint32_t name_off;                  /* where it starts in the string table */
 	uint16_t name_len;
+	uint8_t only;                       /* SVC_STRING_RANK_ONLY_NAME */
 } svc_string_rank_file;
 
 typedef struct svc_string_rank {

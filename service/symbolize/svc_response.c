@@ -123,13 +123,14 @@ static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over
 }
 
 /* The string-table index of s, a string of d's index whose ordinal and
- * length (not 0) are known. 0 when out of budget. */
+ * length (not 0) are known; fresh: it is known not to be in the table yet,
+ * so its slot is written without being read. 0 when out of budget. */
 static inline uint32_t string_index_ranked(svc_response *r, const struct dense *d, const char *s,
-					   uint32_t ord, size_t len)
+					   uint32_t ord, size_t len, bool fresh)
 {
 	svc_response_tables *t = r->t;
 	struct sslot *ss = &d->strs[ord];
-	if (ss->gen == t->gen)
+	if (!fresh && ss->gen == t->gen)
 		return ss->val;
 	size_t off = (size_t)(s - d->strings->base);
 	bool over = d->strings->size - off >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
@@ -152,7 +153,7 @@ static inline uint32_t string_index(svc_response *r, const struct dense *d, cons
 	uint32_t ord, idx;
 	size_t len;
 	if (d && svc_string_rank_slice(d->strings, s, &ord, &len))
-		return len ? string_index_ranked(r, d, s, ord, len) : 0;
+		return len ? string_index_ranked(r, d, s, ord, len, false) : 0;
 	if (!s || !*s)
 		return 0;
 	struct slot *p = svc_response_table_find(r, &t->by_ptr, (uintptr_t)s, 0);
@@ -174,20 +175,35 @@ static inline const svc_string_rank_function *function_strings(const struct dens
 	return rank && id < rank->n_functions ? &rank->functions[id] : NULL;
 }
 
-/* The name of file id recorded when its index was ranked; NULL when none is. */
-static inline const svc_string_rank_file *file_strings(const struct dense *d, uint32_t id)
-{
-	const svc_string_rank *rank = d ? d->strings : NULL;
-	return rank && id < rank->n_files ? &rank->files[id] : NULL;
-}
 
-/* The string-table index of a function's or file's name s, recorded as (ord, len). */
+/* The string-table index of a function's or file's name s, recorded as (ord,
+ * len); fresh: as string_index_ranked takes it. */
 static inline uint32_t name_index(svc_response *r, const struct dense *d, const char *s,
-				  uint32_t ord, uint16_t len)
+				  uint32_t ord, uint16_t len, bool fresh)
 {
 	if (len == SVC_STRING_RANK_LONG)
 		return string_index(r, d, s);
-	return len ? string_index_ranked(r, d, s, ord, len) : 0;
+	return len ? string_index_ranked(r, d, s, ord, len, fresh) : 0;
+}
+
+/* The string-table index of file file_id's name (idx: its index; d: the
+ * index's dense slots, or NULL): its slot when the file was met in this call,
+ * else from its record, else ranked. */
+static inline uint32_t file_index(svc_response *r, const struct dense *d, const sym_index *idx,
+				  uint32_t file_id)
+{
+	const svc_string_rank *rank = d ? d->strings : NULL;
+	if (!rank || file_id >= rank->n_files)
+		return string_index(r, d, idx ? sym_index_file(idx, file_id) : "");
+	svc_response_tables *t = r->t;
+	struct sslot *fl = &d->files[file_id];
+	if (fl->gen == t->gen)
+		return fl->val;
+	const svc_string_rank_file *rf = &rank->files[file_id];
+	uint32_t i = name_index(r, d, rank->base + rf->name_off, rf->name, rf->name_len,
+				rf->only & SVC_STRING_RANK_ONLY_NAME);
+	*fl = (struct sslot){t->gen, i};
+	return i;
 }
 
 /* The index of entry number e; NULL for none (a call out of budget). */
@@ -210,36 +226,55 @@ static inline size_t lines_of(size_t n, bool no_inline)
 	return n == 0 ? 0 : no_inline ? 1 : n;
 }
 
+/*
+ * The string-table indexes of function_id's two names (d: its index's dense
+ * slots, rf: its record) into *name_i and *system_i; first: the function's
+ * first Function entry in this call, so a name its record says no other
+ * record names is new to the table too.
+ */
+static inline void recorded_names(svc_response *r, const struct dense *d,
+				  const svc_string_rank_function *rf, bool first, uint32_t *name_i,
+				  uint32_t *system_i)
+{
+	const char *base = d->strings->base;
+	const char *system = base + rf->system_off;
+	bool fresh_system = first && (rf->only & SVC_STRING_RANK_ONLY_SYSTEM);
+	if (r->no_demangle) {
+		*name_i = *system_i = name_index(r, d, system, rf->system, rf->system_len,
+						 fresh_system);
+		return;
+	}
+	*name_i = name_index(r, d, base + rf->display_off, rf->display, rf->display_len,
+			     first && (rf->only & SVC_STRING_RANK_ONLY_DISPLAY));
+	*system_i = rf->system_off == rf->display_off
+			    ? *name_i
+			    : name_index(r, d, system, rf->system, rf->system_len, fresh_system);
+}
+
 /* Appends the Function entry of function_id at file_id (of index idx) to the
- * function table; its index. */
+ * function table; its index. first: as recorded_names takes it. */
 static uint32_t function_add(svc_response *r, const struct dense *d, const sym_index *idx,
-			     uint32_t function_id, uint32_t file_id)
+			     uint32_t function_id, uint32_t file_id, bool first)
 {
 	svc_response_tables *t = r->t;
 	/* Function { name = 1; system_name = 2; filename = 3; start_line = 4; }: <= 44 bytes. */
 	if (!section_reserve(r, &t->functions, 2 + 44))
 		return UINT32_MAX;
-	const char *display = "", *system = "";
-	uint32_t decl_line = 0;
-	if (idx)
-		sym_index_function_names(idx, function_id, &display, &system, &decl_line);
-	const char *file = idx ? sym_index_file(idx, file_id) : "";
-	const char *name = r->no_demangle ? system : display;
 	/* The name first, then the system name: the string table's order. */
 	const svc_string_rank_function *rf = function_strings(d, function_id);
-	uint32_t name_i, system_i;
+	uint32_t name_i, system_i, decl_line = 0;
 	if (rf) {
-		name_i = r->no_demangle ? name_index(r, d, name, rf->system, rf->system_len)
-					: name_index(r, d, name, rf->display, rf->display_len);
-		system_i = system == name ? name_i
-					  : name_index(r, d, system, rf->system, rf->system_len);
+		recorded_names(r, d, rf, first, &name_i, &system_i);
+		decl_line = rf->decl_line;
 	} else {
+		const char *display = "", *system = "";
+		if (idx)
+			sym_index_function_names(idx, function_id, &display, &system, &decl_line);
+		const char *name = r->no_demangle ? system : display;
 		name_i = string_index(r, d, name);
 		system_i = system == name ? name_i : string_index(r, d, system);
 	}
-	const svc_string_rank_file *rfile = file_strings(d, file_id);
-	uint32_t file_i = rfile ? name_index(r, d, file, rfile->name, rfile->name_len)
-				: string_index(r, d, file);
+	uint32_t file_i = file_index(r, d, idx, file_id);
 	base_vec *fs = &t->functions;
 	uint8_t *o = section_end(fs), *w = o + 2;
 	w = put_varint_field32(w, TAG(1, SVC_WIRE_VARINT), name_i);
@@ -276,7 +311,7 @@ static inline uint32_t function_index(svc_response *r, uint32_t entry, const str
 		if (s->gen == t->gen)
 			return s->val;
 	}
-	uint32_t idx = function_add(r, d, index_of(t, entry), function_id, file_id);
+	uint32_t idx = function_add(r, d, index_of(t, entry), function_id, file_id, fs != NULL);
 	if (idx == UINT32_MAX)
 		return 0;
 	if (fs)

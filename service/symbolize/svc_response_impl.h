@@ -38,7 +38,8 @@ struct rstring {
 };
 
 /* Dense slots of one index: by function ordinal (its function_id; the last
- * one for "no function") and by string ordinal (svc_string_rank). */
+ * one for "no function"), by string ordinal (svc_string_rank), and by file
+ * id (the string-table index of the file's name). */
 struct fslot {
 	uint32_t gen, val;
 	uint32_t file;      /* the file id of the Function entry val */
@@ -52,8 +53,8 @@ struct dense {
 	const svc_string_rank *strings;   /* NULL: this index's keys are hashed */
 	uint32_t n_funcs;                 /* functions + 1 */
 	struct fslot *funcs;
-	struct sslot *strs;
-	size_t fcap, scap;                /* allocated slots (kept across calls) */
+	struct sslot *strs, *files;
+	size_t fcap, scap, flcap;         /* allocated slots (kept across calls) */
 };
 
 /* Encoded bytes of one repeated field of the response, in order: a base_vec

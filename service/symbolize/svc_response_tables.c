@@ -103,6 +103,7 @@ static void tables_free(svc_response_tables *t)
 	for (size_t i = 0; i < t->n_dense; i++) {
 		free(t->dense[i].funcs);
 		free(t->dense[i].strs);
+		free(t->dense[i].files);
 	}
 	free(t->dense);
 	base_vec_deinit(&t->indexes);
@@ -152,6 +153,8 @@ static void next_generation(svc_response_tables *t)
 				memset(d->funcs, 0, d->fcap * sizeof(*d->funcs));
 			if (d->strs)
 				memset(d->strs, 0, d->scap * sizeof(*d->strs));
+			if (d->files)
+				memset(d->files, 0, d->flcap * sizeof(*d->files));
 		}
 		t->gen = 1;
 	}
@@ -255,8 +258,8 @@ static void dense_setup(svc_response *r, uint32_t e, const svc_string_rank *stri
 	svc_response_tables *t = r->t;
 	if (!strings || !strings->base)
 		return;
-	size_t nf = n_functions, ns = strings->n_strings;
-	size_t want = nf * sizeof(struct fslot) + ns * sizeof(struct sslot);
+	size_t nf = n_functions, ns = strings->n_strings, nfl = strings->n_files;
+	size_t want = nf * sizeof(struct fslot) + (ns + nfl) * sizeof(struct sslot);
 	if (want > DENSE_ANY_BYTES && want / DENSE_PER_LOCATION > r->n_locations)
 		return;
 	if (e >= t->n_dense) {
@@ -270,7 +273,8 @@ static void dense_setup(svc_response *r, uint32_t e, const svc_string_rank *stri
 	}
 	struct dense *d = &t->dense[e];
 	if (!dense_reserve(r, (void **)&d->funcs, &d->fcap, nf, sizeof(struct fslot)) ||
-	    !dense_reserve(r, (void **)&d->strs, &d->scap, ns, sizeof(struct sslot)))
+	    !dense_reserve(r, (void **)&d->strs, &d->scap, ns, sizeof(struct sslot)) ||
+	    !dense_reserve(r, (void **)&d->files, &d->flcap, nfl, sizeof(struct sslot)))
 		return;
 	d->n_funcs = n_functions;
 	d->strings = strings;

@@ -5,8 +5,11 @@
  * input; the two agree, and the frames as numbers name back to the same frames. Loading
  * either refuses or yields an index every lookup can walk without leaving the blob. Then
  * the service's string ordinals of the index (svc_string_rank_index): each function's and
- * file's recorded name is the one the index gives, or marked not recorded.
+ * file's recorded name is the one the index gives, or marked not recorded, with its offset
+ * (and a function's first line) as the index gives them; a name marked as no other
+ * record's is named by no other record.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +28,34 @@ static void check_record(const svc_string_rank *r, const char *s, uint32_t ord, 
 		abort();
 }
 
+/* How many records name string ord (a function naming it twice counts once). */
+static unsigned records_naming(const svc_string_rank *r, uint32_t ord)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < r->n_functions; i++) {
+		const svc_string_rank_function *f = &r->functions[i];
+		n += (f->display_len && f->display == ord) ||
+		     (f->system_len && f->system == ord);
+	}
+	for (uint32_t i = 0; i < r->n_files; i++)
+		n += r->files[i].name_len && r->files[i].name == ord;
+	return n;
+}
+
+/* A name marked as no other record's: recorded, not empty, and named once. */
+static void check_only(const svc_string_rank *r, bool marked, uint32_t ord, uint16_t len)
+{
+	if (marked && (len == SVC_STRING_RANK_LONG || len == 0 || records_naming(r, ord) != 1))
+		abort();
+}
+
 static void check_ranked(const sym_index *idx)
 {
 	svc_string_rank r;
 	if (!svc_string_rank_index(&r, idx))
 		return;
+	/* Marks are checked against every record: on small indexes only. */
+	bool marks = r.n_functions + r.n_files <= 512;
 	for (uint32_t id = 0; id < r.n_functions; id++) {
 		const char *display, *system;
 		uint32_t decl_line;
@@ -38,9 +64,25 @@ static void check_ranked(const sym_index *idx)
 		const svc_string_rank_function *f = &r.functions[id];
 		check_record(&r, display, f->display, f->display_len);
 		check_record(&r, system, f->system, f->system_len);
+		if (r.base + f->display_off != display || r.base + f->system_off != system ||
+		    f->decl_line != decl_line)
+			abort();
+		if (marks) {
+			check_only(&r, f->only & SVC_STRING_RANK_ONLY_DISPLAY, f->display,
+				   f->display_len);
+			check_only(&r, f->only & SVC_STRING_RANK_ONLY_SYSTEM, f->system,
+				   f->system_len);
+		}
 	}
-	for (uint32_t id = 0; id < r.n_files; id++)
-		check_record(&r, sym_index_file(idx, id), r.files[id].name, r.files[id].name_len);
+	for (uint32_t id = 0; id < r.n_files; id++) {
+		const svc_string_rank_file *f = &r.files[id];
+		const char *name = sym_index_file(idx, id);
+		check_record(&r, name, f->name, f->name_len);
+		if (r.base + f->name_off != name)
+			abort();
+		if (marks)
+			check_only(&r, f->only & SVC_STRING_RANK_ONLY_NAME, f->name, f->name_len);
+	}
 	svc_string_rank_free(&r);
 }
 

@@ -16,6 +16,7 @@
 #include <event2/buffer.h>
 
 #include "index_fixture.h"
+#include "service/resolve/svc_string_rank.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_response.h"
 #include "service/rpc/svc_wire.h"
@@ -341,16 +342,18 @@ TEST(response_location_of_many_lines)
 
 /* A response of locations of 1, 2, 9 and SVC_RESPONSE_MAX_LINES frames of
  * idx, built Line by Line (bytes) or a location at a time
- * (svc_response_frames). */
-static uint8_t *frames_response(const sym_index *idx, const sym_frame_ids *f, bool whole,
-				bool no_inline, size_t *size)
+ * (svc_response_frames); rank: idx's string ordinals and records, or NULL. */
+static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *rank,
+				const sym_frame_ids *f, bool whole, bool no_inline, size_t *size)
 {
 	static const size_t counts[] = {1, 2, 9, SVC_RESPONSE_MAX_LINES, 0};
 	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
 	svc_response r;
 	if (!svc_response_begin(&r, NULL, NLOC, false, SIZE_MAX))
 		return NULL;
-	uint32_t e = svc_response_entry(&r, idx, idx, NULL, 0);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	uint32_t e = svc_response_entry(&r, idx, idx, rank, info.n_functions);
 	for (size_t i = 0; i < NLOC; i++) {
 		size_t n = counts[i];
 		uint64_t address = i + 1 < NLOC ? 0x400000 + i : 0;
@@ -376,11 +379,29 @@ static uint8_t *frames_response(const sym_index *idx, const sym_frame_ids *f, bo
 	return bytes;
 }
 
+/* Clears (or, set, restores from saved) the records' marks of names no
+ * other record names. */
+static void only_marks(svc_string_rank *rank, uint8_t *saved, bool set)
+{
+	for (uint32_t i = 0; i < rank->n_functions + rank->n_files; i++) {
+		uint8_t *only = i < rank->n_functions ? &rank->functions[i].only
+						      : &rank->files[i - rank->n_functions].only;
+		if (set) {
+			*only = saved[i];
+		} else {
+			saved[i] = *only;
+			*only = 0;
+		}
+	}
+}
+
 TEST(response_frames_as_lines)
 {
 	/* Inline chains up to the most Lines a location has, of an index's
-	 * functions and files (one frame of no function): the same bytes both
-	 * ways, each Function named as the index names it. */
+	 * functions and files (one frame of no function; a function at several
+	 * files): the same bytes both ways, with the index's string ordinals and
+	 * records or without, with the marks of names no other record names or
+	 * without; each Function named as the index names it. */
 	void *blob;
 	size_t blob_size;
 	sym_index *idx = index_fixture_load("c_O2_dw5", &blob, &blob_size);
@@ -395,12 +416,31 @@ TEST(response_frames_as_lines)
 		f[j] = (sym_frame_ids){.function_id = j == 5 ? SYM_INDEX_NO_FUNCTION : j % nf,
 				       .file_id = j % 3 ? 1 : 2, .line = 100 * j + 1,
 				       .column = j % 5};
+	svc_string_rank rank;
+	REQUIRE(svc_string_rank_index(&rank, idx) && rank.functions && rank.files);
+	uint8_t *saved = malloc(rank.n_functions + rank.n_files);
+	REQUIRE(saved);
+	unsigned marked = 0;
+	for (uint32_t i = 0; i < rank.n_functions; i++)
+		marked += rank.functions[i].only != 0;
+	CHECK(marked > 0);
 	for (int no_inline = 0; no_inline < 2; no_inline++) {
-		size_t n1 = 0, n2 = 0;
-		uint8_t *by_line = frames_response(idx, f, false, no_inline, &n1);
-		uint8_t *whole = frames_response(idx, f, true, no_inline, &n2);
-		REQUIRE(by_line && whole);
+		size_t n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0;
+		uint8_t *by_line = frames_response(idx, NULL, f, false, no_inline, &n1);
+		uint8_t *whole = frames_response(idx, NULL, f, true, no_inline, &n2);
+		uint8_t *ranked = frames_response(idx, &rank, f, true, no_inline, &n3);
+		uint8_t *ranked_lines = frames_response(idx, &rank, f, false, no_inline, &n4);
+		only_marks(&rank, saved, false);
+		uint8_t *unmarked = frames_response(idx, &rank, f, true, no_inline, &n5);
+		only_marks(&rank, saved, true);
+		REQUIRE(by_line && whole && ranked && ranked_lines && unmarked);
 		CHECK(n1 > (no_inline ? 30u : 128u * 4) && n1 == n2 && memcmp(by_line, whole, n1) == 0);
+		CHECK(n3 == n1 && memcmp(ranked, whole, n1) == 0);
+		CHECK(n4 == n1 && memcmp(ranked_lines, whole, n1) == 0);
+		CHECK(n5 == n1 && memcmp(unmarked, whole, n1) == 0);
+		free(ranked);
+		free(ranked_lines);
+		free(unmarked);
 		Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(whole, n2);
 		REQUIRE(m);
 		CHECK_EQ_U(m->n_locations, 5);
@@ -427,6 +467,8 @@ TEST(response_frames_as_lines)
 		free(by_line);
 		free(whole);
 	}
+	free(saved);
+	svc_string_rank_free(&rank);
 	sym_index_destroy(idx);
 	index_fixture_free_blob(blob);
 }
