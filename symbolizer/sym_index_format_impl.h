@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sym_index_format: the on-disk layout of an index blob (version 7).
+ * sym_index_format: the on-disk layout of an index blob (version 8).
  *
+ * Version 8 has version 7's layout; functions equal in every field (an inline
+ * function of a header, collected once for each unit that inlines it) are
+ * now one row of the function table, so that a response names such a
+ * function once, and a version 7 blob is rebuilt.
  * Version 7 lays version 6's content out for the search: the bucket table's
  * one field is 32 bits wide (a plain uint32 array, one 8-byte load gives a
  * bucket's bounds), buckets hold about 4 to 8 ranges (was 8 to 16), and the
@@ -65,7 +69,7 @@
 #include <stdint.h>
 
 #define SYM_IX_MAGIC "SYMIDX\x1a\n"
-#define SYM_IX_VERSION 7
+#define SYM_IX_VERSION 8
 #define SYM_IX_NONE UINT32_MAX
 #define SYM_IX_MAX_LOADS 16
 #define SYM_IX_MAX_FIELDS 5

@@ -9,6 +9,7 @@
 #include "symbolizer/sym_index.h"
 #include "symbolizer/sym_map64_impl.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,9 @@ struct pack {
 	base_vec files;           /* uint32_t string offsets, in index order */
 	uint32_t *range_file;    /* file index of each range (looked up once) */
 	uint32_t *buckets;
+	uint32_t *func_row;      /* the row of each collected function */
+	uint32_t *row_func;      /* the collected function of each row */
+	uint32_t n_rows;         /* function rows */
 };
 
 typedef void (*row_fn)(const struct pack *pk, uint32_t i, uint32_t *v);
@@ -53,7 +57,7 @@ static void range_row(const struct pack *pk, uint32_t i, uint32_t *v)
 static void scope_row(const struct pack *pk, uint32_t i, uint32_t *v)
 {
 	const struct sym_ix_scope *s = &BASE_VEC_AT(&pk->in->c->scopes, struct sym_ix_scope, i);
-	v[SYM_IX_S_FUNC] = s->func;
+	v[SYM_IX_S_FUNC] = pk->func_row[s->func];
 	v[SYM_IX_S_PARENT] = plus_one(s->parent);
 	v[SYM_IX_S_CALL_FILE] = file_of(pk, s->call_file);
 	v[SYM_IX_S_CALL_LINE] = s->call_line;
@@ -62,7 +66,8 @@ static void scope_row(const struct pack *pk, uint32_t i, uint32_t *v)
 
 static void func_row(const struct pack *pk, uint32_t i, uint32_t *v)
 {
-	const struct sym_ix_func *f = &BASE_VEC_AT(&pk->in->c->funcs, struct sym_ix_func, i);
+	const struct sym_ix_func *f =
+		&BASE_VEC_AT(&pk->in->c->funcs, struct sym_ix_func, pk->row_func[i]);
 	v[SYM_IX_F_NAME] = f->name;
 	v[SYM_IX_F_LINKAGE] = f->linkage;
 	v[SYM_IX_F_DISPLAY] = f->display;
@@ -169,6 +174,57 @@ static int build_files(struct pack *pk)
 	return 0;
 }
 
+/* Orders collected functions by their fields, then by where they were collected. */
+static int func_order(const void *a, const void *b, void *ctx)
+{
+	const base_vec *funcs = ctx;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	int c = memcmp(&BASE_VEC_AT(funcs, struct sym_ix_func, i),
+		       &BASE_VEC_AT(funcs, struct sym_ix_func, j), sizeof(struct sym_ix_func));
+	return c ? c : (i > j) - (i < j);
+}
+
+/*
+ * The function rows: collected functions equal in every field (an inline
+ * function of a header, collected once in each unit that inlines it) are one
+ * row, the first of them, so that a response names the function once. Rows
+ * keep the order functions were collected in. 0, or -1 out of memory.
+ */
+static int build_funcs(struct pack *pk)
+{
+	const base_vec *funcs = &pk->in->c->funcs;
+	size_t n = funcs->len;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(uint32_t));
+	pk->func_row = malloc((n ? n : 1) * sizeof(uint32_t));
+	pk->row_func = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!order || !pk->func_row || !pk->row_func) {
+		free(order);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), func_order, (void *)funcs);
+	/* func_row: first the first function of each run of equal ones... */
+	for (size_t i = 0; i < n; i++) {
+		bool same = i > 0 && memcmp(&BASE_VEC_AT(funcs, struct sym_ix_func, order[i]),
+					    &BASE_VEC_AT(funcs, struct sym_ix_func, order[i - 1]),
+					    sizeof(struct sym_ix_func)) == 0;
+		pk->func_row[order[i]] = same ? pk->func_row[order[i - 1]] : order[i];
+	}
+	free(order);
+	/* ... then, in collection order, the rows of those first ones. */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t first = pk->func_row[i];
+		if (first == i) {
+			pk->row_func[pk->n_rows] = (uint32_t)i;
+			pk->func_row[i] = pk->n_rows++;
+		} else {
+			pk->func_row[i] = pk->func_row[first];
+		}
+	}
+	return 0;
+}
+
 /* The first range of each bucket (the last entry is n); 0 or -1 out of memory. */
 static int build_buckets(struct pack *pk, uint32_t shift, uint64_t n_buckets)
 {
@@ -235,7 +291,7 @@ static sym_errc layout(struct pack *pk, void **blob, size_t *size, sym_error *er
 	while (shift < SYM_IX_MAX_SHIFT && (span >> shift) > pk->n / RANGES_PER_BUCKET)
 		shift++;
 	uint64_t n_buckets = (span >> shift) + 1;
-	if (build_files(pk) || build_buckets(pk, shift, n_buckets))
+	if (build_files(pk) || build_funcs(pk) || build_buckets(pk, shift, n_buckets))
 		return sym_error_set(err, SYM_E_NOMEM, "out of memory packing the index");
 
 	struct sym_ix_header h = {0};
@@ -243,7 +299,7 @@ static sym_errc layout(struct pack *pk, void **blob, size_t *size, sym_error *er
 	h.bucket_shift = shift;
 	measure(pk, range_row, (uint32_t)pk->n, SYM_IX_R_FIELDS, &h.ranges);
 	measure(pk, scope_row, (uint32_t)c->scopes.len, SYM_IX_S_FIELDS, &h.scopes);
-	measure(pk, func_row, (uint32_t)c->funcs.len, SYM_IX_F_FIELDS, &h.funcs);
+	measure(pk, func_row, pk->n_rows, SYM_IX_F_FIELDS, &h.funcs);
 	measure(pk, file_row, (uint32_t)pk->files.len, SYM_IX_FILE_FIELDS, &h.files);
 	measure(pk, bucket_row, (uint32_t)n_buckets + 1, SYM_IX_B_FIELDS, &h.buckets);
 	h.buckets.bits[SYM_IX_B_FIRST] = SYM_IX_BUCKET_BITS;   /* a uint32 array */
@@ -298,5 +354,7 @@ sym_errc sym_index_pack(const sym_index_input *in, const sym_ix_range *ranges, s
 	base_vec_deinit(&pk.files);
 	free(pk.buckets);
 	free(pk.range_file);
+	free(pk.func_row);
+	free(pk.row_func);
 	return rc;
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Unit tests of the index: lookups on a compiled fixture (functions, lines,
- * inline chains), the saved blob round trip, and the loader's refusal of
+ * inline chains), one row for equal functions of several units, the saved
+ * blob round trip, and the loader's refusal of
  * truncated, corrupt and misaligned blobs.
  */
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/base_path.h"
 #include "symbolizer/sym_index.h"
@@ -252,6 +254,56 @@ static void *aligned_copy(const void *src, size_t n)
 		return NULL;
 	memcpy(p, src, n);
 	return p;
+}
+
+struct fn_key {
+	const char *display, *system;
+	uint32_t decl_line;
+};
+
+static int fn_key_cmp(const void *a, const void *b)
+{
+	const struct fn_key *x = a, *y = b;
+	if (x->display != y->display)
+		return x->display < y->display ? -1 : 1;
+	if (x->system != y->system)
+		return x->system < y->system ? -1 : 1;
+	return (x->decl_line > y->decl_line) - (x->decl_line < y->decl_line);
+}
+
+TEST(equal_functions_share_a_row)
+{
+	/* Two C++ units inlining the same std::string members: each member is
+	 * collected once per unit, and is one function row (the strings are
+	 * interned, so equal names are equal pointers). */
+	void *blob;
+	size_t bs, n;
+	uint8_t *img;
+	sym_index *idx = load_fixture_index("cxx_static_nog_dwz.ref", &blob, &bs, &img, &n);
+	REQUIRE(idx);
+	sym_index_info info;
+	sym_index_get_info(idx, &info);
+	REQUIRE(info.n_functions > 100);
+	struct fn_key *keys = calloc(info.n_functions, sizeof(*keys));
+	REQUIRE(keys);
+	unsigned m_data = 0;
+	for (uint32_t i = 0; i < info.n_functions; i++) {
+		REQUIRE(sym_index_function_names(idx, i, &keys[i].display, &keys[i].system,
+						 &keys[i].decl_line));
+		/* (the symbol table names it too: a function of no declaration line) */
+		m_data += strstr(keys[i].display, "basic_string") &&
+			  strstr(keys[i].display, "::_M_data() const") && keys[i].decl_line;
+	}
+	CHECK_EQ_U(m_data, 1);
+	qsort(keys, info.n_functions, sizeof(*keys), fn_key_cmp);
+	unsigned same = 0;
+	for (uint32_t i = 1; i < info.n_functions; i++)
+		same += fn_key_cmp(&keys[i - 1], &keys[i]) == 0;
+	CHECK_EQ_U(same, 0);
+	free(keys);
+	sym_index_destroy(idx);
+	free(blob);
+	free(img);
 }
 
 TEST(truncated_blobs_refused)
