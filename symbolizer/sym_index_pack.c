@@ -184,35 +184,47 @@ static int func_order(const void *a, const void *b, void *ctx)
 	return c ? c : (i > j) - (i < j);
 }
 
+/* Is collected function i equal in every field to function j? */
+static bool same_func(const base_vec *funcs, uint32_t i, uint32_t j)
+{
+	return memcmp(&BASE_VEC_AT(funcs, struct sym_ix_func, i),
+		      &BASE_VEC_AT(funcs, struct sym_ix_func, j), sizeof(struct sym_ix_func)) == 0;
+}
+
 /*
  * The function rows: collected functions equal in every field (an inline
  * function of a header, collected once in each unit that inlines it) are one
  * row, the first of them, so that a response names the function once. Rows
- * keep the order functions were collected in. 0, or -1 out of memory.
+ * keep the order functions were collected in. At most 8 bytes a function at
+ * any time (a kernel has hundreds of thousands). 0, or -1 out of memory.
  */
 static int build_funcs(struct pack *pk)
 {
 	const base_vec *funcs = &pk->in->c->funcs;
 	size_t n = funcs->len;
 	uint32_t *order = malloc((n ? n : 1) * sizeof(uint32_t));
-	pk->func_row = malloc((n ? n : 1) * sizeof(uint32_t));
-	pk->row_func = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!order || !pk->func_row || !pk->row_func) {
-		free(order);
+	if (!order)
 		return -1;
-	}
 	for (size_t i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
 	qsort_r(order, n, sizeof(*order), func_order, (void *)funcs);
-	/* func_row: first the first function of each run of equal ones... */
+	pk->func_row = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!pk->func_row) {
+		free(order);
+		return -1;
+	}
+	/* First, each function's first equal one (the lowest index of its run)... */
+	uint32_t rows = 0;
 	for (size_t i = 0; i < n; i++) {
-		bool same = i > 0 && memcmp(&BASE_VEC_AT(funcs, struct sym_ix_func, order[i]),
-					    &BASE_VEC_AT(funcs, struct sym_ix_func, order[i - 1]),
-					    sizeof(struct sym_ix_func)) == 0;
+		bool same = i > 0 && same_func(funcs, order[i], order[i - 1]);
 		pk->func_row[order[i]] = same ? pk->func_row[order[i - 1]] : order[i];
+		rows += !same;
 	}
 	free(order);
-	/* ... then, in collection order, the rows of those first ones. */
+	pk->row_func = malloc((rows ? rows : 1) * sizeof(uint32_t));
+	if (!pk->row_func)
+		return -1;
+	/* ... then, in collection order, a row for each first one. */
 	for (size_t i = 0; i < n; i++) {
 		uint32_t first = pk->func_row[i];
 		if (first == i) {
