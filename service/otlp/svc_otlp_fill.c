@@ -12,6 +12,7 @@
 #include "base/base_hash.h"
 #include "base/base_hash_map.h"
 #include "base/base_vec.h"
+#include "service/symbolize/svc_frame_cache.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_index.h"
@@ -54,6 +55,7 @@ struct tables {
 	otlp_dict *d;
 	ostr_map strs;
 	ofn_map fns;
+	svc_frame_cache frames;
 	base_vec new_strs;   /* const char * */
 	base_vec new_fns;    /* fn_key */
 	bool full;           /* an index past INT32_MAX, or out of memory */
@@ -79,6 +81,11 @@ static int32_t intern_str(struct tables *t, const char *s)
 static int32_t intern_fn(struct tables *t, const sym_frame *fn, const char *file)
 {
 	const char *system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
+	svc_frame_key fk = {fn->display_name, system, file, fn->decl_line};
+	bool added;
+	int64_t *cached = svc_frame_cache_put(&t->frames, &fk, &added);
+	if (cached && !added)
+		return (int32_t)*cached;
 	fn_key k = {intern_str(t, fn->display_name), intern_str(t, system), intern_str(t, file),
 		    fn->decl_line};
 	bool inserted;
@@ -93,6 +100,8 @@ static int32_t intern_fn(struct tables *t, const sym_frame *fn, const char *file
 		*slot = k;
 		*v = (int32_t)at;
 	}
+	if (cached)
+		*cached = *v;
 	return *v;
 }
 
@@ -102,6 +111,7 @@ static bool tables_init(struct tables *t, otlp_dict *d)
 	t->d = d;
 	ostr_map_init(&t->strs);
 	ofn_map_init(&t->fns);
+	svc_frame_cache_init(&t->frames);
 	base_vec_init(&t->new_strs, sizeof(const char *), INT32_MAX);
 	base_vec_init(&t->new_fns, sizeof(fn_key), INT32_MAX);
 	/* string_table[0] is "" by the spec's rule: an empty table gets it. */
@@ -133,6 +143,7 @@ static void tables_deinit(struct tables *t)
 {
 	ostr_map_deinit(&t->strs);
 	ofn_map_deinit(&t->fns);
+	svc_frame_cache_deinit(&t->frames);
 	base_vec_deinit(&t->new_strs);
 	base_vec_deinit(&t->new_fns);
 }

@@ -11,6 +11,7 @@
 #include "base/base_hash.h"
 #include "base/base_hash_map.h"
 #include "base/base_vec.h"
+#include "service/symbolize/svc_frame_cache.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_index.h"
 
@@ -44,6 +45,7 @@ struct tables {
 	Perftools__Profiles__Profile *p;
 	str_map strs;
 	fn_map fns;
+	svc_frame_cache frames;
 	base_vec new_strs;   /* const char *, after the profile's own */
 	base_vec new_fns;    /* fn_key, ids max_function_id + 1 on */
 	uint64_t next_id;
@@ -76,6 +78,11 @@ static uint64_t intern_fn(struct tables *t, const sym_frame *fn, const char *fil
 {
 	const char *system = fn->linkage_name[0] ? fn->linkage_name : fn->name;
 	const char *name = no_demangle ? system : fn->display_name;
+	svc_frame_key fk = {name, system, file, fn->decl_line};
+	bool added;
+	int64_t *cached = svc_frame_cache_put(&t->frames, &fk, &added);
+	if (cached && !added)
+		return (uint64_t)*cached;
 	fn_key k = {intern_str(t, name), intern_str(t, system), intern_str(t, file),
 		    fn->decl_line};
 	bool inserted;
@@ -93,6 +100,8 @@ static uint64_t intern_fn(struct tables *t, const sym_frame *fn, const char *fil
 		*slot = k;
 		*v = t->next_id++;
 	}
+	if (cached)
+		*cached = (int64_t)*v;
 	return *v;
 }
 
@@ -104,6 +113,7 @@ static bool tables_init(struct tables *t, svc_profile_doc *d)
 	t->next_id = d->max_function_id + 1;
 	str_map_init(&t->strs);
 	fn_map_init(&t->fns);
+	svc_frame_cache_init(&t->frames);
 	base_vec_init(&t->new_strs, sizeof(const char *), SIZE_MAX / 16);
 	base_vec_init(&t->new_fns, sizeof(fn_key), SIZE_MAX / 64);
 	if (p->n_string_table == 0)
@@ -133,6 +143,7 @@ static void tables_deinit(struct tables *t)
 {
 	str_map_deinit(&t->strs);
 	fn_map_deinit(&t->fns);
+	svc_frame_cache_deinit(&t->frames);
 	base_vec_deinit(&t->new_strs);
 	base_vec_deinit(&t->new_fns);
 }
