@@ -14,7 +14,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/base_hash.h"
 #include "base/base_hash_map.h"
 
 typedef struct svc_frame_key {
@@ -22,9 +21,16 @@ typedef struct svc_frame_key {
 	int64_t start_line;
 } svc_frame_key;
 
+/* The key's four words, each multiplied by its own odd constant and summed
+ * (the map mixes the sum further): a few instructions, where hashing its 32
+ * bytes one at a time costs over a hundred. */
 static inline uint64_t svc_frame_key_hash(const svc_frame_key *k)
 {
-	return base_hash_bytes(k, sizeof(*k));
+	uint64_t h = (uint64_t)(uintptr_t)k->name * 0x9e3779b97f4a7c15ull +
+		     (uint64_t)(uintptr_t)k->system * 0xbf58476d1ce4e5b9ull +
+		     (uint64_t)(uintptr_t)k->file * 0x94d049bb133111ebull +
+		     (uint64_t)k->start_line * 0xd6e8feb86659fd93ull;
+	return h ^ (h >> 32);
 }
 
 static inline bool svc_frame_key_eq(const svc_frame_key *a, const svc_frame_key *b)
