@@ -174,6 +174,9 @@ static int build_files(struct pack *pk)
 	return 0;
 }
 
+_Static_assert(sizeof(struct sym_ix_func) == 5 * sizeof(uint32_t),
+	       "functions are compared with memcmp: no padding");
+
 /* Orders collected functions by their fields, then by where they were collected. */
 static int func_order(const void *a, const void *b, void *ctx)
 {

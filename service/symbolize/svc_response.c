@@ -175,7 +175,6 @@ static inline const svc_string_rank_function *function_strings(const struct dens
 	return rank && id < rank->n_functions ? &rank->functions[id] : NULL;
 }
 
-
 /* The string-table index of a function's or file's name s, recorded as (ord,
  * len); fresh: as string_index_ranked takes it. */
 static inline uint32_t name_index(svc_response *r, const struct dense *d, const char *s,
