@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * sym_strtab: string interning for the index builder (see sym_strtab_impl.h).
- * A word-at-a-time hash into an open-addressed table of offsets, each with
- * its hash (a probe reads the table's bytes only when the hashes agree).
+ * The strings' hash (base_hash_bytes, eight bytes a step) into an
+ * open-addressed table of offsets, each with its hash (a probe reads the
+ * table's bytes only when the hashes agree).
  */
 #include "symbolizer/sym_strtab_impl.h"
 
@@ -10,29 +11,8 @@
 #include <string.h>
 
 #include "base/base_buf.h"
+#include "base/base_hash.h"
 #include "base/base_utf8.h"
-
-/*
- * The strings' hash, eight bytes a step (names run to hundreds of bytes in
- * C++; a byte-at-a-time hash was a tenth of an index build): each word mixed
- * in with a multiply and a shift, the tail as one zero-padded word, then
- * finalized (splitmix64's constants).
- */
-static uint64_t hash_str(const char *s, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 29;
-	}
-	w = 0;
-	memcpy(&w, s, n);
-	h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 32;
-	h *= 0x94d049bb133111ebull;
-	return h ^ (h >> 29);
-}
 
 int sym_strtab_init(sym_strtab *t)
 {
@@ -83,7 +63,7 @@ static int rehash(sym_strtab *t)
 
 static uint32_t add_utf8(sym_strtab *t, const char *s, size_t len)
 {
-	uint32_t h = (uint32_t)hash_str(s, len);
+	uint32_t h = (uint32_t)base_hash_bytes(s, len);
 	size_t mask = t->nslots - 1, j = h & mask;
 	for (uint32_t v; (v = t->slots[j].off1) != 0; j = (j + 1) & mask) {
 		const char *c = t->bytes + v - 1;
