@@ -320,43 +320,16 @@ static inline uint32_t function_index(svc_response *r, uint32_t entry, const str
 	return idx;
 }
 
-uint32_t svc_response_function(svc_response *r, uint32_t entry, uint32_t function_id,
-			       uint32_t file_id)
-{
-	return function_index(r, entry, dense_of(r->t, entry), function_id, file_id);
-}
-
 /*
  * A LocationResult is built in place at the end of the locations section:
- * its tag, a one-byte length, then its body (the Lines as they come, then the
- * address); a body of 128 bytes or more (many inline frames) moves one byte
- * on for a two-byte length when it ends.
+ * its tag, a one-byte length, then its body (its Lines, then the address); a
+ * body of 128 bytes or more (many inline frames) moves one byte on for a
+ * two-byte length when it ends.
  */
 #define LOC_HEAD 2
 /* A Line is at most 2 + 3 x 6 bytes; the address field at most 11. */
 #define LINE_MAX_BYTES 20
 #define ADDRESS_MAX_BYTES 11
-
-void svc_response_line(svc_response *r, uint32_t function, uint32_t line, uint32_t column)
-{
-	svc_response_tables *t = r->t;
-	if (t->loc_lines >= SVC_RESPONSE_MAX_LINES) {
-		r->oom = true;
-		return;
-	}
-	base_vec *ls = &t->locations;
-	if (!section_reserve(r, ls, LOC_HEAD + t->loc_len + LINE_MAX_BYTES))
-		return;
-	/* LocationResult.lines = 1: Line { function_index = 1; line = 2; column = 3; } */
-	uint8_t *body = section_end(ls) + LOC_HEAD, *start = body + t->loc_len;
-	uint8_t *w = put_varint_field32(start + 2, TAG(1, SVC_WIRE_VARINT), function);
-	w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), line);
-	w = put_varint_field32(w, TAG(3, SVC_WIRE_VARINT), column);
-	start[0] = TAG(1, SVC_WIRE_LEN);
-	start[1] = (uint8_t)(w - start - 2);  /* at most 18 */
-	t->loc_len = (size_t)(w - body);
-	t->loc_lines++;
-}
 
 /* Ends the LocationResult written at o (its body from o + LOC_HEAD up to w):
  * its length, in two bytes when the body needs them (a body is at most
@@ -370,23 +343,6 @@ static void location_close(base_vec *ls, uint8_t *o, uint8_t *w)
 	}
 	put_len_header(o, TAG(3, SVC_WIRE_LEN), body);
 	section_set_end(ls, w);
-}
-
-void svc_response_location(svc_response *r, uint64_t address)
-{
-	svc_response_tables *t = r->t;
-	if (r->next_location >= r->n_locations)
-		return;
-	base_vec *ls = &t->locations;
-	if (section_reserve(r, ls, LOC_HEAD + 1 + t->loc_len + ADDRESS_MAX_BYTES)) {
-		uint8_t *o = section_end(ls);
-		uint8_t *w = put_varint_field(o + LOC_HEAD + t->loc_len, TAG(2, SVC_WIRE_VARINT),
-					      address);
-		location_close(ls, o, w);
-	}
-	r->next_location++;
-	t->loc_len = 0;
-	t->loc_lines = 0;
 }
 
 void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
@@ -443,7 +399,7 @@ size_t svc_response_size(svc_response *r, const svc_response_mapping *maps, size
 {
 	svc_response_tables *t = r->t;
 	while (r->next_location < r->n_locations && !r->oom)
-		svc_response_location(r, 0);
+		svc_response_frames(r, 0, NULL, 0, false, 0);   /* an empty LocationResult */
 	size_t total = t->string_table.len + t->functions.len + t->locations.len;
 	for (size_t i = 0; i < n_maps; i++)
 		total += len_field_size(mapping_size(&maps[i]));

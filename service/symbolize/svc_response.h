@@ -2,12 +2,12 @@
 /*
  * svc_response: builds and encodes a SymbolizeResponse.
  *
- * svc_lookup fills it while it looks the locations up: each frame (as
- * numbers, sym_frame_ids) becomes a Line whose function goes through
- * svc_response_function(), which keeps the function table and the string
- * table free of repeats (a function entry per (index, function, file of the
- * line), named from the index when first met; each distinct string once,
- * found by address inside one index blob and by content across blobs). Each
+ * svc_lookup fills it a location at a time (svc_response_frames), from
+ * frames as numbers (sym_frame_ids): each frame becomes a Line, and the
+ * function table and the string table are kept free of repeats (a function
+ * entry per (index, function, file of the line), named from the index when
+ * first met; each distinct string once, found by address inside one index
+ * blob and by content across blobs). Each
  * table entry and each LocationResult is encoded to protobuf bytes as it is
  * made, into one section per repeated field; svc_response_write() joins the
  * sections and adds the MappingResults. The bytes are exactly those
@@ -55,7 +55,7 @@ typedef struct svc_response {
 	svc_response_tables *t;
 	size_t budget;           /* bytes the tables may grow by in this call */
 	size_t n_locations;
-	size_t next_location;    /* svc_response_location() calls so far */
+	size_t next_location;    /* svc_response_frames() calls so far */
 	unsigned n_entries;      /* distinct indexes seen (svc_response_entry) */
 	bool no_demangle;
 	bool oom;                /* a table hit the budget or memory ran out */
@@ -86,32 +86,17 @@ uint32_t svc_response_entry(svc_response *r, const void *entry, const sym_index 
 			    const svc_string_rank *strings, uint32_t n_functions);
 
 /*
- * The function-table index of function function_id (SYM_INDEX_NO_FUNCTION:
- * unknown) of the index numbered entry, at a line of its file file_id: one
- * Function entry per (index, function, file), named when first met. Sets
- * r->oom and returns 0 when out of budget.
- */
-uint32_t svc_response_function(svc_response *r, uint32_t entry, uint32_t function_id,
-			       uint32_t file_id);
-
-/*
- * A whole location at once, as svc_response_function, svc_response_line for
- * each Line and svc_response_location(r, address) make it: Lines of frames f
- * (n of them, innermost first; no_inline: one Line, at f[0]'s line, of the
- * outermost function f[n - 1]), encoded straight into the response. Not
- * after svc_response_line in the same location.
+ * The next location's LocationResult, encoded straight into the response:
+ * the Lines of frames f of the index numbered entry (n of them, innermost
+ * first; no_inline: one Line, at f[0]'s line, of the outermost function
+ * f[n - 1]), then address, its normalized_address (0: none). Each Line's
+ * function goes through the function table: one Function entry per (index,
+ * function, file of the line; SYM_INDEX_NO_FUNCTION: unknown), named from
+ * the index when first met. More than SVC_RESPONSE_MAX_LINES lines, or a
+ * table out of budget, sets r->oom.
  */
 void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
 			 bool no_inline, uint64_t address);
-
-/*
- * Appends a Line to the current location (the one after the last ended); past
- * SVC_RESPONSE_MAX_LINES lines sets r->oom.
- */
-void svc_response_line(svc_response *r, uint32_t function, uint32_t line, uint32_t column);
-
-/* Ends the current location; address is its normalized_address (0: none). */
-void svc_response_location(svc_response *r, uint64_t address);
 
 /*
  * The encoded size of the SymbolizeResponse, once every location has ended;

@@ -69,8 +69,6 @@ struct svc_response_tables {
 	base_vec strings;           /* struct rstring: the string table, for matching by content */
 	size_t n_funcs;
 	base_vec string_table, functions, locations;  /* sections: bytes */
-	size_t loc_len;    /* bytes of the LocationResult being built (svc_response_location) */
-	unsigned loc_lines;
 	size_t bytes;      /* everything allocated above */
 	svc_response_tables *next;
 };

@@ -163,8 +163,6 @@ static void next_generation(svc_response_tables *t)
 		t->dense[i].strings = NULL;
 	t->strings.len = t->n_funcs = t->indexes.len = 0;
 	t->string_table.len = t->functions.len = t->locations.len = 0;
-	t->loc_len = 0;
-	t->loc_lines = 0;
 }
 
 bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locations,

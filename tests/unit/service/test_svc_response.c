@@ -316,11 +316,14 @@ TEST(response_location_of_many_lines)
 	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
 	svc_response r;
 	REQUIRE(svc_response_begin(&r, NULL, NLOC, false, SIZE_MAX));
-	for (unsigned i = 0; i < NLOC; i++) {
-		for (unsigned j = 0; j < counts[i]; j++)
-			svc_response_line(&r, j, 100000 + j, j % 3);
-		svc_response_location(&r, 0x123456789ull + i);
-	}
+	/* Frames of an entry without an index: function j is the j-th met. */
+	static int key;
+	uint32_t e = svc_response_entry(&r, &key, NULL, NULL, 0);
+	sym_frame_ids f[SVC_RESPONSE_MAX_LINES];
+	for (unsigned j = 0; j < SVC_RESPONSE_MAX_LINES; j++)
+		f[j] = (sym_frame_ids){.function_id = j, .line = 100000 + j, .column = j % 3};
+	for (unsigned i = 0; i < NLOC; i++)
+		svc_response_frames(&r, e, f, counts[i], false, 0x123456789ull + i);
 	CHECK(!r.oom);
 	size_t size = svc_response_size(&r, NULL, 0);
 	uint8_t *bytes = malloc(size);
@@ -340,11 +343,13 @@ TEST(response_location_of_many_lines)
 	free(bytes);
 }
 
-/* A response of locations of 1, 2, 9 and SVC_RESPONSE_MAX_LINES frames of
- * idx, built Line by Line (bytes) or a location at a time
- * (svc_response_frames); rank: idx's string ordinals and records, or NULL. */
+/* A response of locations of 1, 2, 9, SVC_RESPONSE_MAX_LINES and 0 frames
+ * of idx (svc_response_frames; leave_last: the last location left for
+ * svc_response_size to end); rank: idx's string ordinals and records, or
+ * NULL. */
 static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *rank,
-				const sym_frame_ids *f, bool whole, bool no_inline, size_t *size)
+				const sym_frame_ids *f, bool leave_last, bool no_inline,
+				size_t *size)
 {
 	static const size_t counts[] = {1, 2, 9, SVC_RESPONSE_MAX_LINES, 0};
 	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
@@ -354,20 +359,8 @@ static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *ran
 	sym_index_info info;
 	sym_index_get_info(idx, &info);
 	uint32_t e = svc_response_entry(&r, idx, idx, rank, info.n_functions);
-	for (size_t i = 0; i < NLOC; i++) {
-		size_t n = counts[i];
-		uint64_t address = i + 1 < NLOC ? 0x400000 + i : 0;
-		if (whole) {
-			svc_response_frames(&r, e, f, n, no_inline, address);
-			continue;
-		}
-		for (size_t j = 0; j < (n && no_inline ? 1 : n); j++) {
-			uint32_t fi = svc_response_function(
-				&r, e, f[no_inline ? n - 1 : j].function_id, f[j].file_id);
-			svc_response_line(&r, fi, f[j].line, f[j].column);
-		}
-		svc_response_location(&r, address);
-	}
+	for (size_t i = 0; i + leave_last < NLOC; i++)
+		svc_response_frames(&r, e, f, counts[i], no_inline, i + 1 < NLOC ? 0x400000 + i : 0);
 	uint8_t *bytes = NULL;
 	if (!r.oom) {
 		*size = svc_response_size(&r, NULL, 0);
@@ -399,7 +392,8 @@ TEST(response_frames_as_lines)
 {
 	/* Inline chains up to the most Lines a location has, of an index's
 	 * functions and files (one frame of no function; a function at several
-	 * files): the same bytes both ways, with the index's string ordinals and
+	 * files): the same bytes with the last, empty location ended by the
+	 * caller or by svc_response_size, with the index's string ordinals and
 	 * records or without, with the marks of names no other record names or
 	 * without; each Function named as the index names it. */
 	void *blob;
@@ -426,20 +420,20 @@ TEST(response_frames_as_lines)
 	CHECK(marked > 0);
 	for (int no_inline = 0; no_inline < 2; no_inline++) {
 		size_t n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0;
-		uint8_t *by_line = frames_response(idx, NULL, f, false, no_inline, &n1);
-		uint8_t *whole = frames_response(idx, NULL, f, true, no_inline, &n2);
-		uint8_t *ranked = frames_response(idx, &rank, f, true, no_inline, &n3);
-		uint8_t *ranked_lines = frames_response(idx, &rank, f, false, no_inline, &n4);
+		uint8_t *left_last = frames_response(idx, NULL, f, true, no_inline, &n1);
+		uint8_t *whole = frames_response(idx, NULL, f, false, no_inline, &n2);
+		uint8_t *ranked = frames_response(idx, &rank, f, false, no_inline, &n3);
+		uint8_t *ranked_left = frames_response(idx, &rank, f, true, no_inline, &n4);
 		only_marks(&rank, saved, false);
-		uint8_t *unmarked = frames_response(idx, &rank, f, true, no_inline, &n5);
+		uint8_t *unmarked = frames_response(idx, &rank, f, false, no_inline, &n5);
 		only_marks(&rank, saved, true);
-		REQUIRE(by_line && whole && ranked && ranked_lines && unmarked);
-		CHECK(n1 > (no_inline ? 30u : 128u * 4) && n1 == n2 && memcmp(by_line, whole, n1) == 0);
+		REQUIRE(left_last && whole && ranked && ranked_left && unmarked);
+		CHECK(n1 > (no_inline ? 30u : 128u * 4) && n1 == n2 && memcmp(left_last, whole, n1) == 0);
 		CHECK(n3 == n1 && memcmp(ranked, whole, n1) == 0);
-		CHECK(n4 == n1 && memcmp(ranked_lines, whole, n1) == 0);
+		CHECK(n4 == n1 && memcmp(ranked_left, whole, n1) == 0);
 		CHECK(n5 == n1 && memcmp(unmarked, whole, n1) == 0);
 		free(ranked);
-		free(ranked_lines);
+		free(ranked_left);
 		free(unmarked);
 		Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(whole, n2);
 		REQUIRE(m);
@@ -464,7 +458,7 @@ TEST(response_frames_as_lines)
 			CHECK_EQ_U(lr->lines[j]->line, f[j].line);
 		}
 		symbolizer__v1__symbolize_response__free_unpacked(m, NULL);
-		free(by_line);
+		free(left_last);
 		free(whole);
 	}
 	free(saved);
