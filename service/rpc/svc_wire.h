@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum {
 	SVC_WIRE_VARINT = 0,
@@ -55,6 +56,24 @@ static inline bool svc_wire_get_varint(const uint8_t **p, const uint8_t *end, ui
 		*p = q + 1;
 		return true;
 	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (end - q >= 8) {
+		/* Up to 8 bytes from one load: the first byte below 0x80 ends the
+		 * varint; its 7-bit groups are then joined in three steps. */
+		uint64_t x;
+		memcpy(&x, q, sizeof(x));
+		uint64_t stops = ~x & 0x8080808080808080ull;
+		if (stops) {
+			x &= (stops ^ (stops - 1)) & 0x7f7f7f7f7f7f7f7full;
+			x = (x & 0x007f007f007f007full) | (x & 0x7f007f007f007f00ull) >> 1;
+			x = (x & 0x00003fff00003fffull) | (x & 0x3fff00003fff0000ull) >> 2;
+			x = (x & 0x000000000fffffffull) | (x & 0x0fffffff00000000ull) >> 4;
+			*v = x;
+			*p = q + (__builtin_ctzll(stops) >> 3) + 1;
+			return true;
+		}
+	}
+#endif
 	uint64_t r = 0;
 	for (unsigned shift = 0; shift < 70; shift += 7) {
 		if (q == end)

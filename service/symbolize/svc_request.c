@@ -79,6 +79,37 @@ static bool get_tag(const uint8_t **p, const uint8_t *end, uint32_t *field, uint
 	return true;
 }
 
+/*
+ * The fields of a Location in number order, each at most once, as encoders
+ * write them (proto3 leaves a zero out): one compare a field. False when the
+ * bytes are anything else, for the general decoder.
+ */
+static inline __attribute__((always_inline)) bool
+decode_location_in_order(const uint8_t *p, const uint8_t *end, Symbolizer__V1__Location *loc)
+{
+	uint64_t v;
+	*loc = (Symbolizer__V1__Location)SYMBOLIZER__V1__LOCATION__INIT;
+	if (p < end && *p == SVC_WIRE_TAG(1, SVC_WIRE_VARINT)) {
+		p++;
+		if (!svc_wire_get_varint(&p, end, &v) || v > UINT32_MAX)
+			return false;
+		loc->mapping_index = (uint32_t)v;
+	}
+	if (p < end && *p == SVC_WIRE_TAG(2, SVC_WIRE_VARINT)) {
+		p++;
+		if (!svc_wire_get_varint(&p, end, &v))
+			return false;
+		loc->address = v;
+	}
+	if (p < end && *p == SVC_WIRE_TAG(3, SVC_WIRE_VARINT)) {
+		p++;
+		if (!svc_wire_get_varint(&p, end, &v))
+			return false;
+		loc->is_return_address = v != 0;
+	}
+	return p == end;
+}
+
 static outcome decode_location(const uint8_t *p, const uint8_t *end, Symbolizer__V1__Location *loc)
 {
 	Symbolizer__V1__Location l = SYMBOLIZER__V1__LOCATION__INIT;
@@ -163,6 +194,20 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 	for (const uint8_t *p = buf; p < end;) {
 		uint32_t field = 0, wt = 0;
 		uint64_t n = 0;
+		if (p[0] == SVC_WIRE_TAG(2, SVC_WIRE_LEN) && end - p >= 2 && p[1] < 0x80) {
+			/* A Location of under 128 bytes (svc_request_count checked
+			 * that it fits). */
+			Symbolizer__V1__Location *l = &locs[r->n_locations];
+			const uint8_t *sub = p + 2;
+			p = sub + p[1];
+			if (!decode_location_in_order(sub, p, l)) {
+				outcome o = decode_location(sub, p, l);
+				if (o != DECODED)
+					return o;
+			}
+			r->locations[r->n_locations++] = l;
+			continue;
+		}
 		/* svc_request_count checked the framing: these cannot fail. */
 		get_tag(&p, end, &field, &wt);
 		if (field > 3) {

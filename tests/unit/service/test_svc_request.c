@@ -3,7 +3,8 @@
  * Unit tests of the SymbolizeRequest decoder (svc_request_count,
  * svc_request_decode): it agrees with protobuf-c, on its fast path and on
  * the inputs it leaves to protobuf-c, whole, truncated and with bytes
- * changed; a batch is counted from its framing alone.
+ * changed; a batch is counted from its framing alone; svc_wire's varint
+ * reader agrees with a byte-at-a-time one, with or without 8 bytes left.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,107 @@ TEST(request_locations_of_every_length_counted)
 		svc_request_count(buf, n - 1, &sh);
 		CHECK(!sh.framed && sh.n_locations == 0);
 	}
+}
+
+/* A varint read a byte at a time, as protobuf-c reads it: its length, 0 when invalid. */
+static size_t varint_by_bytes(const uint8_t *p, size_t left, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (size_t i = 0; i < 10 && i < left; i++) {
+		if (i == 9 && p[i] > 1)
+			return 0;
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* svc_wire_get_varint on the `left` bytes at p agrees with varint_by_bytes. */
+static int varint_agrees(const uint8_t *p, size_t left)
+{
+	uint64_t want = 0, got = 0;
+	size_t n = varint_by_bytes(p, left, &want);
+	const uint8_t *q = p;
+	bool ok = svc_wire_get_varint(&q, p + left, &got);
+	return ok ? n == (size_t)(q - p) && got == want : n == 0 && q == p;
+}
+
+TEST(wire_varint_agrees_with_bytes)
+{
+	/* Every length, from values of every bit count and their neighbours,
+	 * with 0 to 11 bytes after it (8 or more: the one-load path). */
+	uint8_t buf[32];
+	for (unsigned bits = 0; bits <= 64; bits++) {
+		uint64_t top = bits == 64 ? ~0ull : (1ull << bits) - 1;
+		uint64_t vals[] = {top, top + 1, top - 1, top & 0x5555555555555555ull,
+				   top & 0xaaaaaaaaaaaaaaaaull};
+		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
+			size_t len = put_v(buf, vals[k]);
+			for (size_t after = 0; after < 12; after++) {
+				memset(buf + len, after & 1 ? 0xff : 0x00, after);
+				CHECK(varint_agrees(buf, len + after));
+				CHECK(varint_agrees(buf, len - 1));     /* cut short */
+			}
+		}
+	}
+	/* Padded (a value in more bytes than it needs), too long, and past 64 bits. */
+	for (size_t len = 1; len <= 12; len++) {
+		memset(buf, 0x80, sizeof(buf));
+		buf[len - 1] = 0x00;
+		for (size_t left = len - 1; left <= len + 9; left++)
+			CHECK(varint_agrees(buf, left));
+		buf[len - 1] = 0x02;
+		CHECK(varint_agrees(buf, len + 8));
+	}
+	memset(buf, 0xff, sizeof(buf));
+	for (size_t left = 0; left <= 20; left++)
+		CHECK(varint_agrees(buf, left));
+}
+
+TEST(request_locations_in_order_and_not)
+{
+	/* Locations with their fields in number order (the one-compare path):
+	 * each subset, each address length, repeated and reordered fields
+	 * after them. */
+	uint8_t buf[64], inner[48];
+	int decoded;
+	for (unsigned mask = 0; mask < 8; mask++)
+		for (unsigned bits = 0; bits <= 64; bits += 8)
+			for (unsigned tail = 0; tail < 3; tail++) {
+				size_t m = 0;
+				if (mask & 1) {
+					m += put_tag(inner + m, 1, SVC_WIRE_VARINT);
+					m += put_v(inner + m, bits < 32 ? bits : 0x1ffffffffull);
+				}
+				if (mask & 2) {
+					m += put_tag(inner + m, 2, SVC_WIRE_VARINT);
+					m += put_v(inner + m, bits == 64 ? ~0ull : (1ull << bits) - 3);
+				}
+				if (mask & 4) {
+					m += put_tag(inner + m, 3, SVC_WIRE_VARINT);
+					m += put_v(inner + m, bits);
+				}
+				if (tail == 1) {   /* mapping_index again: the last one wins */
+					m += put_tag(inner + m, 1, SVC_WIRE_VARINT);
+					m += put_v(inner + m, 7);
+				} else if (tail == 2) {   /* an address after is_return_address */
+					m += put_tag(inner + m, 2, SVC_WIRE_VARINT);
+					m += put_v(inner + m, 0x1234);
+				}
+				size_t n = put_tag(buf, 1, SVC_WIRE_LEN);
+				n += put_v(buf + n, 0);
+				for (int twice = 0; twice < 2; twice++) {
+					n += put_tag(buf + n, 2, SVC_WIRE_LEN);
+					n += put_v(buf + n, m);
+					memcpy(buf + n, inner, m), n += m;
+				}
+				/* (A mapping_index past 32 bits is protobuf-c's to judge.) */
+				CHECK(decoders_agree(buf, n, &decoded));
+				CHECK(decoded || ((mask & 1) && bits >= 32));
+			}
 }
 
 TEST_MAIN()
