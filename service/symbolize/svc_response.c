@@ -43,26 +43,30 @@ static inline const struct dense *dense_of(const svc_response_tables *t, uint32_
 	return entry < t->n_dense && t->dense[entry].strings ? &t->dense[entry] : NULL;
 }
 
-/* A varint field of a 32-bit value, the one- and two-byte cases unrolled. */
+/*
+ * A varint field of a 32-bit value (none for 0). A value below 2^14 (every
+ * index of a response's tables, nearly every line) takes one or two bytes,
+ * chosen without a branch: lines and columns of either size come in random
+ * order, and mispredicting them cost more than the third byte's store (so p
+ * has 3 bytes of room even where the field is left out).
+ */
 static inline uint8_t *put_varint_field32(uint8_t *p, uint8_t tag, uint32_t v)
 {
-	if (!v)
-		return p;
+	if (v >= 0x4000) {
+		p[0] = tag;
+		return svc_wire_put_varint(p + 1, v);
+	}
+	uint32_t two = v >= 0x80;
 	p[0] = tag;
-	if (v < 0x80) {
-		p[1] = (uint8_t)v;
-		return p + 2;
-	}
-	if (v < 0x4000) {
-		p[1] = (uint8_t)(v | 0x80);
-		p[2] = (uint8_t)(v >> 7);
-		return p + 3;
-	}
-	return svc_wire_put_varint(p + 1, v);
+	p[1] = (uint8_t)(v | two << 7);
+	p[2] = (uint8_t)(v >> 7);
+	return p + (v ? 2 + two : 0);
 }
 
-/* Bytes a string's copy may write past its end (string_append). */
-#define COPY_CHUNK 16
+/* Bytes a string's copy moves a step, and may write past its end
+ * (string_append): one step for most names, so that its loop's branch is
+ * seldom taken (a step of 16 mispredicted it for one name in two). */
+#define COPY_CHUNK 32
 
 /*
  * Appends s (len bytes) to the string table: its index, 0 when out of budget.
@@ -85,8 +89,11 @@ static inline uint32_t string_append(svc_response *r, const char *s, size_t len,
 	else
 		w = svc_wire_put_varint(w, len);
 	if (over) {
-		for (size_t i = 0; i < len; i += COPY_CHUNK)
+		size_t i = 0;
+		do {
 			memcpy(w + i, s + i, COPY_CHUNK);
+			i += COPY_CHUNK;
+		} while (i < len);
 	} else {
 		memcpy(w, s, len);
 	}
@@ -237,14 +244,14 @@ static inline void recorded_names(svc_response *r, const struct dense *d,
 {
 	const char *base = d->strings->base;
 	const char *system = base + rf->system_off;
-	bool fresh_system = first && (rf->only & SVC_STRING_RANK_ONLY_SYSTEM);
+	bool fresh_system = first & !!(rf->only & SVC_STRING_RANK_ONLY_SYSTEM);
 	if (r->no_demangle) {
 		*name_i = *system_i = name_index(r, d, system, rf->system, rf->system_len,
 						 fresh_system);
 		return;
 	}
 	*name_i = name_index(r, d, base + rf->display_off, rf->display, rf->display_len,
-			     first && (rf->only & SVC_STRING_RANK_ONLY_DISPLAY));
+			     first & !!(rf->only & SVC_STRING_RANK_ONLY_DISPLAY));
 	*system_i = rf->system_off == rf->display_off
 			    ? *name_i
 			    : name_index(r, d, system, rf->system, rf->system_len, fresh_system);
