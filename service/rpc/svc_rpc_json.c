@@ -159,6 +159,27 @@ static void fill_fast(json_fast *h, json_field *f, unsigned k)
 		h->key[h->key_len++] = '"';
 }
 
+/* Whether m is flat (json_msg.flat). */
+static bool is_flat(const json_msg *m)
+{
+	if (m->n_fields > 64)
+		return false;
+	for (unsigned k = 0; k < m->n_fields; k++) {
+		const json_field *f = &m->fields[k];
+		switch (f->repeated ? PROTOBUF_C_TYPE_MESSAGE : f->type) {
+		case PROTOBUF_C_TYPE_INT32:
+		case PROTOBUF_C_TYPE_UINT32:
+		case PROTOBUF_C_TYPE_INT64:
+		case PROTOBUF_C_TYPE_UINT64:
+		case PROTOBUF_C_TYPE_BOOL:
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The fields of every type (all discovered). */
 static bool fill(svc_rpc_json *j, unsigned flags)
 {
@@ -190,6 +211,7 @@ static bool fill(svc_rpc_json *j, unsigned flags)
 		}
 		if (j->msgs[i].leaf)
 			j->msgs[i].leaf_room = JSON_LEAF_ROOM(keys, d->n_fields);
+		j->msgs[i].flat = !(flags & SVC_RPC_JSON_NO_PLAIN_DECODE) && is_flat(&j->msgs[i]);
 	}
 	return true;
 }

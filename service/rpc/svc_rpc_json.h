@@ -60,6 +60,10 @@ svc_rpc_json *svc_rpc_json_create(const ProtobufCMessageDescriptor *d);
  */
 #define SVC_RPC_JSON_OTLP 1u
 
+/* For tests: the decoder reads every object the general way (its plain path,
+ * for objects of integers and booleans, is off); the bytes are the same. */
+#define SVC_RPC_JSON_NO_PLAIN_DECODE 2u
+
 /* svc_rpc_json_create with flags (SVC_RPC_JSON_*; 0: svc_rpc_json_create's). */
 svc_rpc_json *svc_rpc_json_create_opts(const ProtobufCMessageDescriptor *d, unsigned flags);
 /* NULL is a no-op. */

@@ -5,7 +5,9 @@
  * text a token at a time, the descriptors say what each key is, and the
  * wire is written into the capped buffer as the text goes (a value by
  * svc_rpc_json_value.c; a sub-message in place, its length inserted before
- * it once known). No tree.
+ * it once known). No tree. An object of a flat message (a Location) in its
+ * plainest form is read by svc_rpc_json_decode_plain.c instead, to the same
+ * bytes.
  *
  * It answers as json-c's tree did: a syntax error anywhere wins over a
  * wrong type (a refused value is read past and the text read on); within an
@@ -279,6 +281,8 @@ static dec_rc decode_msg(dec *d, const json_msg *m)
 {
 	if (json_scan_peek(&d->sc) != '{')
 		return dec_bad(d, "expected an object");
+	if (m->flat && dec_plain_object(d, m))
+		return DEC_OK;
 	if (!json_scan_open(&d->sc))
 		return DEC_STOP;
 	size_t first = dec_key_vec_len(&d->keys);

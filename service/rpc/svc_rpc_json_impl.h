@@ -80,6 +80,9 @@ struct json_msg {
 				 * leaf message, singular or repeated (a LocationResult) */
 	size_t leaf_room;       /* a leaf: the most its JSON takes, with the slack
 				 * of the fixed-size copies (JSON_LEAF_ROOM) */
+	bool flat;              /* every field a singular varint integer or bool,
+				 * at most 64: the decoder's plain path reads its
+				 * objects (a Location) */
 };
 
 /* A leaf's room: '{', '}', each field once (',', key, number) and the slack

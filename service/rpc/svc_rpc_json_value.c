@@ -59,68 +59,11 @@ static dec_rc integral_of_string(dec *d, const json_str *str, svc_rpc_json_integ
 	return integral_result(d, svc_rpc_json_integral_text(c, v));
 }
 
-/* How many of w's bytes, from its low end (the text's first), are digits. */
-static inline unsigned swar_digit_run(uint64_t w)
-{
-	/* a byte's high nibble not 3, or its low one past 9 (+6 carries into the
-	 * high one; a carry out of a byte only follows a byte already not a digit) */
-	uint64_t bad = ((w & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
-		       (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull);
-	return bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
-}
-
-/* The value of the 8 ASCII digits of w, the first in its low byte (bytes 0x00
- * count as 0: fewer digits shifted up read as leading zeros). */
-static inline uint64_t swar_eight_digits(uint64_t w)
-{
-	w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
-	w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
-	return (w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
-}
-
-/*
- * The common case, read in place: a string of 1 to 19 digits, what an address
- * is in a Connect request ("140737351", 64-bit integers being strings in the
- * JSON mapping), 8 digits at a time. Anything else (a sign, an escape, more
- * digits, not a quote after them) is left to json_scan_string and
- * integral_of_string, whose answer for these strings this is. True: read, the
- * scanner past the quote.
- */
-static inline bool digits_string(json_scan *sc, svc_rpc_json_integral *v)
-{
-	static const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-					  100000000};
-	const char *p = sc->p + 1, *end = sc->end;
-	size_t k = 0;
-	uint64_t u = 0;
-	bool more = true;  /* the digits may go on past k */
-	while (more && k < 16 && end - (p + k) >= 8) {
-		uint64_t w;
-		memcpy(&w, p + k, 8);
-		unsigned n = swar_digit_run(w);
-		if (n)
-			u = u * pow10[n] + swar_eight_digits(w << (8 * (8 - n)));
-		k += n;
-		more = n == 8;
-	}
-	unsigned digit;
-	while (more && k < 19 && p + k < end && (digit = (unsigned char)p[k] - '0') <= 9) {
-		u = u * 10 + digit;
-		k++;
-	}
-	if (k == 0 || p + k >= end || p[k] != '"')
-		return false;
-	sc->p = p + k + 1;
-	v->mag = u;
-	v->neg = false;
-	return true;
-}
-
 static dec_rc get_integral(dec *d, svc_rpc_json_integral *v)
 {
 	int c = json_scan_peek(&d->sc);
 	if (c == '"') {
-		if (digits_string(&d->sc, v))
+		if (dec_digits_string(&d->sc, v))
 			return DEC_OK;
 		json_str str;
 		return json_scan_string(&d->sc, &str) ? integral_of_string(d, &str, v) : DEC_STOP;
@@ -391,7 +334,7 @@ dec_rc dec_put_value(dec *d, const json_field *f)
 		return put_text(d, f);
 	svc_rpc_json_integral v;
 	if (f->type == PROTOBUF_C_TYPE_UINT64 && json_scan_peek(&d->sc) == '"' &&
-	    digits_string(&d->sc, &v))  /* an address: any 19 digits are in range */
+	    dec_digits_string(&d->sc, &v))  /* an address: any 19 digits are in range */
 		return dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_VARINT)) &&
 			       dec_put_varint(d, v.mag)
 		       ? DEC_OK : dec_wire_full(d);

@@ -12,7 +12,8 @@
  * zeros, "1.", "-.5", bare NaN and Infinity), each with its own reason, and
  * which of a full wire cap and a bad field is met first (cap_or_field), and
  * the room a value takes while it is read that a later key replaces
- * (replaced_value_filled_cap).
+ * (replaced_value_filled_cap). The decoder without its plain path (for
+ * objects of integers and booleans) must give exactly what it gives with it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -124,20 +125,44 @@ static bool replaced_value_filled_cap(const svc_rpc_json *j, const char *text, s
 	return ok;
 }
 
+/* The streaming decoder without its plain path (a general codec) gives
+ * exactly what it gives with it: the code, the bytes and the message. */
+static void plain_path_changes_nothing(const svc_rpc_json *general, const char *text, size_t n,
+				       size_t max_containers, size_t cap, svc_errc r,
+				       const base_buf *w, const svc_error *e)
+{
+	base_buf wg;
+	base_buf_init(&wg, cap);
+	svc_error eg = {0};
+	svc_errc rg = svc_rpc_json_decode(general, text, n, max_containers, &wg, &eg);
+	if (rg != r || wg.len != w->len || (w->len && memcmp(wg.data, w->data, w->len)) ||
+	    (r != SVC_OK && strcmp(eg.msg, e->msg))) {
+		fprintf(stderr, "plain path: %d %s (%zu bytes)\ngeneral:    %d %s (%zu bytes)\n",
+			(int)r, r ? e->msg : "", w->len, (int)rg, rg ? eg.msg : "", wg.len);
+		abort();
+	}
+	base_buf_deinit(&wg);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static svc_rpc_json *codecs[4];
+	static svc_rpc_json *codecs[4], *general[4];
 	if (!codecs[0]) {
-		codecs[0] = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
-		codecs[1] = svc_rpc_json_create(&symbolizer__v1__get_type_layouts_request__descriptor);
-		codecs[2] = svc_rpc_json_create(&symbolizer__v1__symbolize_response__descriptor);
-		codecs[3] = svc_rpc_json_create_opts(
+		const ProtobufCMessageDescriptor *types[4] = {
+			&symbolizer__v1__symbolize_request__descriptor,
+			&symbolizer__v1__get_type_layouts_request__descriptor,
+			&symbolizer__v1__symbolize_response__descriptor,
 			&opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__descriptor,
-			SVC_RPC_JSON_OTLP);
-		for (int i = 0; i < 4; i++)
-			if (!codecs[i])
+		};
+		for (int i = 0; i < 4; i++) {
+			unsigned flags = i == 3 ? SVC_RPC_JSON_OTLP : 0;
+			codecs[i] = svc_rpc_json_create_opts(types[i], flags);
+			general[i] =
+				svc_rpc_json_create_opts(types[i], flags | SVC_RPC_JSON_NO_PLAIN_DECODE);
+			if (!codecs[i] || !general[i])
 				abort();
+		}
 	}
 	if (size < 1)
 		return 0;
@@ -150,6 +175,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	svc_error e_new = {0}, e_old = {0};
 	svc_errc r_new = svc_rpc_json_decode(j, text, size - 1, max_containers, &w_new, &e_new);
 	svc_errc r_old = json_ref_decode(j, text, size - 1, max_containers, &w_old, &e_old);
+	plain_path_changes_nothing(general[data[0] & 3], text, size - 1, max_containers, cap, r_new,
+				   &w_new, &e_new);
 	bool same;
 	if (r_new == SVC_OK)
 		same = r_old == SVC_OK && w_new.len == w_old.len &&

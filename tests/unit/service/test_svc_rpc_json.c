@@ -408,6 +408,74 @@ TEST(decoder_short_cuts_read_back_by_protobuf_c)
 	svc_rpc_json_destroy(j);
 }
 
+/* Decodes text with a and with b (a wire cap of cap bytes, max_containers):
+ * 1 when both give the same code, the same bytes and the same message. */
+static int decoders_agree(svc_rpc_json *a, svc_rpc_json *b, const char *text, size_t cap,
+			  size_t max_containers)
+{
+	base_buf wa, wb;
+	svc_error ea = {0}, eb = {0};
+	base_buf_init(&wa, cap);
+	base_buf_init(&wb, cap);
+	svc_errc ca = svc_rpc_json_decode(a, text, strlen(text), max_containers, &wa, &ea);
+	svc_errc cb = svc_rpc_json_decode(b, text, strlen(text), max_containers, &wb, &eb);
+	int same = ca == cb && wa.len == wb.len && (!wa.len || !memcmp(wa.data, wb.data, wa.len)) &&
+		   (ca == SVC_OK || !strcmp(ea.msg, eb.msg));
+	if (!same)
+		fprintf(stderr, "  %s (cap %zu, %zu containers): %d \"%s\" vs %d \"%s\"\n", text, cap,
+			max_containers, (int)ca, ea.msg, (int)cb, eb.msg);
+	base_buf_deinit(&wa);
+	base_buf_deinit(&wb);
+	return same;
+}
+
+TEST(plain_objects_read_as_the_general_path_reads_them)
+{
+	/* The plain path for Locations (flat: integers and a bool) against the
+	 * general one, on objects in their plainest form and on each way out
+	 * of it, under every wire cap and container cap that cuts them. */
+	svc_rpc_json *plain = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
+	svc_rpc_json *general = svc_rpc_json_create_opts(
+		&symbolizer__v1__symbolize_request__descriptor, SVC_RPC_JSON_NO_PLAIN_DECODE);
+	REQUIRE(plain && general);
+	static const char *const locs[] = {
+		"{\"address\":\"140737351\"}",
+		"{\"mappingIndex\":1,\"address\":\"42\",\"isReturnAddress\":true}",
+		" { \"address\" :\t\"42\" ,\n\"is_return_address\" : false\r} ",
+		"{}", "{ }", "{\"address\":42}", "{\"address\":0}", "{\"address\":\"007\"}",
+		"{\"address\":\"-0\"}", "{\"address\":\"-1\"}", "{\"address\":\"18446744073709551615\"}",
+		"{\"address\":\"18446744073709551616\"}", "{\"address\":9999999999999999999}",
+		"{\"address\":12345678901234567890}", "{\"address\":\"\"}", "{\"address\":\"1\"x}",
+		"{\"address\":\"1\",\"address\":\"2\"}", "{\"mappingIndex\":1,\"mapping_index\":2}",
+		"{\"mappingIndex\":4294967295}", "{\"mappingIndex\":4294967296}",
+		"{\"mappingIndex\":\"5\"}", "{\"mappingIndex\":01}", "{\"mappingIndex\":1.0}",
+		"{\"mappingIndex\":1e2}", "{\"mappingIndex\":-1}", "{\"mappingIndex\":null}",
+		"{\"mappingIndex\":1x}", "{\"isReturnAddress\":\"true\"}", "{\"isReturnAddress\":1}",
+		"{\"isReturnAddress\":truex}", "{\"isReturnAddress\":tru}", "{\"isReturnAddress\":null}",
+		"{\"addr\\u0065ss\":\"1\"}", "{\"address\\\"\":\"1\"}", "{\"unknown\":5}",
+		"{\"address\":\"1\",}", "{\"address\":\"1\"", "{\"address\" \"1\"}",
+		"{\"address\":\"1\"]", "{\"address\":{}}", "{\"address\":[]}", "{,}", "{\"\":1}",
+		"{\"address\":\"1\" \"mappingIndex\":2}", "{\"mappingIndex\":2,\"address\":\"77\"}",
+	};
+	char text[256];
+	for (size_t i = 0; i < sizeof(locs) / sizeof(locs[0]); i++) {
+		snprintf(text, sizeof(text), "{\"locations\":[%s,{\"address\":\"9\"}]}", locs[i]);
+		for (size_t cap = 0; cap < 48; cap++)
+			CHECK(decoders_agree(plain, general, text, cap, 1000));
+		for (size_t containers = 1; containers < 5; containers++)
+			CHECK(decoders_agree(plain, general, text, 1 << 20, containers));
+		/* Cut anywhere: the text ends early, inside or after the object. */
+		for (size_t cut = 1; cut < strlen(text); cut++) {
+			char head[256];
+			memcpy(head, text, cut);
+			head[cut] = '\0';
+			CHECK(decoders_agree(plain, general, head, 1 << 20, 1000));
+		}
+	}
+	svc_rpc_json_destroy(plain);
+	svc_rpc_json_destroy(general);
+}
+
 /* ---- every scalar type, on a test-only message ---- */
 
 static const ProtobufCEnumValue color_values[] = {{"RED", "RED", 0}, {"BLUE", "BLUE", 5}};
@@ -471,6 +539,39 @@ TEST(every_scalar_type_round_trips)
 		    "invalid JSON request: field s32: integer out of the field's range");
 	CHECK_STREQ(decode_error(j, "{\"d\":\"NaN\",\"s32\":\"-2147483648\"}", &code), "");
 	svc_rpc_json_destroy(j);
+}
+
+/* A flat test-only message of the other integer types, one with a two-byte tag. */
+static const ProtobufCFieldDescriptor flat_fields[] = {
+	F("i32", 1, PROTOBUF_C_LABEL_NONE, PROTOBUF_C_TYPE_INT32, NULL, 0),
+	F("i64", 2, PROTOBUF_C_LABEL_NONE, PROTOBUF_C_TYPE_INT64, NULL, 0),
+	F("u32", 3, PROTOBUF_C_LABEL_NONE, PROTOBUF_C_TYPE_UINT32, NULL, 0),
+	F("b", 4, PROTOBUF_C_LABEL_NONE, PROTOBUF_C_TYPE_BOOL, NULL, 0),
+	F("far_away", 20, PROTOBUF_C_LABEL_NONE, PROTOBUF_C_TYPE_UINT64, NULL, 0),
+};
+static const unsigned flat_by_name[] = {3, 4, 0, 1, 2};
+static const ProtobufCIntRange flat_ranges[] = {{1, 0}, {20, 4}, {0, 5}};
+static const ProtobufCMessageDescriptor flat_desc = {
+	PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC, "t.Flat", "Flat", "Flat", "t", 8, 5, flat_fields,
+	flat_by_name, 2, flat_ranges, NULL, NULL, NULL, NULL};
+
+TEST(plain_objects_of_every_flat_type)
+{
+	svc_rpc_json *plain = svc_rpc_json_create(&flat_desc);
+	svc_rpc_json *general = svc_rpc_json_create_opts(&flat_desc, SVC_RPC_JSON_NO_PLAIN_DECODE);
+	REQUIRE(plain && general);
+	static const char *const texts[] = {
+		"{\"i32\":2147483647,\"i64\":9223372036854775807,\"u32\":7,\"b\":true,"
+		"\"farAway\":\"1234567890123\"}",
+		"{\"far_away\":5}", "{\"i32\":2147483648}", "{\"i32\":-5}", "{\"i32\":\"5\"}",
+		"{\"i64\":9223372036854775808}", "{\"i64\":\"5\"}", "{\"i64\":-9}",
+		"{\"u32\":-0}", "{\"b\":false,\"b\":true}", "{\"b\":0}", "{\"farAway\":\"x\"}",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		for (size_t cap = 0; cap < 40; cap += 3)
+			CHECK(decoders_agree(plain, general, texts[i], cap, 1000));
+	svc_rpc_json_destroy(plain);
+	svc_rpc_json_destroy(general);
 }
 
 TEST_MAIN()

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * svc_rpc_json_decode_plain: the decoder's plainest path, for the objects
+ * that make most of a big request: those of a flat message (json_msg.flat:
+ * every field a singular integer or bool, as a Location), read straight from
+ * the text when they are in their plainest form: each field once, keyed by
+ * its JSON or .proto name without escapes; each value an integer of 1 to 19
+ * digits in the field's range (a uint64 one also as a string of digits, as
+ * Connect writes an address), or true or false; whitespace where JSON allows
+ * it. It writes what the general path writes for such an object (a tag and
+ * a varint a key, in the keys' order) without the general path's token
+ * calls, key records and per-value dispatch.
+ *
+ * Anything else (a sign, a fraction or exponent, a quoted integer of another
+ * type, null, an unknown key, a field twice, an escape, bad syntax, the wire's
+ * or the containers' cap or the depth met) reads nothing and writes nothing:
+ * decode_msg reads the object the general way, and so answers, errors
+ * included, as it does without this path (test_svc_rpc_json reads requests
+ * both ways; fuzz_json_differential holds the decoder to json-c's).
+ */
+#include "service/rpc/svc_rpc_json_decode_impl.h"
+
+static inline const char *skip_ws(const char *p, const char *end)
+{
+	/* (JSON's whitespace is at or below ' ': one compare for any other byte) */
+	while (p < end && (unsigned char)*p <= ' ' &&
+	       (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* Whether the byte at p may follow a value in an object: whitespace, ',' or '}'. */
+static inline bool ends_value(const char *p, const char *end)
+{
+	return p < end &&
+	       (*p == ',' || *p == '}' || *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t');
+}
+
+/* Whether the text at p (to end) is name (n bytes) in quotes. */
+static inline bool quoted_is(const char *p, const char *end, const char *name, size_t n)
+{
+	if ((size_t)(end - p) < n + 2 || p[n + 1] != '"')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (p[1 + i] != name[i])
+			return false;
+	return true;
+}
+
+/*
+ * Whether the text at p is f's JSON name in quotes: f->key's first
+ * json_name_len + 2 bytes ('"', the name, '"'; the key is JSON_KEY_PAD bytes
+ * at least), compared 8 at a time when JSON_KEY_PAD bytes of text are there.
+ */
+static inline bool json_name_is(const char *p, const char *end, const json_field *f)
+{
+	size_t n = f->json_name_len + 2;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n <= JSON_KEY_PAD && end - p >= JSON_KEY_PAD) {
+		uint64_t diff = 0;
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t a, b;
+			memcpy(&a, p + i, 8);
+			memcpy(&b, f->key + i, 8);
+			diff |= a ^ b;
+		}
+		if (i < n) {
+			uint64_t a, b;
+			memcpy(&a, p + i, 8);
+			memcpy(&b, f->key + i, 8);
+			diff |= (a ^ b) & ((1ull << 8 * (n - i)) - 1);
+		}
+		return diff == 0;
+	}
+#endif
+	return quoted_is(p, end, f->json_name, f->json_name_len);
+}
+
+/*
+ * The index of the field whose JSON or .proto name is the key at p, its
+ * opening quote, and *after past its closing one; -1: none. A key that only
+ * matches once unescaped is none: the bytes at p are compared as they are.
+ */
+static int field_of(const json_msg *m, const char *p, const char *end, const char **after)
+{
+	for (unsigned i = 0; i < m->n_fields; i++) {
+		const json_field *f = &m->fields[i];
+		if (json_name_is(p, end, f)) {
+			*after = p + f->json_name_len + 2;
+			return (int)i;
+		}
+		if (quoted_is(p, end, f->fd->name, f->name_len)) {
+			*after = p + f->name_len + 2;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* An integer written as a JSON number at *p: 1 to 19 digits, no leading zero
+ * (JSON's rule), a value's end after them. */
+static bool number_at(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t u = 0;
+	size_t k = 0;
+	unsigned digit;
+	while (k < 20 && s + k < end && (digit = (unsigned char)s[k] - '0') <= 9) {
+		u = u * 10 + digit;
+		k++;
+	}
+	if (k == 0 || k > 19 || (k > 1 && s[0] == '0') || !ends_value(s + k, end))
+		return false;
+	*p = s + k;
+	*v = u;
+	return true;
+}
+
+static bool in_range(ProtobufCType t, uint64_t v)
+{
+	switch (t) {
+	case PROTOBUF_C_TYPE_INT32:
+		return v <= INT32_MAX;
+	case PROTOBUF_C_TYPE_UINT32:
+		return v <= UINT32_MAX;
+	case PROTOBUF_C_TYPE_INT64:
+		return v <= INT64_MAX;
+	default:   /* uint64: 19 digits fit */
+		return true;
+	}
+}
+
+/* The value of f at *p (past it when read). */
+static bool value_at(const json_field *f, const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	if (s >= end)
+		return false;
+	if (f->type == PROTOBUF_C_TYPE_BOOL) {
+		if (end - s >= 4 && !memcmp(s, "true", 4))
+			*v = 1, s += 4;
+		else if (end - s >= 5 && !memcmp(s, "false", 5))
+			*v = 0, s += 5;
+		else
+			return false;
+		*p = s;
+		return ends_value(s, end);
+	}
+	if (*s == '"')
+		return f->type == PROTOBUF_C_TYPE_UINT64 && dec_digits_at(s, end, p, v) &&
+		       ends_value(*p, end);
+	return number_at(p, end, v) && in_range(f->type, *v);
+}
+
+bool dec_plain_object(dec *d, const json_msg *m)
+{
+	json_scan *sc = &d->sc;
+	if (sc->depth >= SVC_RPC_JSON_MAX_DEPTH || sc->containers >= sc->max_containers)
+		return false;   /* the general path's error */
+	const char *p = skip_ws(sc->p + 1, sc->end), *end = sc->end;   /* past the '{' */
+	size_t wire_start = d->w->len;
+	bool over = d->w->over, nomem = d->w->nomem;
+	uint64_t seen = 0;
+	if (p < end && *p == '}') {
+		p++;
+		goto read;
+	}
+	for (;;) {
+		if (p >= end || *p != '"')
+			goto not_plain;
+		int fi = field_of(m, p, end, &p);
+		if (fi < 0 || (seen >> fi & 1))
+			goto not_plain;
+		seen |= 1ull << fi;
+		p = skip_ws(p, end);
+		if (p >= end || *p != ':')
+			goto not_plain;
+		p = skip_ws(p + 1, end);
+		const json_field *f = &m->fields[fi];
+		uint64_t v;
+		if (!value_at(f, &p, end, &v) ||
+		    !dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_VARINT)) ||
+		    !dec_put_varint(d, v))
+			goto not_plain;
+		p = skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p = skip_ws(p + 1, end);
+			continue;
+		}
+		if (p < end && *p == '}') {
+			p++;
+			break;
+		}
+		goto not_plain;
+	}
+read:
+	sc->containers++;
+	sc->p = p;
+	return true;
+not_plain:
+	d->w->len = wire_start;
+	d->w->over = over;
+	d->w->nomem = nomem;
+	return false;
+}
