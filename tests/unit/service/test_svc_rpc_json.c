@@ -561,8 +561,8 @@ TEST(plain_objects_of_every_flat_type)
 	svc_rpc_json *general = svc_rpc_json_create_opts(&flat_desc, SVC_RPC_JSON_NO_PLAIN_DECODE);
 	REQUIRE(plain && general);
 	static const char *const texts[] = {
-		"{\"i32\":2147483647,\"i64\":9223372036854775807,\"u32\":7,\"b\":true,"
-		"\"farAway\":\"1234567890123\"}",
+		("{\"i32\":2147483647,\"i64\":9223372036854775807,\"u32\":7,\"b\":true,"
+		 "\"farAway\":\"1234567890123\"}"),
 		"{\"far_away\":5}", "{\"i32\":2147483648}", "{\"i32\":-5}", "{\"i32\":\"5\"}",
 		"{\"i64\":9223372036854775808}", "{\"i64\":\"5\"}", "{\"i64\":-9}",
 		"{\"u32\":-0}", "{\"b\":false,\"b\":true}", "{\"b\":0}", "{\"farAway\":\"x\"}",
