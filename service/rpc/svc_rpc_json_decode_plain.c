@@ -20,20 +20,10 @@
  */
 #include "service/rpc/svc_rpc_json_decode_impl.h"
 
-static inline const char *skip_ws(const char *p, const char *end)
-{
-	/* (JSON's whitespace is at or below ' ': one compare for any other byte) */
-	while (p < end && (unsigned char)*p <= ' ' &&
-	       (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-		p++;
-	return p;
-}
-
 /* Whether the byte at p may follow a value in an object: whitespace, ',' or '}'. */
 static inline bool ends_value(const char *p, const char *end)
 {
-	return p < end &&
-	       (*p == ',' || *p == '}' || *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t');
+	return p < end && (*p == ',' || *p == '}' || json_is_ws(*p));
 }
 
 /* Whether the text at p (to end) is name (n bytes) in quotes. */
@@ -41,7 +31,7 @@ static inline bool quoted_is(const char *p, const char *end, const char *name, s
 {
 	if ((size_t)(end - p) < n + 2 || p[n + 1] != '"')
 		return false;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)   /* (a name is a few bytes: no call) */
 		if (p[1 + i] != name[i])
 			return false;
 	return true;
@@ -158,7 +148,7 @@ bool dec_plain_object(dec *d, const json_msg *m)
 	json_scan *sc = &d->sc;
 	if (sc->depth >= SVC_RPC_JSON_MAX_DEPTH || sc->containers >= sc->max_containers)
 		return false;   /* the general path's error */
-	const char *p = skip_ws(sc->p + 1, sc->end), *end = sc->end;   /* past the '{' */
+	const char *p = json_skip_ws(sc->p + 1, sc->end), *end = sc->end;   /* past the '{' */
 	size_t wire_start = d->w->len;
 	bool over = d->w->over, nomem = d->w->nomem;
 	uint64_t seen = 0;
@@ -173,19 +163,19 @@ bool dec_plain_object(dec *d, const json_msg *m)
 		if (fi < 0 || (seen >> fi & 1))
 			goto not_plain;
 		seen |= 1ull << fi;
-		p = skip_ws(p, end);
+		p = json_skip_ws(p, end);
 		if (p >= end || *p != ':')
 			goto not_plain;
-		p = skip_ws(p + 1, end);
+		p = json_skip_ws(p + 1, end);
 		const json_field *f = &m->fields[fi];
 		uint64_t v;
 		if (!value_at(f, &p, end, &v) ||
 		    !dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_VARINT)) ||
 		    !dec_put_varint(d, v))
 			goto not_plain;
-		p = skip_ws(p, end);
+		p = json_skip_ws(p, end);
 		if (p < end && *p == ',') {
-			p = skip_ws(p + 1, end);
+			p = json_skip_ws(p + 1, end);
 			continue;
 		}
 		if (p < end && *p == '}') {

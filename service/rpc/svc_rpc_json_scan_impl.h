@@ -54,11 +54,25 @@ void json_scan_deinit(json_scan *s);
 /* Stops the scan with a syntax error at the cursor; returns false. */
 bool json_scan_fail(json_scan *s, const char *what);
 
+/* JSON's whitespace (RFC 8259): space, tab, line feed, carriage return. */
+static inline bool json_is_ws(char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* p past any whitespace (not past end). Whitespace is at or below ' ': one
+ * compare for any other byte. */
+static inline const char *json_skip_ws(const char *p, const char *end)
+{
+	while (p < end && (unsigned char)*p <= ' ' && json_is_ws(*p))
+		p++;
+	return p;
+}
+
 /* The next byte past whitespace (the cursor left on it), -1 at the end. */
 static inline int json_scan_peek(json_scan *s)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
-		s->p++;
+	s->p = json_skip_ws(s->p, s->end);
 	return s->p < s->end ? (unsigned char)*s->p : -1;
 }
 
