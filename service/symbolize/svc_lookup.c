@@ -228,23 +228,53 @@ struct located {
 	uint32_t *ent, *hits;   /* hits: search_all's handles */
 };
 
-static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req,
-			  const svc_lookup_mapping *maps, const uint32_t *entry_no,
+/* How a mapping's locations become ELF addresses (plan_of). */
+enum how {
+	HOW_NONE,       /* no lookups: no index, or no such section */
+	HOW_ELF,        /* ADDRESS_KIND_ELF: the address is one already */
+	HOW_SECTION,    /* an offset in a section (struct sec) */
+	HOW_NORMALIZE,  /* svc_normalize_address */
+};
+
+/* What each location of one mapping needs, found once a mapping. */
+struct plan {
+	const svc_lookup_mapping *m;
+	const sym_index *idx;   /* NULL for HOW_NONE */
+	uint32_t ent;           /* the index's entry number in the response */
+	enum how how;
+};
+
+static struct plan plan_of(const svc_lookup_mapping *m, uint32_t entry_no)
+{
+	struct plan p = {.m = m, .ent = entry_no, .how = HOW_NONE};
+	if (!m->entry || entry_no == UINT32_MAX)
+		return p;
+	p.idx = m->entry->index;
+	p.how = svc_mapping_section(m->pb, &m->entry->info) ? HOW_SECTION
+		: m->pb->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_ELF
+			? HOW_ELF
+			: HOW_NORMALIZE;
+	return p;
+}
+
+static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req, const struct plan *plans,
 			  const struct sec *secs, const struct located *at)
 {
 	for (size_t i = 0; i < req->n_locations; i++) {
 		const Symbolizer__V1__Location *loc = req->locations[i];
 		uint32_t mi = loc->mapping_index;
-		const svc_lookup_mapping *m = &maps[mi];
-		uint64_t *v = &at->vaddr[i];
-		bool ok = m->entry && entry_no[mi] != UINT32_MAX &&
-			  (secs[mi].name ? svc_section_address(m->pb, secs[mi].addr,
-							       secs[mi].size, loc->address, v)
-					 : svc_normalize_address(&m->entry->info, m->pb,
-								 loc->address, v));
-		at->look[i] = !ok ? 0 : loc->is_return_address && *v > 0 ? *v - 1 : *v;
-		at->idx[i] = ok ? m->entry->index : NULL;
-		at->ent[i] = entry_no[mi];
+		const struct plan *p = &plans[mi];
+		uint64_t v = loc->address;
+		bool ok = p->how == HOW_ELF ||
+			  (p->how == HOW_SECTION &&
+			   svc_section_address(p->m->pb, secs[mi].addr, secs[mi].size,
+					       loc->address, &v)) ||
+			  (p->how == HOW_NORMALIZE &&
+			   svc_normalize_address(&p->m->entry->info, p->m->pb, loc->address, &v));
+		at->vaddr[i] = ok ? v : 0;
+		at->look[i] = ok ? v - ((loc->is_return_address != 0) & (v > 0)) : 0;
+		at->idx[i] = ok ? p->idx : NULL;
+		at->ent[i] = p->ent;
 	}
 }
 
@@ -311,6 +341,7 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	bool no_demangle = req->options && req->options->no_demangle;
 	size_t nl = req->n_locations, nm = req->n_mappings;
 	uint32_t *entry_no = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
+	struct plan *plans = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*plans));
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
 	struct sec *secs = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*secs));
 	size_t nl1 = nl ? nl : 1;
@@ -326,7 +357,7 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	if (arena->cap)
 		budget = arena->used < arena->cap ? arena->cap - arena->used : 0;
 	svc_response r;
-	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !rm || !secs ||
+	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !plans || !rm || !secs ||
 	    !at.vaddr || !at.look || !at.idx || !at.ent || !at.hits) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
@@ -343,8 +374,9 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 				       : 0;
 		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))
 			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
+		plans[i] = plan_of(m, entry_no[i]);
 	}
-	normalize_all(req, maps, entry_no, secs, &at);
+	normalize_all(req, plans, secs, &at);
 	search_all(nl, &at);
 	struct group g;
 	for (size_t i = 0; i < nl && !r.oom; i += g.count) {

@@ -77,11 +77,17 @@ static inline uint32_t string_append(svc_response *r, const char *s, size_t len,
 {
 	svc_response_tables *t = r->t;
 	base_vec *st = &t->string_table;
-	if (!reserve(r, &t->strings, t->strings.len + 1) ||
-	    !section_reserve(r, st, 11 + len + COPY_CHUNK))
+	if (!section_reserve(r, st, 11 + len + COPY_CHUNK))
 		return 0;
-	uint32_t idx = (uint32_t)t->strings.len;
-	*string_at(t, t->strings.len++) = (struct rstring){s, len};
+	uint32_t idx = (uint32_t)t->n_strings;
+	if (r->n_entries > 1) {
+		/* Only a call of several indexes matches strings by content. */
+		if (!reserve(r, &t->strings, (size_t)idx + 1))
+			return 0;
+		t->strings.len = (size_t)idx + 1;
+		*string_at(t, idx) = (struct rstring){s, len};
+	}
+	t->n_strings++;
 	uint8_t *w = section_end(st);
 	*w++ = TAG(1, SVC_WIRE_LEN);
 	if (len < 0x80)

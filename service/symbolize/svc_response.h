@@ -80,7 +80,9 @@ void svc_response_end(svc_response *r);
  * function and per string, stamped with the call's generation, instead of
  * hashing their keys (taken when they fit the budget and pay off for the
  * call's number of locations; the bytes of the response are the same either
- * way).
+ * way). Every index of the call is entered before its first location
+ * (svc_response_frames): a string met while the call had one index is not
+ * matched by content with a later index's, so it may be repeated.
  */
 uint32_t svc_response_entry(svc_response *r, const void *entry, const sym_index *index,
 			    const svc_string_rank *strings, uint32_t n_functions);

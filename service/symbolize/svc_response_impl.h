@@ -66,7 +66,10 @@ struct svc_response_tables {
 	struct dense *dense;        /* by entry number: dense[0, n_dense) allocated */
 	size_t n_dense;
 	base_vec indexes;           /* const sym_index *, by entry number */
-	base_vec strings;           /* struct rstring: the string table, for matching by content */
+	size_t n_strings;           /* entries of the string table */
+	base_vec strings;           /* struct rstring: entries made while the call had several
+				     * indexes (string_new's matches by content), at their index;
+				     * the others' places are not read */
 	size_t n_funcs;
 	base_vec string_table, functions, locations;  /* sections: bytes */
 	size_t bytes;      /* everything allocated above */

@@ -161,7 +161,7 @@ static void next_generation(svc_response_tables *t)
 	t->entries.n = t->funcs.n = t->by_ptr.n = t->by_content.n = 0;
 	for (size_t i = 0; i < t->n_dense; i++)
 		t->dense[i].strings = NULL;
-	t->strings.len = t->n_funcs = t->indexes.len = 0;
+	t->n_strings = t->strings.len = t->n_funcs = t->indexes.len = 0;
 	t->string_table.len = t->functions.len = t->locations.len = 0;
 }
 
@@ -194,10 +194,10 @@ bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locat
 	svc_response_tables *t = r->t;
 	t->next = NULL;
 	next_generation(t);
-	/* string_table[0] is "". */
-	if (!reserve(r, &t->strings, 1) || !section_reserve(r, &t->string_table, 2))
+	/* string_table[0] is "" (never matched by content: looked up as 0). */
+	if (!section_reserve(r, &t->string_table, 2))
 		return false;
-	*string_at(t, t->strings.len++) = (struct rstring){"", 0};
+	t->n_strings = 1;
 	uint8_t *w = section_end(&t->string_table);
 	w[0] = TAG(1, SVC_WIRE_LEN);
 	w[1] = 0;
