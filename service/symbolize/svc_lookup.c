@@ -306,6 +306,7 @@ static size_t group_lookup(size_t nl, const struct located *at, size_t i, struct
 	g->count = end - i;
 	if (!idx) {
 		memset(g->n, 0, g->count * sizeof(g->n[0]));
+		memset(g->first, 0, g->count * sizeof(g->first[0]));
 		return g->count;
 	}
 	g->count = sym_index_frame_ids_batch(idx, at->hits + i, end - i, MAX_FRAMES, g->frames,
@@ -316,18 +317,15 @@ static size_t group_lookup(size_t nl, const struct located *at, size_t i, struct
 	return g->count;
 }
 
-/* Adds the LocationResults of the group of locations from i. */
+/* Adds the LocationResults of the group of locations from i (a location
+ * without an index has no frames, and its vaddr is 0). */
 static void group_add(svc_response *r, const struct located *at, size_t i, const struct group *g,
 		      bool no_inline, svc_lookup_result *out)
 {
-	for (size_t k = 0; k < g->count && !r->oom; k++) {
-		if (!at->idx[i + k]) {
-			svc_response_frames(r, 0, NULL, 0, no_inline, 0);
-			continue;
-		}
-		size_t n = g->n[k], nlines = n == 0 ? 0 : no_inline ? 1 : n;
-		svc_response_frames(r, at->ent[i + k], g->frames + g->first[k], n, no_inline,
-				    at->vaddr[i + k]);
+	svc_response_frames_batch(r, g->count, at->ent + i, g->frames, g->first, g->n, no_inline,
+				  at->vaddr + i);
+	for (size_t k = 0; k < g->count; k++) {
+		size_t nlines = g->n[k] == 0 ? 0 : no_inline ? 1 : g->n[k];
 		out->frames += nlines;
 		out->symbolized += nlines != 0;
 	}

@@ -358,8 +358,10 @@ static void location_close(base_vec *ls, uint8_t *o, uint8_t *w)
 	section_set_end(ls, w);
 }
 
-void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
-			 bool no_inline, uint64_t address)
+/* svc_response_frames, inlined into each of its two entry points. */
+static inline __attribute__((always_inline)) void location_add(svc_response *r, uint32_t entry,
+							       const sym_frame_ids *f, size_t n,
+							       bool no_inline, uint64_t address)
 {
 	svc_response_tables *t = r->t;
 	if (r->next_location >= r->n_locations)
@@ -388,6 +390,20 @@ void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f
 	w = put_varint_field(w, TAG(2, SVC_WIRE_VARINT), address);
 	location_close(ls, o, w);
 	r->next_location++;
+}
+
+void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
+			 bool no_inline, uint64_t address)
+{
+	location_add(r, entry, f, n, no_inline, address);
+}
+
+void svc_response_frames_batch(svc_response *r, size_t count, const uint32_t *entry,
+			       const sym_frame_ids *f, const uint32_t *first, const uint32_t *n,
+			       bool no_inline, const uint64_t *address)
+{
+	for (size_t k = 0; k < count && !r->oom; k++)
+		location_add(r, entry[k], f + first[k], n[k], no_inline, address[k]);
 }
 
 /* ---- the whole response (fields in number order) ---- */

@@ -100,6 +100,13 @@ uint32_t svc_response_entry(svc_response *r, const void *entry, const sym_index 
 void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
 			 bool no_inline, uint64_t address);
 
+/* svc_response_frames for count locations in a row, in one call: location
+ * k's are entry[k], f + first[k], n[k] and address[k] (it stops early once
+ * r->oom is set). */
+void svc_response_frames_batch(svc_response *r, size_t count, const uint32_t *entry,
+			       const sym_frame_ids *f, const uint32_t *first, const uint32_t *n,
+			       bool no_inline, const uint64_t *address);
+
 /*
  * The encoded size of the SymbolizeResponse, once every location has ended;
  * then svc_response_write() writes exactly that many bytes to out.

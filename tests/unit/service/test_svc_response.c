@@ -344,12 +344,12 @@ TEST(response_location_of_many_lines)
 }
 
 /* A response of locations of 1, 2, 9, SVC_RESPONSE_MAX_LINES and 0 frames
- * of idx (svc_response_frames; leave_last: the last location left for
- * svc_response_size to end); rank: idx's string ordinals and records, or
- * NULL. */
+ * of idx (svc_response_frames, or svc_response_frames_batch when batch;
+ * leave_last: the last location left for svc_response_size to end); rank:
+ * idx's string ordinals and records, or NULL. */
 static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *rank,
 				const sym_frame_ids *f, bool leave_last, bool no_inline,
-				size_t *size)
+				bool batch, size_t *size)
 {
 	static const size_t counts[] = {1, 2, 9, SVC_RESPONSE_MAX_LINES, 0};
 	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
@@ -359,8 +359,18 @@ static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *ran
 	sym_index_info info;
 	sym_index_get_info(idx, &info);
 	uint32_t e = svc_response_entry(&r, idx, idx, rank, info.n_functions);
-	for (size_t i = 0; i + leave_last < NLOC; i++)
-		svc_response_frames(&r, e, f, counts[i], no_inline, i + 1 < NLOC ? 0x400000 + i : 0);
+	uint32_t entry[NLOC], first[NLOC] = {0}, n[NLOC];
+	uint64_t address[NLOC];
+	for (size_t i = 0; i < NLOC; i++) {
+		entry[i] = e;
+		n[i] = (uint32_t)counts[i];
+		address[i] = i + 1 < NLOC ? 0x400000 + i : 0;
+	}
+	if (batch)
+		svc_response_frames_batch(&r, NLOC - leave_last, entry, f, first, n, no_inline,
+					  address);
+	for (size_t i = 0; !batch && i + leave_last < NLOC; i++)
+		svc_response_frames(&r, e, f, counts[i], no_inline, address[i]);
 	uint8_t *bytes = NULL;
 	if (!r.oom) {
 		*size = svc_response_size(&r, NULL, 0);
@@ -419,22 +429,29 @@ TEST(response_frames_as_lines)
 		marked += rank.functions[i].only != 0;
 	CHECK(marked > 0);
 	for (int no_inline = 0; no_inline < 2; no_inline++) {
-		size_t n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0;
-		uint8_t *left_last = frames_response(idx, NULL, f, true, no_inline, &n1);
-		uint8_t *whole = frames_response(idx, NULL, f, false, no_inline, &n2);
-		uint8_t *ranked = frames_response(idx, &rank, f, false, no_inline, &n3);
-		uint8_t *ranked_left = frames_response(idx, &rank, f, true, no_inline, &n4);
+		size_t n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0, n6 = 0, n7 = 0;
+		uint8_t *left_last = frames_response(idx, NULL, f, true, no_inline, false, &n1);
+		uint8_t *whole = frames_response(idx, NULL, f, false, no_inline, false, &n2);
+		uint8_t *ranked = frames_response(idx, &rank, f, false, no_inline, false, &n3);
+		uint8_t *ranked_left = frames_response(idx, &rank, f, true, no_inline, false, &n4);
+		uint8_t *batched = frames_response(idx, &rank, f, false, no_inline, true, &n6);
+		uint8_t *batched_left = frames_response(idx, NULL, f, true, no_inline, true, &n7);
 		only_marks(&rank, saved, false);
-		uint8_t *unmarked = frames_response(idx, &rank, f, false, no_inline, &n5);
+		uint8_t *unmarked = frames_response(idx, &rank, f, false, no_inline, false, &n5);
 		only_marks(&rank, saved, true);
-		REQUIRE(left_last && whole && ranked && ranked_left && unmarked);
+		REQUIRE(left_last && whole && ranked && ranked_left && unmarked && batched &&
+			batched_left);
 		CHECK(n1 > (no_inline ? 30u : 128u * 4) && n1 == n2 && memcmp(left_last, whole, n1) == 0);
 		CHECK(n3 == n1 && memcmp(ranked, whole, n1) == 0);
 		CHECK(n4 == n1 && memcmp(ranked_left, whole, n1) == 0);
 		CHECK(n5 == n1 && memcmp(unmarked, whole, n1) == 0);
+		CHECK(n6 == n1 && memcmp(batched, whole, n1) == 0);
+		CHECK(n7 == n1 && memcmp(batched_left, whole, n1) == 0);
 		free(ranked);
 		free(ranked_left);
 		free(unmarked);
+		free(batched);
+		free(batched_left);
 		Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(whole, n2);
 		REQUIRE(m);
 		CHECK_EQ_U(m->n_locations, 5);
