@@ -145,8 +145,7 @@ static inline uint32_t string_index_ranked(svc_response *r, const struct dense *
 	struct sslot *ss = &d->strs[ord];
 	if (!fresh && ss->gen == t->gen)
 		return ss->val;
-	size_t off = (size_t)(s - d->strings->base);
-	bool over = d->strings->size - off >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
+	bool over = (size_t)(d->copy_end - s) >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
 	uint32_t idx = r->n_entries <= 1 ? string_append(r, s, len, over)
 					 : string_new(r, s, len, over);
 	if (idx)
@@ -198,15 +197,23 @@ static inline uint32_t name_index(svc_response *r, const struct dense *d, const 
 	return len ? string_index_ranked(r, d, s, ord, len, fresh) : 0;
 }
 
-/* The string-table index of file file_id's name (idx: its index; d: the
- * index's dense slots, or NULL): its slot when the file was met in this call,
- * else from its record, else ranked. */
-static inline uint32_t file_index(svc_response *r, const struct dense *d, const sym_index *idx,
+/* The index of entry number e; NULL for none (a call out of budget). */
+static inline const sym_index *index_of(const svc_response_tables *t, uint32_t e)
+{
+	return e < t->indexes.len ? ((const sym_index *const *)t->indexes.data)[e] : NULL;
+}
+
+/* The string-table index of file file_id's name (entry: its index's number;
+ * d: the index's dense slots, or NULL): its slot when the file was met in
+ * this call, else from its record, else ranked. */
+static inline uint32_t file_index(svc_response *r, const struct dense *d, uint32_t entry,
 				  uint32_t file_id)
 {
 	const svc_string_rank *rank = d ? d->strings : NULL;
-	if (!rank || file_id >= rank->n_files)
+	if (!rank || file_id >= rank->n_files) {
+		const sym_index *idx = index_of(r->t, entry);
 		return string_index(r, d, idx ? sym_index_file(idx, file_id) : "");
+	}
 	svc_response_tables *t = r->t;
 	struct sslot *fl = &d->files[file_id];
 	if (fl->gen == t->gen)
@@ -216,12 +223,6 @@ static inline uint32_t file_index(svc_response *r, const struct dense *d, const 
 				rf->only & SVC_STRING_RANK_ONLY_NAME);
 	*fl = (struct sslot){t->gen, i};
 	return i;
-}
-
-/* The index of entry number e; NULL for none (a call out of budget). */
-static inline const sym_index *index_of(const svc_response_tables *t, uint32_t e)
-{
-	return e < t->indexes.len ? ((const sym_index *const *)t->indexes.data)[e] : NULL;
 }
 
 /* A Function's keys in the funcs table (k1: its file; k2: function, index). */
@@ -263,9 +264,9 @@ static inline void recorded_names(svc_response *r, const struct dense *d,
 			    : name_index(r, d, system, rf->system, rf->system_len, fresh_system);
 }
 
-/* Appends the Function entry of function_id at file_id (of index idx) to the
- * function table; its index. first: as recorded_names takes it. */
-static uint32_t function_add(svc_response *r, const struct dense *d, const sym_index *idx,
+/* Appends the Function entry of function_id at file_id (of entry number
+ * entry) to the function table; its index. first: as recorded_names takes it. */
+static uint32_t function_add(svc_response *r, const struct dense *d, uint32_t entry,
 			     uint32_t function_id, uint32_t file_id, bool first)
 {
 	svc_response_tables *t = r->t;
@@ -280,13 +281,14 @@ static uint32_t function_add(svc_response *r, const struct dense *d, const sym_i
 		decl_line = rf->decl_line;
 	} else {
 		const char *display = "", *system = "";
+		const sym_index *idx = index_of(t, entry);
 		if (idx)
 			sym_index_function_names(idx, function_id, &display, &system, &decl_line);
 		const char *name = r->no_demangle ? system : display;
 		name_i = string_index(r, d, name);
 		system_i = system == name ? name_i : string_index(r, d, system);
 	}
-	uint32_t file_i = file_index(r, d, idx, file_id);
+	uint32_t file_i = file_index(r, d, entry, file_id);
 	base_vec *fs = &t->functions;
 	uint8_t *o = section_end(fs), *w = o + 2;
 	w = put_varint_field32(w, TAG(1, SVC_WIRE_VARINT), name_i);
@@ -323,7 +325,7 @@ static inline uint32_t function_index(svc_response *r, uint32_t entry, const str
 		if (s->gen == t->gen)
 			return s->val;
 	}
-	uint32_t idx = function_add(r, d, index_of(t, entry), function_id, file_id, fs != NULL);
+	uint32_t idx = function_add(r, d, entry, function_id, file_id, fs != NULL);
 	if (idx == UINT32_MAX)
 		return 0;
 	if (fs)

@@ -51,6 +51,7 @@ struct sslot {
 
 struct dense {
 	const svc_string_rank *strings;   /* NULL: this index's keys are hashed */
+	const char *copy_end;             /* the end of its string table */
 	uint32_t n_funcs;                 /* functions + 1 */
 	struct fslot *funcs;
 	struct sslot *strs, *files;

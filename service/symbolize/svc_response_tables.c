@@ -276,6 +276,7 @@ static void dense_setup(svc_response *r, uint32_t e, const svc_string_rank *stri
 		return;
 	d->n_funcs = n_functions;
 	d->strings = strings;
+	d->copy_end = strings->base + strings->size;
 }
 
 uint32_t svc_response_entry(svc_response *r, const void *entry, const sym_index *index,
