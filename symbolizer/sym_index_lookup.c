@@ -166,11 +166,29 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
 	return walk(x, hit, frames, NULL, max);
 }
 
+/* The first hits of a batch whose scope rows are fetched before its walk:
+ * a group of 8 (svc_lookup's) at once made responses 2% faster; a whole
+ * batch of 1,000 at once made bench_lookup --ids 14% slower, and fetching 8
+ * ahead of the walk all along cost the group more than it gave. */
+#define WALK_AHEAD 8
+
+/* Starts fetching the scope row of hit (its range row read). */
+SYM_INLINE void prefetch_scope(const sym_index *x, uint32_t hit)
+{
+	if (hit-- == 0 || hit >= x->ranges.count)
+		return;
+	uint32_t scope = sym_ix_field(&x->ranges, sym_ix_rowp(&x->ranges, hit), SYM_IX_R_SCOPE);
+	if (scope)
+		prefetch_row(&x->scopes, scope - 1);
+}
+
 size_t sym_index_frame_ids_batch(const sym_index *x, const uint32_t *hits, size_t n,
 				 size_t max_each, sym_frame_ids *frames, size_t cap,
 				 uint32_t *first, uint32_t *counts)
 {
 	size_t used = 0, i = 0;
+	for (size_t k = 0; k < n && k < WALK_AHEAD; k++)
+		prefetch_scope(x, hits[k]);
 	for (; i < n && used + max_each <= cap; i++) {
 		size_t k = walk(x, hits[i], NULL, frames + used, max_each);
 		first[i] = (uint32_t)used;

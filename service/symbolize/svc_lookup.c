@@ -202,9 +202,11 @@ static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_map
  * with the starts and rows of the ones ahead fetched); then the frames are
  * read as numbers in groups of up to GROUP locations on one index
  * (sym_index_frame_ids_batch: a group's reads overlap their misses, 6%
- * faster than a location at a time), whose Lines are then added. (Fetching
- * the response tables' slots a group ahead, in one stage or two, cost more
- * than it saved: libc, 1,000 random addresses a call.)
+ * faster than a location at a time; its scope rows are fetched first),
+ * whose Lines are then added (svc_response_frames_batch, which fetches the
+ * group's function and file slots and records first). Fetching them a group
+ * ahead, or the names behind the records too, cost more than it saved
+ * (libc, 1,000 random addresses a call).
  */
 #define GROUP 8
 #define GROUP_FRAMES (2 * MAX_FRAMES)

@@ -400,10 +400,39 @@ void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f
 	location_add(r, entry, f, n, no_inline, address);
 }
 
+/*
+ * Before a location's Lines, the first reads of each frame of the batch are
+ * started: its function's slot and record, and its file's slot, so that
+ * their misses overlap (3% faster on libc's random addresses; reading the
+ * records to fetch the names behind them too, in the batch or a batch
+ * ahead, was slower). Inlined: a function whose only effect is
+ * __builtin_prefetch is deemed pure by GCC, and a call of it dropped.
+ */
+static inline __attribute__((always_inline)) void batch_fetch(const svc_response_tables *t, size_t count, const uint32_t *entry,
+			const sym_frame_ids *f, const uint32_t *first, const uint32_t *n)
+{
+	for (size_t k = 0; k < count; k++) {
+		const struct dense *d = n[k] ? dense_of(t, entry[k]) : NULL;
+		if (!d)
+			continue;
+		const svc_string_rank *rank = d->strings;
+		for (size_t j = 0; j < n[k]; j++) {
+			uint32_t fn = f[first[k] + j].function_id, file = f[first[k] + j].file_id;
+			if (fn < d->n_funcs)
+				__builtin_prefetch(&d->funcs[fn]);
+			if (fn < rank->n_functions)
+				__builtin_prefetch(&rank->functions[fn]);
+			if (file < rank->n_files)
+				__builtin_prefetch(&d->files[file]);
+		}
+	}
+}
+
 void svc_response_frames_batch(svc_response *r, size_t count, const uint32_t *entry,
 			       const sym_frame_ids *f, const uint32_t *first, const uint32_t *n,
 			       bool no_inline, const uint64_t *address)
 {
+	batch_fetch(r->t, count, entry, f, first, n);
 	for (size_t k = 0; k < count && !r->oom; k++)
 		location_add(r, entry[k], f + first[k], n[k], no_inline, address[k]);
 }
