@@ -64,9 +64,11 @@ static inline uint8_t *put_varint_field32(uint8_t *p, uint8_t tag, uint32_t v)
 }
 
 /* Bytes a string's copy moves a step, and may write past its end
- * (string_append): one step for most names, so that its loop's branch is
- * seldom taken (a step of 16 mispredicted it for one name in two). */
-#define COPY_CHUNK 32
+ * (string_append): one step for nearly every C name and file name, so that
+ * its loop's branch is seldom taken (a step of 16 mispredicted it for one
+ * name in two; 32, for one string in six: 2% slower than 64; 128, 4%
+ * slower than 64). */
+#define COPY_CHUNK 64
 
 /*
  * Appends s (len bytes) to the string table: its index, 0 when out of budget.
