@@ -365,8 +365,8 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	if (arena->cap)
 		budget = arena->used < arena->cap ? arena->cap - arena->used : 0;
 	svc_response r;
-	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !plans || !rm || !secs ||
-	    !at.vaddr || !at.look || !at.idx || !at.ent || !at.hits) {
+	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !plans || !rm ||
+	    !secs || !at.vaddr || !at.look || !at.idx || !at.ent || !at.hits) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
 	}
