@@ -75,7 +75,9 @@ static inline uint8_t *put_varint_field32(uint8_t *p, uint8_t tag, uint32_t v)
  * over: the COPY_CHUNK-rounded bytes from s are readable (inside an index's
  * string table), so it is copied in whole chunks without a call.
  */
-static inline uint32_t string_append(svc_response *r, const char *s, size_t len, bool over)
+static inline __attribute__((always_inline)) uint32_t string_append(svc_response *r,
+								     const char *s, size_t len,
+								     bool over)
 {
 	svc_response_tables *t = r->t;
 	base_vec *st = &t->string_table;
@@ -351,7 +353,7 @@ static inline uint32_t function_index(svc_response *r, uint32_t entry, const str
 /* Ends the LocationResult written at o (its body from o + LOC_HEAD up to w):
  * its length, in two bytes when the body needs them (a body is at most
  * 128 x 20 + 11 bytes), and the section's end. */
-static void location_close(base_vec *ls, uint8_t *o, uint8_t *w)
+static inline void location_close(base_vec *ls, uint8_t *o, uint8_t *w)
 {
 	size_t body = (size_t)(w - o - LOC_HEAD);
 	if (body >= 128) {
