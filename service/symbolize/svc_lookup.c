@@ -259,9 +259,9 @@ static struct plan plan_of(const svc_lookup_mapping *m, uint32_t entry_no)
 	return p;
 }
 
-/* Locations ahead of normalize_all whose structs are fetched (a request's
- * are decoded on the loop thread, so they are not in this core's caches):
- * 1.5% faster than none, or than 8 or 64 ahead. */
+/* Locations ahead of normalize_all whose structs are fetched (the loop
+ * thread decoded them, often on the other core): bench_response 1.5% faster
+ * than none, or than 8 or 64 ahead. */
 #define LOCATIONS_AHEAD 32
 
 static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req, const struct plan *plans,
