@@ -141,13 +141,17 @@ static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over
 
 /* The string-table index of s, a string of d's index whose ordinal and
  * length (not 0) are known; fresh: it is known not to be in the table yet,
- * so its slot is written without being read. 0 when out of budget. */
+ * so its slot's stamp is not trusted. 0 when out of budget. */
 static inline uint32_t string_index_ranked(svc_response *r, const struct dense *d, const char *s,
 					   uint32_t ord, size_t len, bool fresh)
 {
 	svc_response_tables *t = r->t;
 	struct sslot *ss = &d->strs[ord];
-	if (!fresh && ss->gen == t->gen)
+	/* Both tested without a short cut: whether a name is fresh depends on
+	 * the data (in libc, two display names in three are named by several
+	 * records), whether it was seen seldom does (1 in 50), and the slot is
+	 * written next anyway. */
+	if ((ss->gen == t->gen) & !fresh)
 		return ss->val;
 	bool over = (size_t)(d->copy_end - s) >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
 	uint32_t idx = r->n_entries <= 1 ? string_append(r, s, len, over)
