@@ -135,7 +135,7 @@ static bool with_libdeflate(struct gz_thread *t, int level, const void *in, size
 static int with_isal(struct gz_thread *t, int level, const void *in, size_t in_size,
 		     struct evbuffer *buf)
 {
-	if (!t->zs && !(t->zs = malloc(sizeof(*t->zs))))
+	if (!t->zs && !(t->zs = calloc(1, sizeof(*t->zs))))
 		return -1;
 	uint32_t need = isal_level_buf[level];
 	if (need > t->level_buf_size) {
@@ -152,6 +152,10 @@ static int with_isal(struct gz_thread *t, int level, const void *in, size_t in_s
 		return -1;
 	struct isal_zstream *s = t->zs;
 	isal_deflate_stateless_init(s);
+	/* ISA-L 2.30 (Debian 12's) leaves the window unset here (2.31 sets it):
+	 * a stream in reused memory compressed with whatever window its old
+	 * bytes gave, kept for the thread's life. 0: the default, 32 KiB. */
+	s->hist_bits = 0;
 	s->level = (uint32_t)level;
 	s->level_buf = need ? t->level_buf : NULL;
 	s->level_buf_size = need;
