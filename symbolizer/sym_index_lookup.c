@@ -65,6 +65,20 @@ static inline void prefetch_row(const struct ptab *t, uint32_t i)
  */
 #define SYM_INLINE static inline __attribute__((always_inline))
 
+/* The range row of hit (a handle: the row plus one), or NULL for none. */
+SYM_INLINE const uint8_t *hit_row(const sym_index *x, uint32_t hit)
+{
+	return hit == 0 || hit - 1 >= x->ranges.count ? NULL : sym_ix_rowp(&x->ranges, hit - 1);
+}
+
+/* Starts fetching the scope row of the range row rr. */
+SYM_INLINE void prefetch_scope(const sym_index *x, const uint8_t *rr)
+{
+	uint32_t scope = sym_ix_field(&x->ranges, rr, SYM_IX_R_SCOPE);
+	if (scope)
+		prefetch_row(&x->scopes, scope - 1);
+}
+
 /* Starts fetching what the search of bucket k reads: the 16 starts it
  * compares first (32 bytes, at most two lines), and the rows at both ends
  * (the covering range is one of [lo - 1, hi - 1]: at one end or between). */
@@ -104,11 +118,10 @@ SYM_INLINE uint32_t covering_range(const sym_index *x, uint64_t addr)
 SYM_INLINE size_t walk(const sym_index *x, uint32_t hit, sym_frame *frames, sym_frame_ids *ids,
 		       size_t max)
 {
-	uint32_t r = hit;
-	if (r-- == 0 || r >= x->ranges.count)
+	const uint8_t *rr = hit_row(x, hit);
+	if (!rr)
 		return 0;
 	const struct ptab *rt = &x->ranges, *st = &x->scopes;
-	const uint8_t *rr = sym_ix_rowp(rt, r);
 	uint32_t scope = sym_ix_field(rt, rr, SYM_IX_R_SCOPE);
 	uint32_t file = sym_ix_field(rt, rr, SYM_IX_R_FILE);
 	if (scope == 0 && file == 0)
@@ -172,23 +185,16 @@ size_t sym_index_frames(const sym_index *x, uint32_t hit, sym_frame *frames, siz
  * ahead of the walk all along cost the group more than it gave. */
 #define WALK_AHEAD 8
 
-/* Starts fetching the scope row of hit (its range row read). */
-SYM_INLINE void prefetch_scope(const sym_index *x, uint32_t hit)
-{
-	if (hit-- == 0 || hit >= x->ranges.count)
-		return;
-	uint32_t scope = sym_ix_field(&x->ranges, sym_ix_rowp(&x->ranges, hit), SYM_IX_R_SCOPE);
-	if (scope)
-		prefetch_row(&x->scopes, scope - 1);
-}
-
 size_t sym_index_frame_ids_batch(const sym_index *x, const uint32_t *hits, size_t n,
 				 size_t max_each, sym_frame_ids *frames, size_t cap,
 				 uint32_t *first, uint32_t *counts)
 {
 	size_t used = 0, i = 0;
-	for (size_t k = 0; k < n && k < WALK_AHEAD; k++)
-		prefetch_scope(x, hits[k]);
+	for (size_t k = 0; k < n && k < WALK_AHEAD; k++) {
+		const uint8_t *rr = hit_row(x, hits[k]);
+		if (rr)
+			prefetch_scope(x, rr);
+	}
 	for (; i < n && used + max_each <= cap; i++) {
 		size_t k = walk(x, hits[i], NULL, frames + used, max_each);
 		first[i] = (uint32_t)used;
@@ -247,16 +253,15 @@ void sym_index_find_batch(const sym_index *x, const uint64_t *addrs, size_t n, u
 
 void sym_index_prefetch_hit(const sym_index *x, uint32_t hit, unsigned stage)
 {
-	if (hit-- == 0 || hit >= x->ranges.count)
+	const uint8_t *rr = hit_row(x, hit);
+	if (!rr)
 		return;
-	const uint8_t *rr = sym_ix_rowp(&x->ranges, hit);
-	uint32_t scope = sym_ix_field(&x->ranges, rr, SYM_IX_R_SCOPE);
 	if (stage == 0) {
-		if (scope)
-			prefetch_row(&x->scopes, scope - 1);
+		prefetch_scope(x, rr);
 		prefetch_row(&x->files, sym_ix_field(&x->ranges, rr, SYM_IX_R_FILE));
 		return;
 	}
+	uint32_t scope = sym_ix_field(&x->ranges, rr, SYM_IX_R_SCOPE);
 	if (!scope)
 		return;
 	const uint8_t *sr = sym_ix_rowp(&x->scopes, scope - 1);

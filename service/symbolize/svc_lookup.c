@@ -246,13 +246,15 @@ struct plan {
 	enum how how;
 };
 
-static struct plan plan_of(const svc_lookup_mapping *m, uint32_t entry_no)
+/* m's plan, from its entry number and its section (find_section's, read
+ * only when m has an index). */
+static struct plan plan_of(const svc_lookup_mapping *m, uint32_t entry_no, const struct sec *sec)
 {
 	struct plan p = {.m = m, .ent = entry_no, .how = HOW_NONE};
 	if (!m->entry || entry_no == UINT32_MAX)
 		return p;
 	p.idx = m->entry->index;
-	p.how = svc_mapping_section(m->pb, &m->entry->info) ? HOW_SECTION
+	p.how = sec->name ? HOW_SECTION
 		: m->pb->address_kind == SYMBOLIZER__V1__ADDRESS_KIND__ADDRESS_KIND_ELF
 			? HOW_ELF
 			: HOW_NORMALIZE;
@@ -382,7 +384,7 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 				       : 0;
 		if (m->entry && !find_section(m, arena, &secs[i], &rm[i]))
 			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
-		plans[i] = plan_of(m, entry_no[i]);
+		plans[i] = plan_of(m, entry_no[i], &secs[i]);
 	}
 	normalize_all(req, plans, secs, &at);
 	search_all(nl, &at);
