@@ -180,19 +180,27 @@ static bool find_section(const svc_lookup_mapping *m, base_arena *arena, struct 
 	return false;
 }
 
-/* The response's bytes appended to body. */
+static void free_piece(const void *data, size_t len, void *arg)
+{
+	(void)data, (void)len;
+	free(arg);
+}
+
+/* The response's bytes appended to body, by reference (no copy). False
+ * when out of budget (r->oom) or memory. */
 static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
 		 struct evbuffer *body)
 {
-	size_t size = svc_response_size(r, maps, n_maps);
-	if (size == 0)
-		return true;
-	struct evbuffer_iovec v;
-	if (evbuffer_reserve_space(body, (ev_ssize_t)size, &v, 1) != 1)
-		return false;
-	svc_response_write(r, maps, n_maps, v.iov_base);
-	v.iov_len = size;
-	return evbuffer_commit_space(body, &v, 1) == 0;
+	svc_response_piece pieces[SVC_RESPONSE_PIECES];
+	size_t n = svc_response_take(r, maps, n_maps, pieces), i = 0;
+	for (; i < n; i++)
+		if (evbuffer_add_reference(body, pieces[i].data, pieces[i].len, free_piece,
+					   pieces[i].data) != 0)
+			break;
+	bool ok = n && i == n;
+	for (; i < n; i++)
+		free(pieces[i].data);
+	return ok;
 }
 
 /*
@@ -393,13 +401,12 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 		group_lookup(nl, &at, i, &g);
 		group_add(&r, &at, i, &g, no_inline, out);
 	}
-	if (r.oom) {
-		svc_error_set(&out->err, SVC_E_TOO_LARGE,
-			      "response too large (the call's memory cap)");
-		goto done;
-	}
 	if (!pack(&r, rm, nm, body)) {
-		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory packing the response");
+		if (r.oom)
+			svc_error_set(&out->err, SVC_E_TOO_LARGE,
+				      "response too large (the call's memory cap)");
+		else
+			svc_error_set(&out->err, SVC_E_NOMEM, "out of memory packing the response");
 		goto done;
 	}
 	out->err.code = SVC_OK;

@@ -464,27 +464,19 @@ static size_t mapping_size(const svc_response_mapping *m)
 			    !!(m->flags & SYM_INDEX_HAS_INLINE_FRAMES));
 }
 
-size_t svc_response_size(svc_response *r, const svc_response_mapping *maps, size_t n_maps)
+size_t svc_response_take(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
+			 svc_response_piece out[SVC_RESPONSE_PIECES])
 {
 	svc_response_tables *t = r->t;
 	while (r->next_location < r->n_locations && !r->oom)
 		svc_response_frames(r, 0, NULL, 0, false, 0);   /* an empty LocationResult */
-	size_t total = t->string_table.len + t->functions.len + t->locations.len;
+	size_t tail = 0;
 	for (size_t i = 0; i < n_maps; i++)
-		total += len_field_size(mapping_size(&maps[i]));
-	return total;
-}
-
-void svc_response_write(const svc_response *r, const svc_response_mapping *maps, size_t n_maps,
-			uint8_t *p)
-{
-	const svc_response_tables *t = r->t;
-	const base_vec *secs[] = {&t->string_table, &t->functions, &t->locations};
-	for (size_t i = 0; i < 3; i++) {
-		if (secs[i]->len)
-			memcpy(p, secs[i]->data, secs[i]->len);
-		p += secs[i]->len;
-	}
+		tail += len_field_size(mapping_size(&maps[i]));
+	/* The MappingResults end the last section (field 4 follows 3). */
+	if (r->oom || !section_reserve(r, &t->locations, tail))
+		return 0;
+	uint8_t *p = section_end(&t->locations);
 	for (size_t i = 0; i < n_maps; i++) {
 		const svc_response_mapping *m = &maps[i];
 		p = put_len_header(p, TAG(4, SVC_WIRE_LEN), mapping_size(m));
@@ -503,4 +495,11 @@ void svc_response_write(const svc_response *r, const svc_response_mapping *maps,
 		p = put_varint_field(p, TAG(7, SVC_WIRE_VARINT),
 				     !!(m->flags & SYM_INDEX_HAS_INLINE_FRAMES));
 	}
+	section_set_end(&t->locations, p);
+	base_vec *secs[SVC_RESPONSE_PIECES] = {&t->string_table, &t->functions, &t->locations};
+	size_t n = 0;
+	for (size_t i = 0; i < SVC_RESPONSE_PIECES; i++)
+		if (secs[i]->len)
+			out[n++] = svc_response_section_take(r, secs[i]);
+	return n;
 }

@@ -9,8 +9,9 @@
  * first met; each distinct string once, found by address inside one index
  * blob and by content across blobs). Each
  * table entry and each LocationResult is encoded to protobuf bytes as it is
- * made, into one section per repeated field; svc_response_write() joins the
- * sections and adds the MappingResults. The bytes are exactly those
+ * made, into one section per repeated field; svc_response_take() adds the
+ * MappingResults and hands the sections over as they are, with no copy
+ * joining them. The bytes are exactly those
  * protobuf-c packs for the same message (test_svc_response checks this),
  * without protobuf-c's per-message structs and reflective packing.
  *
@@ -107,12 +108,24 @@ void svc_response_frames_batch(svc_response *r, size_t count, const uint32_t *en
 			       const sym_frame_ids *f, const uint32_t *first, const uint32_t *n,
 			       bool no_inline, const uint64_t *address);
 
+/* Bytes of an encoded response, handed over: malloc'ed, the caller's to free(). */
+typedef struct svc_response_piece {
+	uint8_t *data;
+	size_t len;
+} svc_response_piece;
+
+/* The most pieces a response is handed over in. */
+#define SVC_RESPONSE_PIECES 3
+
 /*
- * The encoded size of the SymbolizeResponse, once every location has ended;
- * then svc_response_write() writes exactly that many bytes to out.
+ * Ends the response (the locations not yet given end empty), adds the
+ * MappingResults of maps, and hands the encoded SymbolizeResponse over in
+ * pieces: out[0, returned) in order are its bytes (the tables' sections as
+ * they were built, not copied: each section takes a new allocation as large
+ * for the next call). 0 when r->oom is set (before, or by the
+ * MappingResults' room).
  */
-size_t svc_response_size(svc_response *r, const svc_response_mapping *maps, size_t n_maps);
-void svc_response_write(const svc_response *r, const svc_response_mapping *maps, size_t n_maps,
-			uint8_t *out);
+size_t svc_response_take(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
+			 svc_response_piece out[SVC_RESPONSE_PIECES]);
 
 #endif

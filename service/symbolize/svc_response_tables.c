@@ -92,6 +92,19 @@ bool svc_response_reserve_slow(svc_response *r, base_vec *v, size_t need)
 	return charge(r, (v->cap - old) * v->elem);
 }
 
+svc_response_piece svc_response_section_take(svc_response *r, base_vec *sec)
+{
+	size_t cap = sec->cap;
+	svc_response_piece p;
+	p.data = base_vec_take(sec, &p.len);
+	/* The next call's section, allocated now: growing it again from
+	 * nothing would copy it at each doubling. */
+	r->t->bytes -= cap;
+	if (r->pool && r->t->bytes <= RETAIN_BYTES && base_vec_reserve(sec, cap) == 0)
+		r->t->bytes += sec->cap;
+	return p;
+}
+
 /* ---- the pool ---- */
 
 static void tables_free(svc_response_tables *t)

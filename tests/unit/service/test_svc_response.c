@@ -106,6 +106,24 @@ static uint8_t *run(struct call *c, svc_response_pool *pool, size_t arena_cap, s
 	return bytes;
 }
 
+/* The response's bytes (svc_response_take's pieces joined, malloc'd) and
+ * size; NULL when it is not taken. */
+static uint8_t *take(svc_response *r, size_t *size)
+{
+	svc_response_piece pieces[SVC_RESPONSE_PIECES];
+	size_t n = svc_response_take(r, NULL, 0, pieces);
+	*size = 0;
+	for (size_t i = 0; i < n; i++)
+		*size += pieces[i].len;
+	uint8_t *bytes = n ? malloc(*size) : NULL;
+	for (size_t i = 0, at = 0; i < n; at += pieces[i].len, i++) {
+		if (bytes)
+			memcpy(bytes + at, pieces[i].data, pieces[i].len);
+		free(pieces[i].data);
+	}
+	return bytes;
+}
+
 static Symbolizer__V1__SymbolizeResponse *decode_and_repack(const uint8_t *bytes, size_t size)
 {
 	Symbolizer__V1__SymbolizeResponse *r =
@@ -325,10 +343,10 @@ TEST(response_location_of_many_lines)
 	for (unsigned i = 0; i < NLOC; i++)
 		svc_response_frames(&r, e, f, counts[i], false, 0x123456789ull + i);
 	CHECK(!r.oom);
-	size_t size = svc_response_size(&r, NULL, 0);
-	uint8_t *bytes = malloc(size);
-	svc_response_write(&r, NULL, 0, bytes);
+	size_t size;
+	uint8_t *bytes = take(&r, &size);
 	svc_response_end(&r);
+	REQUIRE(bytes);
 	Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(bytes, size);
 	REQUIRE(m);
 	REQUIRE(m->n_locations == NLOC);
@@ -345,7 +363,7 @@ TEST(response_location_of_many_lines)
 
 /* A response of locations of 1, 2, 9, SVC_RESPONSE_MAX_LINES and 0 frames
  * of idx (svc_response_frames, or svc_response_frames_batch when batch;
- * leave_last: the last location left for svc_response_size to end); rank:
+ * leave_last: the last location left for svc_response_take to end); rank:
  * idx's string ordinals and records, or NULL. */
 static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *rank,
 				const sym_frame_ids *f, bool leave_last, bool no_inline,
@@ -371,13 +389,7 @@ static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *ran
 					  address);
 	for (size_t i = 0; !batch && i + leave_last < NLOC; i++)
 		svc_response_frames(&r, e, f, counts[i], no_inline, address[i]);
-	uint8_t *bytes = NULL;
-	if (!r.oom) {
-		*size = svc_response_size(&r, NULL, 0);
-		bytes = malloc(*size);
-		if (bytes)
-			svc_response_write(&r, NULL, 0, bytes);
-	}
+	uint8_t *bytes = take(&r, size);
 	svc_response_end(&r);
 	return bytes;
 }
@@ -403,7 +415,7 @@ TEST(response_frames_as_lines)
 	/* Inline chains up to the most Lines a location has, of an index's
 	 * functions and files (one frame of no function; a function at several
 	 * files): the same bytes with the last, empty location ended by the
-	 * caller or by svc_response_size, with the index's string ordinals and
+	 * caller or by svc_response_take, with the index's string ordinals and
 	 * records or without, with the marks of names no other record names or
 	 * without; each Function named as the index names it. */
 	void *blob;
