@@ -14,8 +14,9 @@
  *                       [--json]
  * (--gzip: responses gzipped, as for a client that sends Accept-Encoding: gzip;
  * --run-only: no bare-lookup passes, for a profiler's count of the run alone;
- * --json: each response also written as Connect JSON, as svc_rpc_call does for
- * an application/json call, by svc_rpc_json_encode, before any gzip).
+ * --json: each response written as Connect JSON, as the daemon does for an
+ * application/json call: by svc_lookup_run itself with the codec, before any
+ * gzip).
  * response_checksum is a hash of every response's bytes (of the first pass):
  * equal before and after a change that must not change the responses.
  */
@@ -30,7 +31,6 @@
 #include "base/base_clock.h"
 #include "bench/bench_io.h"
 #include "service/resolve/svc_index_cache.h"
-#include "service/rpc/svc_connect.h"
 #include "service/rpc/svc_rpc.h"
 #include "service/rpc/svc_rpc_json.h"
 #include "service/symbolize/svc_lookup.h"
@@ -149,15 +149,6 @@ struct figures {
 	double best;                     /* seconds of the fastest pass */
 };
 
-/* The wire response in *body as JSON, by the daemon's own step (svc_rpc_json_body). */
-static bool json_body(const svc_rpc_json *j, struct evbuffer **body)
-{
-	svc_error err = {0};
-	if (svc_rpc_json_body(j, body, &err))
-		return true;
-	fprintf(stderr, "bench_response: JSON: %s\n", err.msg);
-	return false;
-}
 
 /*
  * svc_lookup_run over every batch of the N locations, one request per batch
@@ -185,12 +176,13 @@ static bool measure_run(const struct args *a, const struct held *h,
 			struct evbuffer *body = evbuffer_new();
 			if (!body)
 				return false;
-			svc_lookup_run(&req, &map, &arena, h->pool, body, &res);
+			svc_lookup_run(&req, &map, &arena, h->pool, a->json ? h->json : NULL, body,
+				       &res);
 			if (res.err.code != SVC_OK) {
 				fprintf(stderr, "bench_response: %s\n", res.err.msg);
 				return false;
 			}
-			if ((a->json && !json_body(h->json, &body)) || (a->gzip && !gzip_body(&body))) {
+			if (a->gzip && !gzip_body(&body)) {
 				fprintf(stderr, "bench_response: response encoding failed\n");
 				return false;
 			}

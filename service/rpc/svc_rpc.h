@@ -5,7 +5,8 @@
  * handler owns everything that is not about one method: the route
  * /<service>/<Method>, POST only, the Content-Type (415 otherwise; JSON is
  * transcoded to and from the wire format with the service descriptor's
- * message types, svc_rpc_json.h, so methods only see binary),
+ * message types, svc_rpc_json.h, so methods only see binary requests and
+ * may answer in binary alone: svc_rpc_call_json_out),
  * Connect-Protocol-Version, Connect-Timeout-Ms
  * (the call's deadline), Content-Encoding gzip inflated under the request cap,
  * the cap on the request body, the cap on calls in flight, the response's
@@ -40,6 +41,7 @@ struct evbuffer;
 struct evhttp_request;
 struct ProtobufCMessageDescriptor;
 struct ProtobufCServiceDescriptor;
+typedef struct svc_rpc_json svc_rpc_json;
 struct svc_pool;
 
 /* JSON requests this large are parsed on the pool (json-c: ~20 ns a byte). */
@@ -191,22 +193,22 @@ void svc_rpc_call_on_stop(svc_rpc_call *c, void (*fn)(void *arg), void *arg);
  */
 struct evbuffer *svc_rpc_call_response(svc_rpc_call *c);
 /*
- * Transcodes the response to JSON for a JSON call, then compresses it when
+ * For a JSON call, the codec of its response message (NULL: the call is
+ * binary). A method whose response is costly to transcode may write it in
+ * JSON itself, exactly as this codec would write the wire message, and say
+ * so with svc_rpc_call_response_is_json; else its wire bytes are transcoded.
+ */
+const svc_rpc_json *svc_rpc_call_json_out(const svc_rpc_call *c);
+void svc_rpc_call_response_is_json(svc_rpc_call *c);
+/*
+ * Transcodes the response to JSON for a JSON call (unless the method wrote
+ * it so), then compresses it when
  * the client accepts gzip and it is at least gzip_min_bytes. Any thread that
  * holds the call; once (later calls do nothing). False when out of memory;
  * another failure (a response that does not transcode) is kept for
  * svc_rpc_call_ok to answer.
  */
 bool svc_rpc_call_encode(svc_rpc_call *c);
-
-/*
- * *body (a response's wire bytes) replaced by its JSON written by codec j,
- * as svc_rpc_call_encode does for a JSON call (bench/bench_response measures
- * this same step). False: *body kept, *err says why (SVC_E_NOMEM, or the
- * response did not transcode).
- */
-struct svc_rpc_json;
-bool svc_rpc_json_body(const struct svc_rpc_json *j, struct evbuffer **body, svc_error *err);
 
 /*
  * Answers with the response (encoded first if it was not). When the deadline

@@ -268,13 +268,26 @@ struct evbuffer *svc_rpc_call_response(svc_rpc_call *c)
 	return c->response;
 }
 
+const svc_rpc_json *svc_rpc_call_json_out(const svc_rpc_call *c)
+{
+	return c->json ? c->row->json_out : NULL;
+}
+
+void svc_rpc_call_response_is_json(svc_rpc_call *c)
+{
+	c->json_written = c->json;
+}
+
 static void free_data(const void *data, size_t len, void *arg)
 {
 	(void)data, (void)len;
 	free(arg);
 }
 
-bool svc_rpc_json_body(const svc_rpc_json *j, struct evbuffer **body, svc_error *err)
+/* *body (a response's wire bytes) replaced by its JSON written by codec j.
+ * False: *body kept, *err says why (SVC_E_NOMEM, or the response did not
+ * transcode). */
+static bool json_body(const svc_rpc_json *j, struct evbuffer **body, svc_error *err)
 {
 	size_t n = evbuffer_get_length(*body);
 	const uint8_t *wire = n ? evbuffer_pullup(*body, -1) : (const uint8_t *)"";
@@ -304,7 +317,8 @@ bool svc_rpc_call_encode(svc_rpc_call *c)
 {
 	if (c->encoded)
 		return true;
-	if (c->json && !svc_rpc_json_body(c->row->json_out, &c->response, &c->encode_err)) {
+	if (c->json && !c->json_written &&
+	    !json_body(c->row->json_out, &c->response, &c->encode_err)) {
 		c->encoded = true;
 		return c->encode_err.code != SVC_E_NOMEM;
 	}

@@ -50,6 +50,7 @@ struct svc_rpc_call {
 	int64_t deadline_ms;         /* monotonic; 0: none */
 	bool gzip_out;               /* the client accepts gzip */
 	bool json;                   /* application/json: transcoded both ways */
+	bool json_written;           /* the method wrote the response in JSON */
 	bool encoded, gzipped;
 	svc_error encode_err;        /* the response did not transcode (code SVC_OK: it did) */
 	svc_error decode_err;        /* the JSON request, parsed on the pool */

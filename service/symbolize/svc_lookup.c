@@ -352,8 +352,8 @@ static void group_add(svc_response *r, const struct located *at, size_t i, const
 }
 
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    base_arena *arena, svc_response_pool *pool, struct evbuffer *body,
-		    svc_lookup_result *out)
+		    base_arena *arena, svc_response_pool *pool, const svc_rpc_json *json,
+		    struct evbuffer *body, svc_lookup_result *out)
 {
 	bool no_inline = req->options && req->options->no_inline;
 	bool no_demangle = req->options && req->options->no_demangle;
@@ -374,8 +374,12 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	size_t budget = SIZE_MAX;
 	if (arena->cap)
 		budget = arena->used < arena->cap ? arena->cap - arena->used : 0;
+	/* JSON's text, about three times the wire's bytes, was not charged when
+	 * the RPC layer transcoded the wire: a JSON call may take as much. */
+	if (json)
+		budget = budget > SIZE_MAX / 3 ? SIZE_MAX : budget * 3;
 	svc_response r;
-	if (!svc_response_begin(&r, pool, nl, no_demangle, budget) || !entry_no || !plans || !rm ||
+	if (!svc_response_begin(&r, pool, nl, no_demangle, json, budget) || !entry_no || !plans || !rm ||
 	    !secs || !at.vaddr || !at.look || !at.idx || !at.ent || !at.hits) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;

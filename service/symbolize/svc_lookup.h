@@ -41,13 +41,15 @@ void svc_lookup_result_init(svc_lookup_result *r);
 
 /*
  * Looks every location up and appends the packed response to body (the
- * RPC layer compresses it, svc_rpc_call_encode). pool lends the
- * response's tables (NULL: private ones); the arena's cap bounds the call's
- * memory.
+ * RPC layer compresses it, svc_rpc_call_encode): in protobuf, or in JSON as
+ * json (the SymbolizeResponse's codec: svc_rpc_call_json_out) writes it when
+ * json is not NULL. pool lends the response's tables (NULL: private ones);
+ * the arena's cap bounds the call's memory (three times over for JSON's
+ * text).
  */
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    base_arena *arena, svc_response_pool *pool, struct evbuffer *body,
-		    svc_lookup_result *out);
+		    base_arena *arena, svc_response_pool *pool, const svc_rpc_json *json,
+		    struct evbuffer *body, svc_lookup_result *out);
 
 /*
  * The ELF virtual address of a location, as pprof normalizes it: a runtime

@@ -10,6 +10,7 @@
 #include "base/base_hash.h"
 #include "service/resolve/svc_string_rank.h"
 #include "service/symbolize/svc_response_impl.h"
+#include "service/symbolize/svc_response_json.h"
 
 /* ---- encoding (proto3: zero values are left out) ---- */
 
@@ -77,7 +78,7 @@ static inline uint8_t *put_varint_field32(uint8_t *p, uint8_t tag, uint32_t v)
  */
 static inline __attribute__((always_inline)) uint32_t string_append(svc_response *r,
 								     const char *s, size_t len,
-								     bool over)
+								     bool over, bool json)
 {
 	svc_response_tables *t = r->t;
 	base_vec *st = &t->string_table;
@@ -91,13 +92,25 @@ static inline __attribute__((always_inline)) uint32_t string_append(svc_response
 		t->strings.len = (size_t)idx + 1;
 		*string_at(t, idx) = (struct rstring){s, len};
 	}
+	if (json && !rj_plain(s, len, over)) {
+		if (!svc_response_json_string(r, s, len))
+			return 0;
+		t->n_strings++;
+		return idx;
+	}
 	t->n_strings++;
 	uint8_t *w = section_end(st);
-	*w++ = TAG(1, SVC_WIRE_LEN);
-	if (len < 0x80)
-		*w++ = (uint8_t)len;
-	else
-		w = svc_wire_put_varint(w, len);
+	if (json) {
+		w[0] = ',';
+		w[1] = '"';
+		w += 2;
+	} else {
+		*w++ = TAG(1, SVC_WIRE_LEN);
+		if (len < 0x80)
+			*w++ = (uint8_t)len;
+		else
+			w = svc_wire_put_varint(w, len);
+	}
 	if (over) {
 		size_t i = 0;
 		do {
@@ -107,7 +120,10 @@ static inline __attribute__((always_inline)) uint32_t string_append(svc_response
 	} else {
 		memcpy(w, s, len);
 	}
-	section_set_end(st, w + len);
+	w += len;
+	if (json)
+		*w++ = '"';
+	section_set_end(st, w);
 	return idx;
 }
 
@@ -120,7 +136,7 @@ static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over
 {
 	svc_response_tables *t = r->t;
 	if (r->n_entries <= 1)
-		return string_append(r, s, len, over);
+		return string_append(r, s, len, over, r->json);
 	struct slot *c = NULL;
 	uint64_t h = base_hash_bytes(s, len), k = 0;
 	for (;; k++) {
@@ -133,7 +149,7 @@ static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over
 		if (o->len == len && memcmp(o->s, s, len) == 0)
 			return c->val;
 	}
-	uint32_t idx = string_append(r, s, len, over);
+	uint32_t idx = string_append(r, s, len, over, r->json);
 	if (idx)
 		svc_response_table_claim(r, &t->by_content, c, h, k, idx);
 	return idx;
@@ -143,7 +159,7 @@ static uint32_t string_new(svc_response *r, const char *s, size_t len, bool over
  * length (not 0) are known; fresh: it is known not to be in the table yet,
  * so its slot's stamp is not trusted. 0 when out of budget. */
 static inline uint32_t string_index_ranked(svc_response *r, const struct dense *d, const char *s,
-					   uint32_t ord, size_t len, bool fresh)
+					   uint32_t ord, size_t len, bool fresh, bool json)
 {
 	svc_response_tables *t = r->t;
 	struct sslot *ss = &d->strs[ord];
@@ -154,7 +170,7 @@ static inline uint32_t string_index_ranked(svc_response *r, const struct dense *
 	if ((ss->gen == t->gen) & !fresh)
 		return ss->val;
 	bool over = (size_t)(d->copy_end - s) >= ((len + COPY_CHUNK - 1) & ~(size_t)(COPY_CHUNK - 1));
-	uint32_t idx = r->n_entries <= 1 ? string_append(r, s, len, over)
+	uint32_t idx = r->n_entries <= 1 ? string_append(r, s, len, over, json)
 					 : string_new(r, s, len, over);
 	if (idx)
 		*ss = (struct sslot){t->gen, idx};
@@ -167,13 +183,14 @@ static inline uint32_t string_index_ranked(svc_response *r, const struct dense *
  * blob (as its ordinal in d, else as a key of by_ptr); with several blobs in
  * the call, equal strings at different addresses are matched by content too.
  */
-static inline uint32_t string_index(svc_response *r, const struct dense *d, const char *s)
+static inline uint32_t string_index(svc_response *r, const struct dense *d, const char *s,
+				    bool json)
 {
 	svc_response_tables *t = r->t;
 	uint32_t ord, idx;
 	size_t len;
 	if (d && svc_string_rank_slice(d->strings, s, &ord, &len))
-		return len ? string_index_ranked(r, d, s, ord, len, false) : 0;
+		return len ? string_index_ranked(r, d, s, ord, len, false, json) : 0;
 	if (!s || !*s)
 		return 0;
 	struct slot *p = svc_response_table_find(r, &t->by_ptr, (uintptr_t)s, 0);
@@ -198,11 +215,11 @@ static inline const svc_string_rank_function *function_strings(const struct dens
 /* The string-table index of a function's or file's name s, recorded as (ord,
  * len); fresh: as string_index_ranked takes it. */
 static inline uint32_t name_index(svc_response *r, const struct dense *d, const char *s,
-				  uint32_t ord, uint16_t len, bool fresh)
+				  uint32_t ord, uint16_t len, bool fresh, bool json)
 {
 	if (len == SVC_STRING_RANK_LONG)
-		return string_index(r, d, s);
-	return len ? string_index_ranked(r, d, s, ord, len, fresh) : 0;
+		return string_index(r, d, s, json);
+	return len ? string_index_ranked(r, d, s, ord, len, fresh, json) : 0;
 }
 
 /* The index of entry number e; NULL for none (a call out of budget). */
@@ -215,12 +232,12 @@ static inline const sym_index *index_of(const svc_response_tables *t, uint32_t e
  * d: the index's dense slots, or NULL): its slot when the file was met in
  * this call, else from its record, else ranked. */
 static inline uint32_t file_index(svc_response *r, const struct dense *d, uint32_t entry,
-				  uint32_t file_id)
+				  uint32_t file_id, bool json)
 {
 	const svc_string_rank *rank = d ? d->strings : NULL;
 	if (!rank || file_id >= rank->n_files) {
 		const sym_index *idx = index_of(r->t, entry);
-		return string_index(r, d, idx ? sym_index_file(idx, file_id) : "");
+		return string_index(r, d, idx ? sym_index_file(idx, file_id) : "", json);
 	}
 	svc_response_tables *t = r->t;
 	struct sslot *fl = &d->files[file_id];
@@ -228,7 +245,7 @@ static inline uint32_t file_index(svc_response *r, const struct dense *d, uint32
 		return fl->val;
 	const svc_string_rank_file *rf = &rank->files[file_id];
 	uint32_t i = name_index(r, d, rank->base + rf->name_off, rf->name, rf->name_len,
-				rf->only & SVC_STRING_RANK_ONLY_NAME);
+				rf->only & SVC_STRING_RANK_ONLY_NAME, json);
 	*fl = (struct sslot){t->gen, i};
 	return i;
 }
@@ -255,37 +272,42 @@ static inline size_t lines_of(size_t n, bool no_inline)
  */
 static inline void recorded_names(svc_response *r, const struct dense *d,
 				  const svc_string_rank_function *rf, bool first, uint32_t *name_i,
-				  uint32_t *system_i)
+				  uint32_t *system_i, bool json)
 {
 	const char *base = d->strings->base;
 	const char *system = base + rf->system_off;
 	bool fresh_system = first & !!(rf->only & SVC_STRING_RANK_ONLY_SYSTEM);
 	if (r->no_demangle) {
 		*name_i = *system_i = name_index(r, d, system, rf->system, rf->system_len,
-						 fresh_system);
+						 fresh_system, json);
 		return;
 	}
 	*name_i = name_index(r, d, base + rf->display_off, rf->display, rf->display_len,
-			     first & !!(rf->only & SVC_STRING_RANK_ONLY_DISPLAY));
+			     first & !!(rf->only & SVC_STRING_RANK_ONLY_DISPLAY), json);
 	*system_i = rf->system_off == rf->display_off
 			    ? *name_i
-			    : name_index(r, d, system, rf->system, rf->system_len, fresh_system);
+			    : name_index(r, d, system, rf->system, rf->system_len, fresh_system,
+					 json);
 }
 
 /* Appends the Function entry of function_id at file_id (of entry number
- * entry) to the function table; its index. first: as recorded_names takes it. */
-static uint32_t function_add(svc_response *r, const struct dense *d, uint32_t entry,
-			     uint32_t function_id, uint32_t file_id, bool first)
+ * entry) to the function table, in JSON when json; its index. first: as
+ * recorded_names takes it. Inlined into one function for each form, so that
+ * neither tests the form. */
+static inline __attribute__((always_inline)) uint32_t
+function_add(svc_response *r, const struct dense *d, uint32_t entry, uint32_t function_id,
+	     uint32_t file_id, bool first, bool json)
 {
 	svc_response_tables *t = r->t;
 	/* Function { name = 1; system_name = 2; filename = 3; start_line = 4; }: <= 44 bytes. */
-	if (!section_reserve(r, &t->functions, 2 + 44))
+	if (!section_reserve(r, &t->functions,
+			     json ? sizeof(RJ_FUNCTIONS) + RJ_FUNCTION_MAX : 2 + 44))
 		return UINT32_MAX;
 	/* The name first, then the system name: the string table's order. */
 	const svc_string_rank_function *rf = function_strings(d, function_id);
 	uint32_t name_i, system_i, decl_line = 0;
 	if (rf) {
-		recorded_names(r, d, rf, first, &name_i, &system_i);
+		recorded_names(r, d, rf, first, &name_i, &system_i, json);
 		decl_line = rf->decl_line;
 	} else {
 		const char *display = "", *system = "";
@@ -293,11 +315,16 @@ static uint32_t function_add(svc_response *r, const struct dense *d, uint32_t en
 		if (idx)
 			sym_index_function_names(idx, function_id, &display, &system, &decl_line);
 		const char *name = r->no_demangle ? system : display;
-		name_i = string_index(r, d, name);
-		system_i = system == name ? name_i : string_index(r, d, system);
+		name_i = string_index(r, d, name, json);
+		system_i = system == name ? name_i : string_index(r, d, system, json);
 	}
-	uint32_t file_i = file_index(r, d, entry, file_id);
+	uint32_t file_i = file_index(r, d, entry, file_id, json);
 	base_vec *fs = &t->functions;
+	if (json) {
+		uint8_t *e = rj_element(fs, RJ_FUNCTIONS, sizeof(RJ_FUNCTIONS) - 1);
+		section_set_end(fs, rj_function(e, name_i, system_i, file_i, decl_line));
+		return (uint32_t)t->n_funcs++;
+	}
 	uint8_t *o = section_end(fs), *w = o + 2;
 	w = put_varint_field32(w, TAG(1, SVC_WIRE_VARINT), name_i);
 	w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), system_i);
@@ -309,9 +336,21 @@ static uint32_t function_add(svc_response *r, const struct dense *d, uint32_t en
 	return (uint32_t)t->n_funcs++;
 }
 
+static uint32_t function_add_wire(svc_response *r, const struct dense *d, uint32_t entry,
+				  uint32_t function_id, uint32_t file_id, bool first)
+{
+	return function_add(r, d, entry, function_id, file_id, first, false);
+}
+
+static uint32_t function_add_json(svc_response *r, const struct dense *d, uint32_t entry,
+				  uint32_t function_id, uint32_t file_id, bool first)
+{
+	return function_add(r, d, entry, function_id, file_id, first, true);
+}
+
 /* The function-table index of function_id at file_id (d: dense_of(entry)). */
 static inline uint32_t function_index(svc_response *r, uint32_t entry, const struct dense *d,
-				      uint32_t function_id, uint32_t file_id)
+				      uint32_t function_id, uint32_t file_id, bool json)
 {
 	svc_response_tables *t = r->t;
 	struct fslot *fs = NULL;
@@ -333,7 +372,8 @@ static inline uint32_t function_index(svc_response *r, uint32_t entry, const str
 		if (s->gen == t->gen)
 			return s->val;
 	}
-	uint32_t idx = function_add(r, d, entry, function_id, file_id, fs != NULL);
+	uint32_t idx = (json ? function_add_json : function_add_wire)(r, d, entry, function_id,
+								     file_id, fs != NULL);
 	if (idx == UINT32_MAX)
 		return 0;
 	if (fs)
@@ -368,10 +408,36 @@ static inline void location_close(base_vec *ls, uint8_t *o, uint8_t *w)
 	section_set_end(ls, w);
 }
 
-/* svc_response_frames, inlined into each of its two entry points. */
+/* location_add's LocationResult in JSON (its room reserved). */
+static inline __attribute__((always_inline)) void location_json(svc_response *r, base_vec *ls,
+								uint32_t entry,
+								const struct dense *d,
+								const sym_frame_ids *f, size_t n,
+								size_t nlines, bool no_inline,
+								uint64_t address)
+{
+	uint8_t *w = rj_element(ls, RJ_LOCATIONS, sizeof(RJ_LOCATIONS) - 1), *open = w;
+	if (nlines) {
+		memcpy(w, RJ_LINES, sizeof(RJ_LINES) - 1);
+		w += sizeof(RJ_LINES) - 1;
+		for (size_t j = 0; j < nlines; j++) {
+			uint32_t fi = function_index(r, entry, d,
+						     f[no_inline ? n - 1 : j].function_id,
+						     f[j].file_id, true);
+			w = rj_line(w, j == 0, fi, f[j].line, f[j].column);
+		}
+		*w++ = ']';
+	}
+	w = RJ_PUT(w, RJ_NORMALIZED_ADDRESS, address);
+	section_set_end(ls, rj_close(open, w));
+}
+
+/* svc_response_frames (json: r->json, a constant where inlined), inlined
+ * into each of its two entry points for each form. */
 static inline __attribute__((always_inline)) void location_add(svc_response *r, uint32_t entry,
 							       const sym_frame_ids *f, size_t n,
-							       bool no_inline, uint64_t address)
+							       bool no_inline, uint64_t address,
+							       bool json)
 {
 	svc_response_tables *t = r->t;
 	if (r->next_location >= r->n_locations)
@@ -382,14 +448,21 @@ static inline __attribute__((always_inline)) void location_add(svc_response *r, 
 		r->oom = true;
 		return;
 	}
-	if (!section_reserve(r, ls, LOC_HEAD + 1 + nlines * LINE_MAX_BYTES + ADDRESS_MAX_BYTES))
+	if (!section_reserve(r, ls,
+			     json ? RJ_LOCATION_MAX + nlines * RJ_LINE_MAX
+				     : LOC_HEAD + 1 + nlines * LINE_MAX_BYTES + ADDRESS_MAX_BYTES))
 		return;
 	/* The function calls below grow other sections only: o stays valid. */
-	uint8_t *o = section_end(ls), *w = o + LOC_HEAD;
 	const struct dense *d = nlines ? dense_of(t, entry) : NULL;
+	if (json) {
+		location_json(r, ls, entry, d, f, n, nlines, no_inline, address);
+		r->next_location++;
+		return;
+	}
+	uint8_t *o = section_end(ls), *w = o + LOC_HEAD;
 	for (size_t j = 0; j < nlines; j++) {
 		uint32_t fi = function_index(r, entry, d, f[no_inline ? n - 1 : j].function_id,
-					     f[j].file_id);
+					     f[j].file_id, false);
 		uint8_t *start = w;
 		w = put_varint_field32(start + 2, TAG(1, SVC_WIRE_VARINT), fi);
 		w = put_varint_field32(w, TAG(2, SVC_WIRE_VARINT), f[j].line);
@@ -405,7 +478,10 @@ static inline __attribute__((always_inline)) void location_add(svc_response *r, 
 void svc_response_frames(svc_response *r, uint32_t entry, const sym_frame_ids *f, size_t n,
 			 bool no_inline, uint64_t address)
 {
-	location_add(r, entry, f, n, no_inline, address);
+	if (r->json)
+		location_add(r, entry, f, n, no_inline, address, true);
+	else
+		location_add(r, entry, f, n, no_inline, address, false);
 }
 
 /*
@@ -442,8 +518,12 @@ void svc_response_frames_batch(svc_response *r, size_t count, const uint32_t *en
 			       bool no_inline, const uint64_t *address)
 {
 	batch_fetch(r->t, count, entry, f, first, n);
-	for (size_t k = 0; k < count && !r->oom; k++)
-		location_add(r, entry[k], f + first[k], n[k], no_inline, address[k]);
+	if (r->json)
+		for (size_t k = 0; k < count && !r->oom; k++)
+			location_add(r, entry[k], f + first[k], n[k], no_inline, address[k], true);
+	else
+		for (size_t k = 0; k < count && !r->oom; k++)
+			location_add(r, entry[k], f + first[k], n[k], no_inline, address[k], false);
 }
 
 /* ---- the whole response (fields in number order) ---- */
@@ -464,19 +544,9 @@ static size_t mapping_size(const svc_response_mapping *m)
 			    !!(m->flags & SYM_INDEX_HAS_INLINE_FRAMES));
 }
 
-size_t svc_response_take(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
-			 svc_response_piece out[SVC_RESPONSE_PIECES])
+/* The MappingResults' wire bytes at p (mappings_size's); returns their end. */
+static uint8_t *put_mappings(uint8_t *p, const svc_response_mapping *maps, size_t n_maps)
 {
-	svc_response_tables *t = r->t;
-	while (r->next_location < r->n_locations && !r->oom)
-		svc_response_frames(r, 0, NULL, 0, false, 0);   /* an empty LocationResult */
-	size_t tail = 0;
-	for (size_t i = 0; i < n_maps; i++)
-		tail += len_field_size(mapping_size(&maps[i]));
-	/* The MappingResults end the last section (field 4 follows 3). */
-	if (r->oom || !section_reserve(r, &t->locations, tail))
-		return 0;
-	uint8_t *p = section_end(&t->locations);
 	for (size_t i = 0; i < n_maps; i++) {
 		const svc_response_mapping *m = &maps[i];
 		p = put_len_header(p, TAG(4, SVC_WIRE_LEN), mapping_size(m));
@@ -495,7 +565,48 @@ size_t svc_response_take(svc_response *r, const svc_response_mapping *maps, size
 		p = put_varint_field(p, TAG(7, SVC_WIRE_VARINT),
 				     !!(m->flags & SYM_INDEX_HAS_INLINE_FRAMES));
 	}
-	section_set_end(&t->locations, p);
+	return p;
+}
+
+static size_t mappings_size(const svc_response_mapping *maps, size_t n_maps)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < n_maps; i++)
+		n += len_field_size(mapping_size(&maps[i]));
+	return n;
+}
+
+/* The message's end in JSON: the MappingResults written by the codec from
+ * their wire bytes. */
+static bool json_end(svc_response *r, const svc_response_mapping *maps, size_t n_maps)
+{
+	size_t n = mappings_size(maps, n_maps);
+	uint8_t *wire = malloc(n ? n : 1);
+	bool ok = wire && svc_response_json_end(r, wire, (size_t)(put_mappings(wire, maps, n_maps) - wire));
+	free(wire);
+	if (!ok)
+		r->oom = true;
+	return ok;
+}
+
+size_t svc_response_take(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
+			 svc_response_piece out[SVC_RESPONSE_PIECES])
+{
+	svc_response_tables *t = r->t;
+	while (r->next_location < r->n_locations && !r->oom)
+		svc_response_frames(r, 0, NULL, 0, false, 0);   /* an empty LocationResult */
+	if (r->oom)
+		return 0;
+	if (r->json) {
+		if (!json_end(r, maps, n_maps))
+			return 0;
+	} else {
+		/* The MappingResults end the last section (field 4 follows 3). */
+		if (!section_reserve(r, &t->locations, mappings_size(maps, n_maps)))
+			return 0;
+		section_set_end(&t->locations,
+				put_mappings(section_end(&t->locations), maps, n_maps));
+	}
 	base_vec *secs[SVC_RESPONSE_PIECES] = {&t->string_table, &t->functions, &t->locations};
 	size_t n = 0;
 	for (size_t i = 0; i < SVC_RESPONSE_PIECES; i++)

@@ -9,7 +9,8 @@
  * first met; each distinct string once, found by address inside one index
  * blob and by content across blobs). Each
  * table entry and each LocationResult is encoded to protobuf bytes as it is
- * made, into one section per repeated field; svc_response_take() adds the
+ * made (in protobuf, or in JSON for a JSON call: svc_response_json.h), into
+ * one section per repeated field; svc_response_take() adds the
  * MappingResults and hands the sections over as they are, with no copy
  * joining them. The bytes are exactly those
  * protobuf-c packs for the same message (test_svc_response checks this),
@@ -32,6 +33,7 @@
 #include <stdint.h>
 
 #include "service/resolve/svc_string_rank.h"
+#include "service/rpc/svc_rpc_json.h"
 #include "symbolizer/sym_index.h"
 
 /* Lines (inline frames) a location may have. */
@@ -57,6 +59,8 @@ typedef struct svc_response {
 	size_t budget;           /* bytes the tables may grow by in this call */
 	size_t n_locations;
 	size_t next_location;    /* svc_response_frames() calls so far */
+	const svc_rpc_json *json;  /* NULL: protobuf; else the message's JSON as this
+				    * codec writes it (svc_response_json.h) */
 	unsigned n_entries;      /* distinct indexes seen (svc_response_entry) */
 	bool no_demangle;
 	bool oom;                /* a table hit the budget or memory ran out */
@@ -64,11 +68,12 @@ typedef struct svc_response {
 
 /*
  * Starts a response of n_locations locations (pool may be NULL: private
- * tables). budget bounds the memory the tables may take in this call. False
- * when out of memory.
+ * tables), written in protobuf, or in JSON as json (the SymbolizeResponse's
+ * codec) writes the same message when json is not NULL. budget bounds the
+ * memory the tables may take in this call. False when out of memory.
  */
 bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locations,
-			bool no_demangle, size_t budget);
+			bool no_demangle, const svc_rpc_json *json, size_t budget);
 /* Gives the tables back to the pool (or frees them); also after a failed begin. */
 void svc_response_end(svc_response *r);
 

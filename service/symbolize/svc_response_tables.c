@@ -10,6 +10,7 @@
 
 #include "service/resolve/svc_string_rank.h"
 #include "service/symbolize/svc_response_impl.h"
+#include "service/symbolize/svc_response_json.h"
 
 /* Room for bytes more in this call's budget (sets oom when there is none). */
 static bool charge(svc_response *r, size_t bytes)
@@ -179,10 +180,11 @@ static void next_generation(svc_response_tables *t)
 }
 
 bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locations,
-			bool no_demangle, size_t budget)
+			bool no_demangle, const svc_rpc_json *json, size_t budget)
 {
 	memset(r, 0, sizeof(*r));
 	r->pool = pool;
+	r->json = json;
 	r->budget = budget;
 	r->n_locations = n_locations;
 	r->no_demangle = no_demangle;
@@ -208,13 +210,14 @@ bool svc_response_begin(svc_response *r, svc_response_pool *pool, size_t n_locat
 	t->next = NULL;
 	next_generation(t);
 	/* string_table[0] is "" (never matched by content: looked up as 0). */
-	if (!section_reserve(r, &t->string_table, 2))
+	static const uint8_t wire[] = {TAG(1, SVC_WIRE_LEN), 0};
+	const void *first = json ? (const void *)RJ_STRING_TABLE : wire;
+	size_t n = json ? sizeof(RJ_STRING_TABLE) - 1 : sizeof(wire);
+	if (!section_reserve(r, &t->string_table, n))
 		return false;
 	t->n_strings = 1;
-	uint8_t *w = section_end(&t->string_table);
-	w[0] = TAG(1, SVC_WIRE_LEN);
-	w[1] = 0;
-	section_set_end(&t->string_table, w + 2);
+	memcpy(section_end(&t->string_table), first, n);
+	t->string_table.len += n;
 	return true;
 }
 

@@ -97,8 +97,11 @@ static void answered(svc_rpc_flow *fl)
 static void work(svc_rpc_flow *fl)
 {
 	struct call *c = (struct call *)fl;
-	svc_lookup_run(c->msg, c->maps, &c->arena, sy_of(c)->o.responses,
+	const svc_rpc_json *json = svc_rpc_call_json_out(fl->rpc);
+	svc_lookup_run(c->msg, c->maps, &c->arena, sy_of(c)->o.responses, json,
 		       svc_rpc_call_response(fl->rpc), &c->out);
+	if (json && c->out.err.code == SVC_OK)
+		svc_rpc_call_response_is_json(fl->rpc);   /* not transcoded again */
 	fl->err = c->out.err;
 }
 

@@ -16,95 +16,12 @@
 #include <event2/buffer.h>
 
 #include "index_fixture.h"
+#include "response_fixture.h"
 #include "service/resolve/svc_string_rank.h"
 #include "service/symbolize/svc_lookup.h"
 #include "service/symbolize/svc_response.h"
 #include "service/rpc/svc_wire.h"
 #include "test.h"
-
-#define STATUS(x) SYMBOLIZER__V1__MAPPING_RESULT__STATUS__STATUS_##x
-
-/* A request of n_maps mappings and the locations given, and its svc_lookup_mappings. */
-struct call {
-	Symbolizer__V1__SymbolizeRequest req;
-	Symbolizer__V1__Options opts;
-	Symbolizer__V1__Mapping pm[4];
-	Symbolizer__V1__Mapping *pmp[4];
-	svc_lookup_mapping maps[4];
-	Symbolizer__V1__Location *locs;
-	Symbolizer__V1__Location **locp;
-};
-
-static void call_init(struct call *c, svc_index_entry **entries, size_t n_maps, size_t n_locs)
-{
-	memset(c, 0, sizeof(*c));
-	symbolizer__v1__symbolize_request__init(&c->req);
-	symbolizer__v1__options__init(&c->opts);
-	c->req.options = &c->opts;
-	for (size_t i = 0; i < n_maps; i++) {
-		symbolizer__v1__mapping__init(&c->pm[i]);
-		c->pmp[i] = &c->pm[i];
-		c->maps[i].pb = &c->pm[i];
-		c->maps[i].entry = entries[i];
-		c->maps[i].status = entries[i] ? STATUS(OK) : STATUS(NOT_FOUND);
-		if (!entries[i]) {
-			snprintf(c->maps[i].error, sizeof(c->maps[i].error), "no source has it");
-			c->maps[i].retry_after_ms = 7;
-		}
-	}
-	c->req.n_mappings = n_maps;
-	c->req.mappings = c->pmp;
-	c->locs = calloc(n_locs ? n_locs : 1, sizeof(*c->locs));
-	c->locp = calloc(n_locs ? n_locs : 1, sizeof(*c->locp));
-	for (size_t i = 0; i < n_locs; i++) {
-		symbolizer__v1__location__init(&c->locs[i]);
-		c->locp[i] = &c->locs[i];
-	}
-	c->req.n_locations = n_locs;
-	c->req.locations = c->locp;
-}
-
-static void call_deinit(struct call *c)
-{
-	free(c->locs);
-	free(c->locp);
-}
-
-/* Addresses every 3 bytes through the executable segments of an index, from its first. */
-static size_t code_addresses(const svc_index_entry *e, uint64_t *out, size_t max)
-{
-	size_t n = 0;
-	for (uint32_t i = 0; i < e->info.n_loads && n < max; i++) {
-		const sym_elf_load *l = &e->info.loads[i];
-		if (!(l->flags & 1))
-			continue;
-		for (uint64_t a = l->vaddr; a < l->vaddr + l->memsz && n < max; a += 3)
-			out[n++] = a;
-	}
-	return n;
-}
-
-/* Runs the call; the body's bytes (malloc'd) and size, or NULL when not OK. */
-static uint8_t *run(struct call *c, svc_response_pool *pool, size_t arena_cap, size_t *size,
-		    svc_lookup_result *res)
-{
-	base_arena arena;
-	base_arena_init(&arena, arena_cap);
-	svc_lookup_result_init(res);
-	struct evbuffer *body = evbuffer_new();
-	if (!body)
-		return NULL;
-	svc_lookup_run(&c->req, c->maps, &arena, pool, body, res);
-	uint8_t *bytes = NULL;
-	if (res->err.code == SVC_OK) {
-		*size = evbuffer_get_length(body);
-		bytes = malloc(*size ? *size : 1);
-		evbuffer_copyout(body, bytes, *size);
-	}
-	evbuffer_free(body);
-	base_arena_deinit(&arena);
-	return bytes;
-}
 
 /* The response's bytes (svc_response_take's pieces joined, malloc'd) and
  * size; NULL when it is not taken. */
@@ -246,12 +163,12 @@ TEST(response_bytes_and_lines_over_two_indexes)
 		c.opts.no_demangle = no_demangle;
 		svc_lookup_result res;
 		size_t size = 0, size2 = 0, size3 = 0;
-		uint8_t *bytes = run(&c, pool, 256u << 20, &size, &res);
+		uint8_t *bytes = run(&c, pool, NULL, 256u << 20, &size, &res);
 		REQUIRE(bytes);
 		CHECK(res.symbolized > (na + nb) / 2);
 		/* From reused tables, and from private ones: the same bytes. */
-		uint8_t *again = run(&c, pool, 256u << 20, &size2, &res);
-		uint8_t *private = run(&c, NULL, 256u << 20, &size3, &res);
+		uint8_t *again = run(&c, pool, NULL, 256u << 20, &size2, &res);
+		uint8_t *private = run(&c, NULL, NULL, 256u << 20, &size3, &res);
 		CHECK(again && size2 == size && memcmp(again, bytes, size) == 0);
 		CHECK(private && size3 == size && memcmp(private, bytes, size) == 0);
 		free(again);
@@ -262,9 +179,9 @@ TEST(response_bytes_and_lines_over_two_indexes)
 		CHECK(c_rank.base && cxx_rank.base && c_rank.n_strings > 1);
 		size_t size4 = 0, size5 = 0;
 		memset(&cxx_e->strings, 0, sizeof(cxx_e->strings));
-		uint8_t *mixed = run(&c, pool, 256u << 20, &size4, &res);
+		uint8_t *mixed = run(&c, pool, NULL, 256u << 20, &size4, &res);
 		memset(&c_e->strings, 0, sizeof(c_e->strings));
-		uint8_t *hashed = run(&c, pool, 256u << 20, &size5, &res);
+		uint8_t *hashed = run(&c, pool, NULL, 256u << 20, &size5, &res);
 		c_e->strings = c_rank;
 		cxx_e->strings = cxx_rank;
 		CHECK(mixed && size4 == size && memcmp(mixed, bytes, size) == 0);
@@ -277,7 +194,7 @@ TEST(response_bytes_and_lines_over_two_indexes)
 		size_t size6 = 0, size7 = 0;
 		REQUIRE(c_rank.files && c_rank.n_files > 1);
 		c_e->strings.n_functions = c_e->strings.n_files = 0;
-		uint8_t *unrecorded = run(&c, pool, 256u << 20, &size6, &res);
+		uint8_t *unrecorded = run(&c, pool, NULL, 256u << 20, &size6, &res);
 		c_e->strings.n_functions = c_rank.n_functions;
 		c_e->strings.n_files = c_rank.n_files;
 		svc_string_rank_function *saved_fns =
@@ -291,7 +208,7 @@ TEST(response_bytes_and_lines_over_two_indexes)
 				SVC_STRING_RANK_LONG;
 		for (uint32_t fi = 0; fi < cxx_rank.n_files; fi++)
 			cxx_rank.files[fi].name_len = SVC_STRING_RANK_LONG;
-		uint8_t *long_names = run(&c, pool, 256u << 20, &size7, &res);
+		uint8_t *long_names = run(&c, pool, NULL, 256u << 20, &size7, &res);
 		memcpy(cxx_rank.functions, saved_fns, cxx_rank.n_functions * sizeof(*saved_fns));
 		memcpy(cxx_rank.files, saved_files, cxx_rank.n_files * sizeof(*saved_files));
 		free(saved_fns);
@@ -333,7 +250,7 @@ TEST(response_location_of_many_lines)
 	static const unsigned counts[] = {1, 7, 100, SVC_RESPONSE_MAX_LINES};
 	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
 	svc_response r;
-	REQUIRE(svc_response_begin(&r, NULL, NLOC, false, SIZE_MAX));
+	REQUIRE(svc_response_begin(&r, NULL, NLOC, false, NULL, SIZE_MAX));
 	/* Frames of an entry without an index: function j is the j-th met. */
 	static int key;
 	uint32_t e = svc_response_entry(&r, &key, NULL, NULL, 0);
@@ -372,7 +289,7 @@ static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *ran
 	static const size_t counts[] = {1, 2, 9, SVC_RESPONSE_MAX_LINES, 0};
 	enum { NLOC = sizeof(counts) / sizeof(counts[0]) };
 	svc_response r;
-	if (!svc_response_begin(&r, NULL, NLOC, false, SIZE_MAX))
+	if (!svc_response_begin(&r, NULL, NLOC, false, NULL, SIZE_MAX))
 		return NULL;
 	sym_index_info info;
 	sym_index_get_info(idx, &info);
@@ -503,7 +420,7 @@ TEST(response_of_nothing)
 	c.req.options = NULL;
 	svc_lookup_result res;
 	size_t size = 0;
-	uint8_t *bytes = run(&c, NULL, 1u << 20, &size, &res);
+	uint8_t *bytes = run(&c, NULL, NULL, 1u << 20, &size, &res);
 	REQUIRE(bytes);
 	/* string_table = [""]: the tag and a zero length. */
 	CHECK_EQ_U(size, 2);
@@ -530,11 +447,11 @@ TEST(response_over_the_memory_cap)
 	svc_lookup_result res;
 	size_t size;
 	/* A cap the request's own tables already fill. */
-	uint8_t *bytes = run(&c, pool, 80 * 1024, &size, &res);
+	uint8_t *bytes = run(&c, pool, NULL, 80 * 1024, &size, &res);
 	CHECK(bytes == NULL);
 	CHECK(svc_errc_connect(res.err.code) == SVC_CONNECT_RESOURCE_EXHAUSTED);
 	/* The tables go back to the pool in a state the next call can use. */
-	bytes = run(&c, pool, 256u << 20, &size, &res);
+	bytes = run(&c, pool, NULL, 256u << 20, &size, &res);
 	REQUIRE(bytes);
 	Symbolizer__V1__SymbolizeResponse *r = decode_and_repack(bytes, size);
 	REQUIRE(r);
