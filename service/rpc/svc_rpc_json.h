@@ -5,7 +5,9 @@
  * per message. The Connect handler (svc_rpc) uses it to serve every method in
  * application/json too: a JSON request is transcoded to the protobuf wire
  * format before the method sees it, and the method's wire response is
- * transcoded to JSON after, so methods only ever speak binary.
+ * transcoded to JSON after, so methods only ever need to speak binary (one
+ * whose big responses cost as much to transcode as to build may write its
+ * JSON itself, as this codec would: svc_rpc_call_json_out; Symbolize does).
  *
  * Input (svc_rpc_json_decode, read in one pass by a scanner of our own, no
  * tree; strict RFC 8259 JSON, UTF-8 checked, nesting bounded, answers as

@@ -3,7 +3,9 @@
  * svc_rpc_json_impl: the codec's tables, shared by its files (svc_rpc_json.c:
  * the tables built from the descriptors; svc_rpc_json_decode.c: JSON in;
  * svc_rpc_json_encode.c: JSON out, written with svc_rpc_json_text.c's
- * numbers, strings and base64). Not for use outside service/rpc/.
+ * numbers, strings and base64). Not for use outside service/rpc/, but for
+ * the Symbolize response's own JSON writer (service/symbolize/
+ * svc_response_json.h), which writes numbers and strings with these.
  */
 #ifndef SVC_RPC_JSON_IMPL_H
 #define SVC_RPC_JSON_IMPL_H
