@@ -3,9 +3,8 @@
  * svc_rpc_json_impl: the codec's tables, shared by its files (svc_rpc_json.c:
  * the tables built from the descriptors; svc_rpc_json_decode.c: JSON in;
  * svc_rpc_json_encode.c: JSON out, written with svc_rpc_json_text.c's
- * numbers, strings and base64). Not for use outside service/rpc/, but for
- * the Symbolize response's own JSON writer (service/symbolize/
- * svc_response_json.h), which writes numbers and strings with these.
+ * numbers, strings and base64; svc_rpc_json_text.h has those the Symbolize
+ * response's own JSON writer shares). Not for use outside service/rpc/.
  */
 #ifndef SVC_RPC_JSON_IMPL_H
 #define SVC_RPC_JSON_IMPL_H
@@ -16,6 +15,7 @@
 #include <string.h>
 
 #include "service/rpc/svc_rpc_json.h"
+#include "service/rpc/svc_rpc_json_text.h"
 
 typedef struct json_msg json_msg;
 
@@ -137,102 +137,6 @@ static inline bool json_put_char(base_buf *b, char c)
 	return true;
 }
 
-/* The bytes of 8 that need care in a JSON string (not printable ASCII, or
- * '"' or '\\'), each as its high bit; the lowest one set is exact (the
- * "has a zero byte" and "has a byte less than" word tricks: a borrow only
- * ever marks a byte above a true one). */
-static inline uint64_t json_care_mask(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
-	uint64_t care = ((w - ones * 0x20) & ~w) | ((quote - ones) & ~quote) |
-			((bslash - ones) & ~bslash) | w;
-	return care & high;
-}
-
-/* Whether none of 8 bytes needs care. */
-static inline bool json_plain_word(uint64_t w)
-{
-	return json_care_mask(w) == 0;
-}
-
-/* Room that a number takes at most: '"', '-', 20 digits, '"'. */
-#define JSON_NUMBER_MAX 24
-
-/*
- * Every number below 1,000 in decimal, 8 bytes each: its digits (1 to 3,
- * zeros after) and their count, then its 3 digits with zeros before and a
- * zero (svc_rpc_json_text.c). A group of digits is one 4-byte copy.
- */
-extern const char svc_rpc_json_dec3[1000][8];
-
-/* v (below 10^9) in decimal at p, which has room for 4 bytes past its end
- * (they may be written); returns the byte after it. Groups of 3 digits,
- * one copy each: below 1,000 (most indexes, lines and columns) no
- * division. */
-static inline __attribute__((always_inline)) uint8_t *json_write_small(uint8_t *p, uint32_t v)
-{
-	const char(*t)[8] = svc_rpc_json_dec3;
-	if (v < 1000) {
-		memcpy(p, t[v], 4);
-		return p + t[v][3];
-	}
-	uint32_t lo;
-	if (v < 1000000) {
-		uint32_t hi = v / 1000;
-		lo = v - hi * 1000;
-		memcpy(p, t[hi], 4);
-		p += t[hi][3];
-	} else {
-		uint32_t hi = v / 1000000, r = v - hi * 1000000, mid = r / 1000;
-		lo = r - mid * 1000;
-		memcpy(p, t[hi], 4);
-		p += t[hi][3];
-		memcpy(p, t[mid] + 4, 4);
-		p += 3;
-	}
-	memcpy(p, t[lo] + 4, 4);
-	return p + 3;
-}
-
-/* v (below 10^9) as 9 digits, zeros before, at p (room for 10 bytes). */
-static inline __attribute__((always_inline)) uint8_t *json_write_9(uint8_t *p, uint32_t v)
-{
-	const char(*t)[8] = svc_rpc_json_dec3;
-	uint32_t hi = v / 1000000, r = v - hi * 1000000, mid = r / 1000;
-	memcpy(p, t[hi] + 4, 4);
-	memcpy(p + 3, t[mid] + 4, 4);
-	memcpy(p + 6, t[r - mid * 1000] + 4, 4);
-	return p + 9;
-}
-
-/* v in decimal, with a '-' when neg, between quotes when quoted, written at
- * p (JSON_NUMBER_MAX bytes of room, which bytes past the number's end may
- * take); returns the byte after it. Below 10^9 (line numbers, indexes,
- * addresses of most files): json_write_small, no division past two;
- * above, groups of 9 digits. */
-static inline __attribute__((always_inline)) uint8_t *json_write_number(uint8_t *p, uint64_t v,
-									 bool neg, bool quoted)
-{
-	if (quoted)
-		*p++ = '"';
-	if (neg)
-		*p++ = '-';
-	if (v < 1000000000) {
-		p = json_write_small(p, (uint32_t)v);
-	} else if (v < 1000000000000000000ull) {
-		p = json_write_small(p, (uint32_t)(v / 1000000000));
-		p = json_write_9(p, (uint32_t)(v % 1000000000));
-	} else {  /* 19 or 20 digits */
-		p = json_write_small(p, (uint32_t)(v / 1000000000000000000ull));
-		p = json_write_9(p, (uint32_t)(v / 1000000000 % 1000000000));
-		p = json_write_9(p, (uint32_t)(v % 1000000000));
-	}
-	if (quoted)
-		*p++ = '"';
-	return p;
-}
-
 /* Writes f's key at q, which has room for JSON_KEY_PAD bytes or the key's
  * length, whichever is more; returns the byte after the key. */
 static inline uint8_t *json_write_key(uint8_t *q, const json_field *f)
@@ -289,8 +193,6 @@ bool svc_rpc_json_put_number(base_buf *b, uint64_t v, bool neg, bool quoted);
 bool svc_rpc_json_put_i64(base_buf *b, int64_t v, bool quoted);
 /* A double (%.17g) or float (%.9g); NaN and the infinities as their strings. */
 bool svc_rpc_json_put_double(base_buf *b, double d, bool is_float);
-/* Appends a string as JSON ("..." with escapes; invalid UTF-8 as U+FFFD). */
-bool svc_rpc_json_put_string(base_buf *b, const uint8_t *s, size_t n);
 /* bytes as a quoted standard base64 string, padded. */
 bool svc_rpc_json_put_base64(base_buf *b, const uint8_t *s, size_t n);
 /* bytes as a quoted lowercase hex string (OTLP/JSON's IDs). */

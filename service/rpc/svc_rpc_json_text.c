@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * svc_rpc_json_text: writing JSON text into a buffer (svc_rpc_json_impl.h):
- * numbers, doubles, any scalar of a field's type, strings (escapes, 8 bytes
- * at a time over the plain runs, invalid UTF-8 as U+FFFD) and base64, for the encoder
- * (svc_rpc_json_encode.c), which writes a message's fields with them.
+ * svc_rpc_json_text: writing JSON text into a buffer (svc_rpc_json_text.h,
+ * svc_rpc_json_impl.h): numbers, doubles, any scalar of a field's type,
+ * strings (escapes, 8 bytes at a time over the plain runs, invalid UTF-8 as
+ * U+FFFD) and base64, for the encoder (svc_rpc_json_encode.c), which writes a
+ * message's fields with them, and for svc_response_json.h.
  */
 #include <math.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 #ifndef SVC_RESPONSE_JSON_H
 #define SVC_RESPONSE_JSON_H
 
-#include "service/rpc/svc_rpc_json_impl.h"
+#include "service/rpc/svc_rpc_json_text.h"
 #include "service/symbolize/svc_response_impl.h"
 
 #define RJ_HOT static inline __attribute__((always_inline))
