@@ -139,4 +139,30 @@ static inline struct rstring *string_at(const svc_response_tables *t, size_t i)
 
 #define TAG(field, type) ((uint8_t)SVC_WIRE_TAG(field, type))
 
+/* ---- encoding (proto3: zero values are left out) ---- */
+
+static inline size_t varint_field_size(uint64_t v)
+{
+	return v ? 1 + svc_wire_varint_size(v) : 0;
+}
+
+static inline size_t len_field_size(size_t body)
+{
+	return 1 + svc_wire_varint_size(body) + body;
+}
+
+static inline uint8_t *put_varint_field(uint8_t *p, uint8_t tag, uint64_t v)
+{
+	if (!v)
+		return p;
+	*p++ = tag;
+	return svc_wire_put_varint(p, v);
+}
+
+static inline uint8_t *put_len_header(uint8_t *p, uint8_t tag, size_t body)
+{
+	*p++ = tag;
+	return svc_wire_put_varint(p, body);
+}
+
 #endif
