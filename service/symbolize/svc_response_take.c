@@ -84,7 +84,7 @@ size_t svc_response_take(svc_response *r, const svc_response_mapping *maps, size
 	if (r->json) {
 		if (!json_end(r, maps, n_maps))
 			return 0;
-	} else {
+	} else if (n_maps) {
 		/* The MappingResults end the last section (field 4 follows 3). */
 		if (!section_reserve(r, &t->locations, mappings_size(maps, n_maps)))
 			return 0;
