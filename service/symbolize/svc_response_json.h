@@ -2,15 +2,16 @@
 /*
  * svc_response_json.h: the response's elements written as JSON, for a call
  * that asked for it (svc_response.json): the protobuf JSON mapping of each
- * Function, LocationResult and Line exactly as the codec (svc_rpc_json)
- * writes their wire bytes (lowerCamelCase keys, 64-bit integers quoted,
- * zeros left out, an object of no field "{}"), straight from the numbers, so
- * that a JSON call is not encoded twice (reading the wire back cost as much
- * as building it). A section's first element follows its key, the others a
- * ','; svc_response_json.c writes the strings that need escapes, closes the
+ * Function, LocationResult and Line exactly as the codec (svc_rpc_json, with
+ * no flags: Symbolize's row sets none) writes their wire bytes
+ * (lowerCamelCase keys, 64-bit integers quoted, zeros left out, an object of
+ * no field "{}"), straight from the numbers, so that a JSON call is not
+ * encoded twice (reading the wire back cost as much as building it). A
+ * section's first element follows its key, the others a ','.
+ * svc_response_json.c writes the strings that need escapes, closes the
  * sections and has the codec itself write the MappingResults.
- * test_svc_response holds the bytes to the codec's. Internal to
- * service/symbolize.
+ * test_svc_response_json and fuzz_response_json hold the bytes to the
+ * codec's. Internal to service/symbolize.
  */
 #ifndef SVC_RESPONSE_JSON_H
 #define SVC_RESPONSE_JSON_H
