@@ -149,7 +149,6 @@ struct figures {
 	double best;                     /* seconds of the fastest pass */
 };
 
-
 /*
  * svc_lookup_run over every batch of the N locations, one request per batch
  * over the same Location array, a.passes times; false (told) on failure.

@@ -26,8 +26,9 @@
 # then, interleaved over five rounds (the median of each configuration is
 # printed, so that load elsewhere on a shared machine hits them alike):
 # binary, binary accepting gzip (as Connect clients do by default), Connect
-# JSON (application/json: the daemon transcodes both ways; the client writes
-# JSON requests and scans the responses' text), and JSON accepting gzip.
+# JSON (application/json: the daemon decodes the request's text and writes the
+# response's; the client writes JSON requests and scans the responses' text),
+# and JSON accepting gzip.
 # --scale multiplies the number of requests of each run (default 1: a few
 # seconds each). --pool is the number of distinct addresses drawn (200000).
 # --daemon-arg passes one more flag to symbolizerd (e.g. --worker-lookup-min=1).

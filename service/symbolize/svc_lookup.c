@@ -379,8 +379,8 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 	if (json)
 		budget = budget > SIZE_MAX / 3 ? SIZE_MAX : budget * 3;
 	svc_response r;
-	if (!svc_response_begin(&r, pool, nl, no_demangle, json, budget) || !entry_no || !plans || !rm ||
-	    !secs || !at.vaddr || !at.look || !at.idx || !at.ent || !at.hits) {
+	if (!svc_response_begin(&r, pool, nl, no_demangle, json, budget) || !entry_no || !plans ||
+	    !rm || !secs || !at.vaddr || !at.look || !at.idx || !at.ent || !at.hits) {
 		svc_error_set(&out->err, SVC_E_NOMEM, "out of memory building the response");
 		goto done;
 	}

@@ -8,13 +8,13 @@
  * entry per (index, function, file of the line), named from the index when
  * first met; each distinct string once, found by address inside one index
  * blob and by content across blobs). Each
- * table entry and each LocationResult is encoded to protobuf bytes as it is
- * made (in protobuf, or in JSON for a JSON call: svc_response_json.h), into
- * one section per repeated field; svc_response_take() adds the
- * MappingResults and hands the sections over as they are, with no copy
- * joining them. The bytes are exactly those
- * protobuf-c packs for the same message (test_svc_response checks this),
- * without protobuf-c's per-message structs and reflective packing.
+ * table entry and each LocationResult is encoded as it is made (to protobuf
+ * bytes, or to JSON text for a JSON call: svc_response_json.h), into one
+ * section per repeated field; svc_response_take() adds the MappingResults
+ * and hands the sections over as they are, with no copy joining them. The
+ * bytes are exactly those protobuf-c packs for the same message
+ * (test_svc_response checks this), without protobuf-c's per-message structs
+ * and reflective packing; the JSON, the codec's (test_svc_response_json).
  *
  * Seen functions and strings are found by their dense ordinals in the index
  * (the function_id of a frame; a string's svc_string_rank ordinal, read from

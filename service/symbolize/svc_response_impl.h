@@ -105,7 +105,8 @@ void svc_response_table_claim(svc_response *r, struct table *tb, struct slot *s,
 bool svc_response_reserve_slow(svc_response *r, base_vec *v, size_t need);
 
 /* The bytes of section sec, handed over; sec takes a new allocation as
- * large (not charged again), when the tables go back to a pool. */
+ * large (counted in the tables' bytes as the old one was) when the tables
+ * go back to a pool and are not over RETAIN_BYTES. */
 svc_response_piece svc_response_section_take(svc_response *r, base_vec *sec);
 
 /* Makes room for need elements in v. */

@@ -42,8 +42,10 @@ static uint8_t *put_mappings(uint8_t *p, const svc_response_mapping *maps, size_
 			p += n;
 		}
 		p = put_varint_field(p, TAG(3, SVC_WIRE_VARINT), m->retry_after_ms);
-		p = put_varint_field(p, TAG(4, SVC_WIRE_VARINT), !!(m->flags & SYM_INDEX_HAS_FUNCTIONS));
-		p = put_varint_field(p, TAG(5, SVC_WIRE_VARINT), !!(m->flags & SYM_INDEX_HAS_FILENAMES));
+		p = put_varint_field(p, TAG(4, SVC_WIRE_VARINT),
+				     !!(m->flags & SYM_INDEX_HAS_FUNCTIONS));
+		p = put_varint_field(p, TAG(5, SVC_WIRE_VARINT),
+				     !!(m->flags & SYM_INDEX_HAS_FILENAMES));
 		p = put_varint_field(p, TAG(6, SVC_WIRE_VARINT),
 				     !!(m->flags & SYM_INDEX_HAS_LINE_NUMBERS));
 		p = put_varint_field(p, TAG(7, SVC_WIRE_VARINT),
@@ -66,10 +68,12 @@ static bool json_end(svc_response *r, const svc_response_mapping *maps, size_t n
 {
 	size_t n = mappings_size(maps, n_maps);
 	uint8_t *wire = malloc(n ? n : 1);
-	bool ok = wire && svc_response_json_end(r, wire, (size_t)(put_mappings(wire, maps, n_maps) - wire));
-	free(wire);
-	if (!ok)
+	if (!wire) {
 		r->oom = true;
+		return false;
+	}
+	bool ok = svc_response_json_end(r, wire, (size_t)(put_mappings(wire, maps, n_maps) - wire));
+	free(wire);
 	return ok;
 }
 
