@@ -83,3 +83,20 @@ uint8_t *run(struct call *c, svc_response_pool *pool, const svc_rpc_json *json,
 	base_arena_deinit(&arena);
 	return bytes;
 }
+
+uint8_t *take_joined(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
+		     size_t *size)
+{
+	svc_response_piece pieces[SVC_RESPONSE_PIECES];
+	size_t n = svc_response_take(r, maps, n_maps, pieces);
+	*size = 0;
+	for (size_t i = 0; i < n; i++)
+		*size += pieces[i].len;
+	uint8_t *bytes = n ? malloc(*size) : NULL;
+	for (size_t i = 0, at = 0; i < n; at += pieces[i].len, i++) {
+		if (bytes)
+			memcpy(bytes + at, pieces[i].data, pieces[i].len);
+		free(pieces[i].data);
+	}
+	return bytes;
+}

@@ -39,4 +39,9 @@ size_t code_addresses(const svc_index_entry *e, uint64_t *out, size_t max);
 uint8_t *run(struct call *c, svc_response_pool *pool, const svc_rpc_json *json,
 	     size_t arena_cap, size_t *size, svc_lookup_result *res);
 
+/* Ends r with the MappingResults of maps (svc_response_take) and joins
+ * its pieces: the bytes (malloc'd) and size; NULL when it is not taken. */
+uint8_t *take_joined(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
+		     size_t *size);
+
 #endif

@@ -23,24 +23,6 @@
 #include "service/rpc/svc_wire.h"
 #include "test.h"
 
-/* The response's bytes (svc_response_take's pieces joined, malloc'd) and
- * size; NULL when it is not taken. */
-static uint8_t *take(svc_response *r, size_t *size)
-{
-	svc_response_piece pieces[SVC_RESPONSE_PIECES];
-	size_t n = svc_response_take(r, NULL, 0, pieces);
-	*size = 0;
-	for (size_t i = 0; i < n; i++)
-		*size += pieces[i].len;
-	uint8_t *bytes = n ? malloc(*size) : NULL;
-	for (size_t i = 0, at = 0; i < n; at += pieces[i].len, i++) {
-		if (bytes)
-			memcpy(bytes + at, pieces[i].data, pieces[i].len);
-		free(pieces[i].data);
-	}
-	return bytes;
-}
-
 static Symbolizer__V1__SymbolizeResponse *decode_and_repack(const uint8_t *bytes, size_t size)
 {
 	Symbolizer__V1__SymbolizeResponse *r =
@@ -261,7 +243,7 @@ TEST(response_location_of_many_lines)
 		svc_response_frames(&r, e, f, counts[i], false, 0x123456789ull + i);
 	CHECK(!r.oom);
 	size_t size;
-	uint8_t *bytes = take(&r, &size);
+	uint8_t *bytes = take_joined(&r, NULL, 0, &size);
 	svc_response_end(&r);
 	REQUIRE(bytes);
 	Symbolizer__V1__SymbolizeResponse *m = decode_and_repack(bytes, size);
@@ -306,7 +288,7 @@ static uint8_t *frames_response(const sym_index *idx, const svc_string_rank *ran
 					  address);
 	for (size_t i = 0; !batch && i + leave_last < NLOC; i++)
 		svc_response_frames(&r, e, f, counts[i], no_inline, address[i]);
-	uint8_t *bytes = take(&r, size);
+	uint8_t *bytes = take_joined(&r, NULL, 0, size);
 	svc_response_end(&r);
 	return bytes;
 }

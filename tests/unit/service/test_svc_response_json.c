@@ -176,18 +176,8 @@ static uint8_t *frames_response(const svc_rpc_json *j, const unsigned *counts, s
 		{.status = STATUS(OK), .flags = SYM_INDEX_HAS_FUNCTIONS},
 		{.status = STATUS(ERROR), .error = "a \"quoted\" reason", .retry_after_ms = 9},
 	};
-	svc_response_piece pieces[SVC_RESPONSE_PIECES];
-	size_t n = svc_response_take(&r, maps, 2, pieces);
+	uint8_t *bytes = take_joined(&r, maps, 2, size);
 	svc_response_end(&r);
-	*size = 0;
-	for (size_t i = 0; i < n; i++)
-		*size += pieces[i].len;
-	uint8_t *bytes = n ? malloc(*size) : NULL;
-	for (size_t i = 0, at = 0; i < n; at += pieces[i].len, i++) {
-		if (bytes)
-			memcpy(bytes + at, pieces[i].data, pieces[i].len);
-		free(pieces[i].data);
-	}
 	return bytes;
 }
 
