@@ -110,28 +110,17 @@ RJ_HOT uint8_t *rj_line(uint8_t *q, bool first, uint32_t function_index, uint32_
 }
 
 /* Whether none of s's n bytes needs an escape or a UTF-8 check (over: the
- * bytes up to n rounded up to 8 are readable). */
+ * bytes up to n rounded up to 16 are readable). */
 RJ_HOT bool rj_plain(const char *s, size_t n, bool over)
 {
-	uint64_t care = 0, w;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		care |= json_care_mask(w);
+	if (over)
+		return json_plain_padded(s, n);
+	bool care = false;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)s[i];
+		care |= c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
 	}
-	if (i < n && over) {
-		memcpy(&w, s + i, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		w = __builtin_bswap64(w);
-#endif
-		care |= json_care_mask(w) & ((1ull << 8 * (n - i)) - 1);
-	} else {
-		for (; i < n; i++) {
-			uint8_t c = (uint8_t)s[i];
-			care |= c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
-		}
-	}
-	return care == 0;
+	return !care;
 }
 
 /* s (len bytes), which needs escapes or a UTF-8 check, as the string
