@@ -190,14 +190,16 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 		if (!locs || !r->locations)
 			return FAILED;
 	}
-	/* Second pass: the values. */
+	/* Second pass: the values. The Locations counted in a register (through
+	 * r->n_locations, each one's store waited for the last one's). */
+	size_t nl = 0;
 	for (const uint8_t *p = buf; p < end;) {
 		uint32_t field = 0, wt = 0;
 		uint64_t n = 0;
 		if (p[0] == SVC_WIRE_TAG(2, SVC_WIRE_LEN) && end - p >= 2 && p[1] < 0x80) {
 			/* A Location of under 128 bytes (svc_request_count checked
 			 * that it fits). */
-			Symbolizer__V1__Location *l = &locs[r->n_locations];
+			Symbolizer__V1__Location *l = &locs[nl];
 			const uint8_t *sub = p + 2;
 			p = sub + p[1];
 			if (!decode_location_in_order(sub, p, l)) {
@@ -205,7 +207,7 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 				if (o != DECODED)
 					return o;
 			}
-			r->locations[r->n_locations++] = l;
+			r->locations[nl++] = l;
 			continue;
 		}
 		/* svc_request_count checked the framing: these cannot fail. */
@@ -218,11 +220,11 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 		const uint8_t *sub = p;
 		p += n;
 		if (field == 2) {
-			Symbolizer__V1__Location *l = &locs[r->n_locations];
+			Symbolizer__V1__Location *l = &locs[nl];
 			outcome o = decode_location(sub, p, l);
 			if (o != DECODED)
 				return o;
-			r->locations[r->n_locations++] = l;
+			r->locations[nl++] = l;
 		} else if (field == 1) {
 			Symbolizer__V1__Mapping *m =
 				symbolizer__v1__mapping__unpack(&pb, (size_t)n, sub);
@@ -235,6 +237,7 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 				return FAILED;
 		}
 	}
+	r->n_locations = nl;
 	*out = r;
 	return DECODED;
 }
