@@ -51,8 +51,7 @@ RJ_HOT uint8_t *rj_put(uint8_t *q, const char *key, size_t n, uint64_t v)
 		return q;
 	memcpy(q, key, n);
 	q += n;
-	q = v < 1000000000 ? json_write_small(q, (uint32_t)v)
-			   : json_write_number(q, v, false, false);
+	q = json_write_number(q, v, false, false);
 	*q++ = '"';
 	return q;
 }
