@@ -269,30 +269,39 @@ static struct plan plan_of(const svc_lookup_mapping *m, uint32_t entry_no, const
 	return p;
 }
 
-/* Locations ahead of normalize_all whose structs are fetched (the loop
- * thread decoded them, often on the other core): bench_response 1.5% faster
- * than none, or than 8 or 64 ahead. */
-#define LOCATIONS_AHEAD 32
+bool svc_lookup_locations_of(const Symbolizer__V1__SymbolizeRequest *req, base_arena *arena,
+			     svc_lookup_locations *out)
+{
+	size_t n = req->n_locations, n1 = n ? n : 1;
+	out->n = n;
+	out->address = base_arena_alloc(arena, n1 * sizeof(*out->address));
+	out->mapping_index = base_arena_alloc(arena, n1 * sizeof(*out->mapping_index));
+	out->is_return = base_arena_alloc(arena, n1 * sizeof(*out->is_return));
+	if (!out->address || !out->mapping_index || !out->is_return)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const Symbolizer__V1__Location *loc = req->locations[i];
+		out->address[i] = loc->address;
+		out->mapping_index[i] = loc->mapping_index;
+		out->is_return[i] = loc->is_return_address != 0;
+	}
+	return true;
+}
 
-static void normalize_all(const Symbolizer__V1__SymbolizeRequest *req, const struct plan *plans,
+static void normalize_all(const svc_lookup_locations *locs, const struct plan *plans,
 			  const struct sec *secs, const struct located *at)
 {
-	size_t nl = req->n_locations;
-	for (size_t i = 0; i < nl; i++) {
-		if (i + LOCATIONS_AHEAD < nl)
-			__builtin_prefetch(req->locations[i + LOCATIONS_AHEAD]);
-		const Symbolizer__V1__Location *loc = req->locations[i];
-		uint32_t mi = loc->mapping_index;
+	for (size_t i = 0; i < locs->n; i++) {
+		uint32_t mi = locs->mapping_index[i];
 		const struct plan *p = &plans[mi];
-		uint64_t v = loc->address;
+		uint64_t a = locs->address[i], v = a;
 		bool ok = p->how == HOW_ELF ||
 			  (p->how == HOW_SECTION &&
-			   svc_section_address(p->m->pb, secs[mi].addr, secs[mi].size,
-					       loc->address, &v)) ||
+			   svc_section_address(p->m->pb, secs[mi].addr, secs[mi].size, a, &v)) ||
 			  (p->how == HOW_NORMALIZE &&
-			   svc_normalize_address(&p->m->entry->info, p->m->pb, loc->address, &v));
+			   svc_normalize_address(&p->m->entry->info, p->m->pb, a, &v));
 		at->vaddr[i] = ok ? v : 0;
-		at->look[i] = ok ? v - ((loc->is_return_address != 0) & (v > 0)) : 0;
+		at->look[i] = ok ? v - (locs->is_return[i] & (v > 0)) : 0;
 		at->idx[i] = ok ? p->idx : NULL;
 		at->ent[i] = p->ent;
 	}
@@ -351,13 +360,14 @@ static void group_add(svc_response *r, const struct located *at, size_t i, const
 	}
 }
 
-void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapping *maps,
-		    base_arena *arena, svc_response_pool *pool, const svc_rpc_json *json,
-		    struct evbuffer *body, svc_lookup_result *out)
+void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req,
+		    const svc_lookup_locations *locs, svc_lookup_mapping *maps, base_arena *arena,
+		    svc_response_pool *pool, const svc_rpc_json *json, struct evbuffer *body,
+		    svc_lookup_result *out)
 {
 	bool no_inline = req->options && req->options->no_inline;
 	bool no_demangle = req->options && req->options->no_demangle;
-	size_t nl = req->n_locations, nm = req->n_mappings;
+	size_t nl = locs->n, nm = req->n_mappings;
 	uint32_t *entry_no = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*entry_no));
 	struct plan *plans = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*plans));
 	svc_response_mapping *rm = base_arena_alloc(arena, (nm ? nm : 1) * sizeof(*rm));
@@ -398,7 +408,7 @@ void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req, svc_lookup_mapp
 			entry_no[i] = UINT32_MAX;   /* no such section: no lookups */
 		plans[i] = plan_of(m, entry_no[i], &secs[i]);
 	}
-	normalize_all(req, plans, secs, &at);
+	normalize_all(locs, plans, secs, &at);
 	search_all(nl, &at);
 	struct group g;
 	for (size_t i = 0; i < nl && !r.oom; i += g.count) {

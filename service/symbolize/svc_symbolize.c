@@ -46,6 +46,7 @@ struct call {
 	svc_rpc_flow fl;            /* first: the call's lifecycle (svc_rpc_flow) */
 	base_arena arena;
 	Symbolizer__V1__SymbolizeRequest *msg;
+	svc_lookup_locations locs;  /* msg's locations as arrays, for the lookups */
 	svc_lookup_mapping *maps;
 	svc_mappings *resolve;      /* the mappings' resolution and the wait for it */
 	/* Results of the lookup phase (svc_lookup). */
@@ -98,7 +99,7 @@ static void work(svc_rpc_flow *fl)
 {
 	struct call *c = (struct call *)fl;
 	const svc_rpc_json *json = svc_rpc_call_json_out(fl->rpc);
-	svc_lookup_run(c->msg, c->maps, &c->arena, sy_of(c)->o.responses, json,
+	svc_lookup_run(c->msg, &c->locs, c->maps, &c->arena, sy_of(c)->o.responses, json,
 		       svc_rpc_call_response(fl->rpc), &c->out);
 	if (json && c->out.err.code == SVC_OK)
 		svc_rpc_call_response_is_json(fl->rpc);   /* not transcoded again */
@@ -176,11 +177,15 @@ static bool decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
 	Symbolizer__V1__SymbolizeRequest *r = c->msg;
 	if (over_limits(c, r->n_mappings, r->n_locations))
 		return false;
-	for (size_t i = 0; i < r->n_locations; i++) {
-		if (r->locations[i]->mapping_index >= r->n_mappings) {
+	if (!svc_lookup_locations_of(r, &c->arena, &c->locs)) {
+		svc_error_set(&fl->err, SVC_E_TOO_LARGE, "request too large to decode");
+		return false;
+	}
+	for (size_t i = 0; i < c->locs.n; i++) {
+		if (c->locs.mapping_index[i] >= r->n_mappings) {
 			svc_error_set(&fl->err, SVC_E_INVALID,
 				      "locations[%zu].mapping_index %u: the request has %zu mappings",
-				      i, r->locations[i]->mapping_index, r->n_mappings);
+				      i, c->locs.mapping_index[i], r->n_mappings);
 			return false;
 		}
 	}
