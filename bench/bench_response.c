@@ -172,7 +172,8 @@ static bool measure_run(const struct args *a, const struct held *h,
 			req.n_locations = n - off < a->batch ? n - off : a->batch;
 			req.locations = locp + off;
 			svc_lookup_locations locs = {req.n_locations, all->address + off,
-						     all->mapping_index + off, all->is_return + off};
+						     all->mapping_index + off,
+						     all->is_return + off};
 			base_arena arena;
 			base_arena_init(&arena, 64u << 20);
 			svc_lookup_result res;
