@@ -34,12 +34,6 @@ static inline uint64_t json_care_mask(uint64_t w)
 	return care & high;
 }
 
-/* Whether none of 8 bytes needs care. */
-static inline bool json_plain_word(uint64_t w)
-{
-	return json_care_mask(w) == 0;
-}
-
 /*
  * Whether none of the n bytes at s needs care (json_care_mask's bytes), the
  * bytes up to n rounded up to 16 being readable: 16 at a time (SSE2; 8 by a

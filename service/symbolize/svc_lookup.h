@@ -58,12 +58,11 @@ void svc_lookup_result_init(svc_lookup_result *r);
 
 /*
  * Looks every location of locs (req's: svc_lookup_locations_of) up and
- * appends the packed response to body (the
- * RPC layer compresses it, svc_rpc_call_encode): in protobuf, or in JSON as
- * json (the SymbolizeResponse's codec: svc_rpc_call_json_out) writes it when
- * json is not NULL. pool lends the response's tables (NULL: private ones);
- * the arena's cap bounds the call's memory (three times over for JSON's
- * text).
+ * appends the packed response to body, which the RPC layer compresses
+ * (svc_rpc_call_encode): in protobuf, or in JSON as json (the
+ * SymbolizeResponse's codec: svc_rpc_call_json_out) writes it when json is
+ * not NULL. pool lends the response's tables (NULL: private ones); the
+ * arena's cap bounds the call's memory (three times over for JSON's text).
  */
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req,
 		    const svc_lookup_locations *locs, svc_lookup_mapping *maps, base_arena *arena,
