@@ -259,8 +259,9 @@ static dec_rc put_array(dec *d, const json_field *f)
 	if (f->packed &&
 	    (!dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_LEN)) || !(start = dec_open_len(d))))
 		return dec_wire_full(d);
+	bool plain = f->type == PROTOBUF_C_TYPE_MESSAGE && f->msg->flat;
 	for (long i = 0; more > 0; i++) {
-		dec_rc rc = put_element(d, f);
+		dec_rc rc = plain && dec_plain_element(d, f) ? DEC_OK : put_element(d, f);
 		if (rc == DEC_STOP)
 			return rc;
 		if (rc == DEC_BAD) {  /* the rest is read past */

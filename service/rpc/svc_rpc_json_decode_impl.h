@@ -29,6 +29,9 @@ typedef struct dec_key {
 
 BASE_VEC_DEFINE(dec_key_vec, dec_key)
 
+/* Keys of a plain object whose field is remembered for the next (dec.hint). */
+#define DEC_HINTS 8
+
 typedef struct dec {
 	json_scan sc;
 	base_buf *w;
@@ -38,6 +41,8 @@ typedef struct dec {
 	char path[160];         /* its field's path, written from the end as */
 	size_t pstart;          /* the error unwinds: path + pstart, cut when long */
 	dec_key_vec keys;       /* of the objects open, innermost last */
+	const json_msg *hint_msg;   /* the flat message of the last plain object */
+	int8_t hint[DEC_HINTS];     /* the field of its k-th key (-1: none) */
 } dec;
 
 /* A refusal of the value at the cursor: passed over, then DEC_BAD. */
@@ -139,6 +144,10 @@ dec_rc dec_put_value(dec *d, const json_field *f);
  * form, read and written at once; false: none such (nothing read or written:
  * decode_msg reads it). */
 bool dec_plain_object(dec *d, const json_msg *m);
+/* An element of a list of f (messages of a flat type) at the cursor, in its
+ * plainest form: its tag, length and dec_plain_object's bytes; false: none
+ * such, nothing read or written (put_element reads it). */
+bool dec_plain_element(dec *d, const json_field *f);
 dec_rc dec_scalar_bits(dec *d, const json_field *f, uint64_t *bits, int *wt);
 bool dec_put_bits(dec *d, int wt, uint64_t bits);
 

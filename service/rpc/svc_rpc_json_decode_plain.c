@@ -11,6 +11,12 @@
  * a varint a key, in the keys' order) without the general path's token
  * calls, key records and per-value dispatch.
  *
+ * A list of such objects (a request's Locations) is read element by element
+ * here too (dec_plain_element: the element's tag and length around the
+ * object, without put_element's and decode_msg's calls), and the field each
+ * key named in the last object is tried first for the key at the same place
+ * in the next (dec.hint): a list's objects give their keys in one order.
+ *
  * Anything else (a sign, a fraction or exponent, a quoted integer of another
  * type, null, an unknown key, a field twice, an escape, bad syntax, the wire's
  * or the containers' cap or the depth met) reads nothing and writes nothing:
@@ -71,9 +77,17 @@ static inline bool json_name_is(const char *p, const char *end, const json_field
  * The index of the field whose JSON or .proto name is the key at p, its
  * opening quote, and *after past its closing one; -1: none. A key that only
  * matches once unescaped is none: the bytes at p are compared as they are.
+ * hint: the field the key at this place in the last plain object of m was
+ * (the objects of a list give their keys in one order), tried first by its
+ * JSON name; -1: none.
  */
-static int field_of(const json_msg *m, const char *p, const char *end, const char **after)
+static int field_of(const json_msg *m, const char *p, const char *end, int hint,
+		    const char **after)
 {
+	if (hint >= 0 && json_name_is(p, end, &m->fields[hint])) {
+		*after = p + m->fields[hint].json_name_len + 2;
+		return hint;
+	}
 	for (unsigned i = 0; i < m->n_fields; i++) {
 		const json_field *f = &m->fields[i];
 		if (json_name_is(p, end, f)) {
@@ -152,16 +166,23 @@ bool dec_plain_object(dec *d, const json_msg *m)
 	size_t wire_start = d->w->len;
 	bool over = d->w->over, nomem = d->w->nomem;
 	uint64_t seen = 0;
+	if (d->hint_msg != m) {
+		d->hint_msg = m;
+		memset(d->hint, -1, sizeof(d->hint));
+	}
 	if (p < end && *p == '}') {
 		p++;
 		goto read;
 	}
-	for (;;) {
+	for (unsigned k = 0;; k++) {
 		if (p >= end || *p != '"')
 			goto not_plain;
-		int fi = field_of(m, p, end, &p);
+		int hint = k < DEC_HINTS ? d->hint[k] : -1;
+		int fi = field_of(m, p, end, hint, &p);
 		if (fi < 0 || (seen >> fi & 1))
 			goto not_plain;
+		if (k < DEC_HINTS)
+			d->hint[k] = (int8_t)fi;
 		seen |= 1ull << fi;
 		p = json_skip_ws(p, end);
 		if (p >= end || *p != ':')
@@ -192,5 +213,31 @@ not_plain:
 	d->w->len = wire_start;
 	d->w->over = over;
 	d->w->nomem = nomem;
+	return false;
+}
+
+bool dec_plain_element(dec *d, const json_field *f)
+{
+	base_buf *w = d->w;
+	json_scan *sc = &d->sc;
+	const char *at = sc->p = json_skip_ws(sc->p, sc->end);
+	size_t wire_start = w->len, containers = sc->containers, start;
+	bool over = w->over, nomem = w->nomem;
+	if (at < sc->end && *at == '{' &&
+	    dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_LEN)) && (start = dec_open_len(d)) &&
+	    dec_plain_object(d, f->msg)) {
+		size_t n = w->len - start;
+		if (n < 0x80) {
+			w->data[start - 1] = (uint8_t)n;
+			return true;
+		}
+		if (dec_close_len(d, start))
+			return true;
+		sc->p = at;   /* the length did not fit: read again the general way */
+		sc->containers = containers;
+	}
+	w->len = wire_start;
+	w->over = over;
+	w->nomem = nomem;
 	return false;
 }

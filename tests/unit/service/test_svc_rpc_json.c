@@ -476,6 +476,42 @@ TEST(plain_objects_read_as_the_general_path_reads_them)
 	svc_rpc_json_destroy(general);
 }
 
+TEST(plain_lists_read_as_the_general_path_reads_them)
+{
+	/* A list read element by element, each key's field guessed from the
+	 * object before (dec_plain_element, dec.hint): objects whose keys come
+	 * in other orders, under other names, fewer or more of them, plain or
+	 * not, with whitespace around the commas, against the general path. */
+	svc_rpc_json *plain = svc_rpc_json_create(&symbolizer__v1__symbolize_request__descriptor);
+	svc_rpc_json *general = svc_rpc_json_create_opts(
+		&symbolizer__v1__symbolize_request__descriptor, SVC_RPC_JSON_NO_PLAIN_DECODE);
+	REQUIRE(plain && general);
+	static const char *const locs[] = {
+		"{\"address\":\"140737351\"}",
+		"{\"mappingIndex\":1,\"address\":\"42\",\"isReturnAddress\":true}",
+		"{\"address\":\"42\",\"mappingIndex\":1}",
+		"{\"address\":\"42\",\"mapping_index\":1}",
+		"{\"mapping_index\":3,\"address\":7,\"is_return_address\":false}",
+		"{\"address\":\"1\",\"isReturnAddress\":true}",
+		"{\"isReturnAddress\":true,\"isReturnAddress\":false}",
+		"{\"address\":\"1\",\"address\":\"2\"}", "{}", "{\"mappingIndex\":-1}",
+		"{\"address\":\"1\",}", "null", "5",
+	};
+	const size_t n = sizeof(locs) / sizeof(locs[0]);
+	char text[512];
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			snprintf(text, sizeof(text), "{\"locations\":[ %s ,%s\n,\t%s ]}", locs[i],
+				 locs[j], locs[i]);
+			for (size_t cap = 0; cap < 64; cap += 5)
+				CHECK(decoders_agree(plain, general, text, cap, 1000));
+			CHECK(decoders_agree(plain, general, text, 1 << 20, 1000));
+			CHECK(decoders_agree(plain, general, text, 1 << 20, 3));
+		}
+	svc_rpc_json_destroy(plain);
+	svc_rpc_json_destroy(general);
+}
+
 /* ---- every scalar type, on a test-only message ---- */
 
 static const ProtobufCEnumValue color_values[] = {{"RED", "RED", 0}, {"BLUE", "BLUE", 5}};
