@@ -166,6 +166,10 @@ bool dec_plain_object(dec *d, const json_msg *m)
 	size_t wire_start = d->w->len;
 	bool over = d->w->over, nomem = d->w->nomem;
 	uint64_t seen = 0;
+	/* Room already allocated for every field once (a tag and a value of 10
+	 * bytes at most each; a key seen twice is not plain): written without a
+	 * check a value. */
+	bool roomy = d->w->cap - d->w->len >= (size_t)m->n_fields * 20;
 	if (d->hint_msg != m) {
 		d->hint_msg = m;
 		memset(d->hint, -1, sizeof(d->hint));
@@ -189,11 +193,15 @@ bool dec_plain_object(dec *d, const json_msg *m)
 			goto not_plain;
 		p = json_skip_ws(p + 1, end);
 		const json_field *f = &m->fields[fi];
-		uint64_t v;
-		if (!value_at(f, &p, end, &v) ||
-		    !dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_VARINT)) ||
-		    !dec_put_varint(d, v))
+		uint64_t v, tag = SVC_WIRE_TAG(f->fd->id, SVC_WIRE_VARINT);
+		if (!value_at(f, &p, end, &v))
 			goto not_plain;
+		if (roomy) {
+			uint8_t *q = svc_wire_put_varint(d->w->data + d->w->len, tag);
+			d->w->len = (size_t)(svc_wire_put_varint(q, v) - d->w->data);
+		} else if (!dec_put_varint(d, tag) || !dec_put_varint(d, v)) {
+			goto not_plain;
+		}
 		p = json_skip_ws(p, end);
 		if (p < end && *p == ',') {
 			p = json_skip_ws(p + 1, end);
@@ -223,9 +231,17 @@ bool dec_plain_element(dec *d, const json_field *f)
 	const char *at = sc->p = json_skip_ws(sc->p, sc->end);
 	size_t wire_start = w->len, containers = sc->containers, start;
 	bool over = w->over, nomem = w->nomem;
-	if (at < sc->end && *at == '{' &&
-	    dec_put_varint(d, SVC_WIRE_TAG(f->fd->id, SVC_WIRE_LEN)) && (start = dec_open_len(d)) &&
-	    dec_plain_object(d, f->msg)) {
+	if (at >= sc->end || *at != '{')
+		return false;
+	uint64_t tag = SVC_WIRE_TAG(f->fd->id, SVC_WIRE_LEN);
+	if (tag < 0x80 && w->cap - w->len >= 2) {
+		w->data[w->len] = (uint8_t)tag;   /* the tag, and the length's byte */
+		w->len += 2;
+		start = w->len;
+	} else if (!dec_put_varint(d, tag) || !(start = dec_open_len(d))) {
+		start = 0;
+	}
+	if (start && dec_plain_object(d, f->msg)) {
 		size_t n = w->len - start;
 		if (n < 0x80) {
 			w->data[start - 1] = (uint8_t)n;
