@@ -156,7 +156,7 @@ struct figures {
  * (told) on failure.
  */
 static bool measure_run(const struct args *a, const struct held *h,
-			Symbolizer__V1__Location **locp, const svc_lookup_locations *all,
+			Symbolizer__V1__Location **locp, const svc_request_locations *all,
 			size_t n, struct figures *f)
 {
 	Symbolizer__V1__Mapping pm = SYMBOLIZER__V1__MAPPING__INIT;
@@ -171,9 +171,9 @@ static bool measure_run(const struct args *a, const struct held *h,
 			req.mappings = &pmp;
 			req.n_locations = n - off < a->batch ? n - off : a->batch;
 			req.locations = locp + off;
-			svc_lookup_locations locs = {req.n_locations, all->address + off,
-						     all->mapping_index + off,
-						     all->is_return + off};
+			svc_request_locations locs = {req.n_locations, all->address + off,
+						      all->mapping_index + off,
+						      all->is_return + off};
 			base_arena arena;
 			base_arena_init(&arena, 64u << 20);
 			svc_lookup_result res;
@@ -257,9 +257,9 @@ int main(int argc, char **argv)
 	whole.locations = locp;
 	base_arena arrays;
 	base_arena_init(&arrays, 0);
-	svc_lookup_locations all;
+	svc_request_locations all;
 	struct figures f = {0};
-	if (!svc_lookup_locations_of(&whole, &arrays, &all) ||
+	if (!svc_request_locations_of(&whole, &arrays, &all) ||
 	    !measure_run(&a, &h, locp, &all, n, &f))
 		return 1;
 	uint64_t sink = 0;

@@ -269,26 +269,7 @@ static struct plan plan_of(const svc_lookup_mapping *m, uint32_t entry_no, const
 	return p;
 }
 
-bool svc_lookup_locations_of(const Symbolizer__V1__SymbolizeRequest *req, base_arena *arena,
-			     svc_lookup_locations *out)
-{
-	size_t n = req->n_locations, n1 = n ? n : 1;
-	out->n = n;
-	out->address = base_arena_alloc(arena, n1 * sizeof(*out->address));
-	out->mapping_index = base_arena_alloc(arena, n1 * sizeof(*out->mapping_index));
-	out->is_return = base_arena_alloc(arena, n1 * sizeof(*out->is_return));
-	if (!out->address || !out->mapping_index || !out->is_return)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		const Symbolizer__V1__Location *loc = req->locations[i];
-		out->address[i] = loc->address;
-		out->mapping_index[i] = loc->mapping_index;
-		out->is_return[i] = loc->is_return_address != 0;
-	}
-	return true;
-}
-
-static void normalize_all(const svc_lookup_locations *locs, const struct plan *plans,
+static void normalize_all(const svc_request_locations *locs, const struct plan *plans,
 			  const struct sec *secs, const struct located *at)
 {
 	for (size_t i = 0; i < locs->n; i++) {
@@ -361,7 +342,7 @@ static void group_add(svc_response *r, const struct located *at, size_t i, const
 }
 
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req,
-		    const svc_lookup_locations *locs, svc_lookup_mapping *maps, base_arena *arena,
+		    const svc_request_locations *locs, svc_lookup_mapping *maps, base_arena *arena,
 		    svc_response_pool *pool, const svc_rpc_json *json, struct evbuffer *body,
 		    svc_lookup_result *out)
 {

@@ -16,6 +16,7 @@
 #include "base/base_arena.h"
 #include "service/core/svc_error.h"
 #include "service/resolve/svc_index_cache.h"
+#include "service/symbolize/svc_request.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_error.h"
 
@@ -31,23 +32,6 @@ typedef struct svc_lookup_mapping {
 	bool skip;                  /* not to be resolved (svc_mappings): status stays */
 } svc_lookup_mapping;
 
-/*
- * A request's locations as arrays, what the lookups read of each (the
- * request's Location structs are a pointer and 48 bytes each, read on
- * another thread than the one that decoded them): built once the request
- * is decoded (svc_lookup_locations_of).
- */
-typedef struct svc_lookup_locations {
-	size_t n;
-	uint64_t *address;
-	uint32_t *mapping_index;
-	uint8_t *is_return;         /* is_return_address, 0 or 1 */
-} svc_lookup_locations;
-
-/* req's locations into *out, in arena; false when out of memory. */
-bool svc_lookup_locations_of(const Symbolizer__V1__SymbolizeRequest *req, base_arena *arena,
-			     svc_lookup_locations *out);
-
 typedef struct svc_lookup_result {
 	svc_error err;              /* SVC_OK, or why no response could be built */
 	uint64_t frames;            /* lines in the response */
@@ -57,7 +41,7 @@ typedef struct svc_lookup_result {
 void svc_lookup_result_init(svc_lookup_result *r);
 
 /*
- * Looks every location of locs (req's: svc_lookup_locations_of) up and
+ * Looks every location of locs (req's: svc_request_decode's) up and
  * appends the packed response to body, which the RPC layer compresses
  * (svc_rpc_call_encode): in protobuf, or in JSON as json (the
  * SymbolizeResponse's codec: svc_rpc_call_json_out) writes it when json is
@@ -65,7 +49,7 @@ void svc_lookup_result_init(svc_lookup_result *r);
  * arena's cap bounds the call's memory (three times over for JSON's text).
  */
 void svc_lookup_run(const Symbolizer__V1__SymbolizeRequest *req,
-		    const svc_lookup_locations *locs, svc_lookup_mapping *maps, base_arena *arena,
+		    const svc_request_locations *locs, svc_lookup_mapping *maps, base_arena *arena,
 		    svc_response_pool *pool, const svc_rpc_json *json, struct evbuffer *body,
 		    svc_lookup_result *out);
 

@@ -79,16 +79,23 @@ static bool get_tag(const uint8_t **p, const uint8_t *end, uint32_t *field, uint
 	return true;
 }
 
+/* A Location's fields, where the decoder writes them (svc_request_locations). */
+struct loc_out {
+	uint64_t address;
+	uint32_t mapping_index;
+	uint8_t is_return;
+};
+
 /*
  * The fields of a Location in number order, each at most once, as encoders
  * write them (proto3 leaves a zero out): one compare a field. False when the
  * bytes are anything else, for the general decoder.
  */
 static inline __attribute__((always_inline)) bool
-decode_location_in_order(const uint8_t *p, const uint8_t *end, Symbolizer__V1__Location *loc)
+decode_location_in_order(const uint8_t *p, const uint8_t *end, struct loc_out *loc)
 {
 	uint64_t v;
-	*loc = (Symbolizer__V1__Location)SYMBOLIZER__V1__LOCATION__INIT;
+	*loc = (struct loc_out){0};
 	if (p < end && *p == SVC_WIRE_TAG(1, SVC_WIRE_VARINT)) {
 		p++;
 		if (!svc_wire_get_varint(&p, end, &v) || v > UINT32_MAX)
@@ -105,14 +112,14 @@ decode_location_in_order(const uint8_t *p, const uint8_t *end, Symbolizer__V1__L
 		p++;
 		if (!svc_wire_get_varint(&p, end, &v))
 			return false;
-		loc->is_return_address = v != 0;
+		loc->is_return = v != 0;
 	}
 	return p == end;
 }
 
-static outcome decode_location(const uint8_t *p, const uint8_t *end, Symbolizer__V1__Location *loc)
+static outcome decode_location(const uint8_t *p, const uint8_t *end, struct loc_out *loc)
 {
-	Symbolizer__V1__Location l = SYMBOLIZER__V1__LOCATION__INIT;
+	struct loc_out l = {0};
 	while (p < end) {
 		uint32_t field, wt;
 		uint64_t v;
@@ -128,7 +135,7 @@ static outcome decode_location(const uint8_t *p, const uint8_t *end, Symbolizer_
 			} else if (field == 2) {
 				l.address = v;
 			} else {
-				l.is_return_address = v != 0;
+				l.is_return = v != 0;
 			}
 		} else if (!skip_value(&p, end, wt)) {
 			return NOT_SURE;
@@ -136,6 +143,38 @@ static outcome decode_location(const uint8_t *p, const uint8_t *end, Symbolizer_
 	}
 	*loc = l;
 	return DECODED;
+}
+
+/* Arrays for n locations in a (at least one element each); false when out of memory. */
+static bool locations_alloc(base_arena *a, size_t n, svc_request_locations *out)
+{
+	size_t n1 = n ? n : 1;
+	out->n = n;
+	out->address = base_arena_alloc(a, n1 * sizeof(*out->address));
+	out->mapping_index = base_arena_alloc(a, n1 * sizeof(*out->mapping_index));
+	out->is_return = base_arena_alloc(a, n1 * sizeof(*out->is_return));
+	return out->address && out->mapping_index && out->is_return;
+}
+
+/* Location i's fields into the arrays. */
+static inline void location_put(svc_request_locations *out, size_t i, const struct loc_out *l)
+{
+	out->address[i] = l->address;
+	out->mapping_index[i] = l->mapping_index;
+	out->is_return[i] = l->is_return;
+}
+
+bool svc_request_locations_of(const Symbolizer__V1__SymbolizeRequest *req, base_arena *arena,
+			      svc_request_locations *out)
+{
+	if (!locations_alloc(arena, req->n_locations, out))
+		return false;
+	for (size_t i = 0; i < req->n_locations; i++) {
+		const Symbolizer__V1__Location *loc = req->locations[i];
+		struct loc_out l = {loc->address, loc->mapping_index, loc->is_return_address != 0};
+		location_put(out, i, &l);
+	}
+	return true;
 }
 
 void svc_request_count(const uint8_t *buf, size_t len, svc_request_shape *shape)
@@ -165,7 +204,8 @@ void svc_request_count(const uint8_t *buf, size_t len, svc_request_shape *shape)
 }
 
 static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_shape *shape,
-			   base_arena *a, Symbolizer__V1__SymbolizeRequest **out)
+			   base_arena *a, Symbolizer__V1__SymbolizeRequest **out,
+			   svc_request_locations *locs)
 {
 	const uint8_t *end = buf + len;
 	ProtobufCAllocator pb = svc_request_allocator(a);
@@ -183,15 +223,10 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 		if (!r->mappings)
 			return FAILED;
 	}
-	Symbolizer__V1__Location *locs = NULL;
-	if (n_locs) {
-		locs = base_arena_alloc(a, n_locs * sizeof(*locs));
-		r->locations = base_arena_alloc(a, n_locs * sizeof(*r->locations));
-		if (!locs || !r->locations)
-			return FAILED;
-	}
+	if (!locations_alloc(a, n_locs, locs))
+		return FAILED;
 	/* Second pass: the values. The Locations counted in a register (through
-	 * r->n_locations, each one's store waited for the last one's). */
+	 * a struct's field, each one's store waited for the last one's). */
 	size_t nl = 0;
 	for (const uint8_t *p = buf; p < end;) {
 		uint32_t field = 0, wt = 0;
@@ -199,15 +234,15 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 		if (p[0] == SVC_WIRE_TAG(2, SVC_WIRE_LEN) && end - p >= 2 && p[1] < 0x80) {
 			/* A Location of under 128 bytes (svc_request_count checked
 			 * that it fits). */
-			Symbolizer__V1__Location *l = &locs[nl];
+			struct loc_out l;
 			const uint8_t *sub = p + 2;
 			p = sub + p[1];
-			if (!decode_location_in_order(sub, p, l)) {
-				outcome o = decode_location(sub, p, l);
+			if (!decode_location_in_order(sub, p, &l)) {
+				outcome o = decode_location(sub, p, &l);
 				if (o != DECODED)
 					return o;
 			}
-			r->locations[nl++] = l;
+			location_put(locs, nl++, &l);
 			continue;
 		}
 		/* svc_request_count checked the framing: these cannot fail. */
@@ -220,11 +255,11 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 		const uint8_t *sub = p;
 		p += n;
 		if (field == 2) {
-			Symbolizer__V1__Location *l = &locs[nl];
-			outcome o = decode_location(sub, p, l);
+			struct loc_out l;
+			outcome o = decode_location(sub, p, &l);
 			if (o != DECODED)
 				return o;
-			r->locations[nl++] = l;
+			location_put(locs, nl++, &l);
 		} else if (field == 1) {
 			Symbolizer__V1__Mapping *m =
 				symbolizer__v1__mapping__unpack(&pb, (size_t)n, sub);
@@ -237,24 +272,30 @@ static outcome decode_fast(const uint8_t *buf, size_t len, const svc_request_sha
 				return FAILED;
 		}
 	}
-	r->n_locations = nl;
+	locs->n = nl;
 	*out = r;
 	return DECODED;
 }
 
 Symbolizer__V1__SymbolizeRequest *svc_request_decode(const uint8_t *buf, size_t len,
 						     const svc_request_shape *shape,
-						     base_arena *arena)
+						     base_arena *arena,
+						     svc_request_locations *locs)
 {
 	Symbolizer__V1__SymbolizeRequest *r = NULL;
-	switch (decode_fast(buf, len, shape, arena, &r)) {
+	switch (decode_fast(buf, len, shape, arena, &r, locs)) {
 	case DECODED:
 		return r;
 	case FAILED:
 		return NULL;
 	default: {
 		ProtobufCAllocator pb = svc_request_allocator(arena);
-		return symbolizer__v1__symbolize_request__unpack(&pb, len, buf);
+		r = symbolizer__v1__symbolize_request__unpack(&pb, len, buf);
+		if (!r || !svc_request_locations_of(r, arena, locs))
+			return NULL;
+		r->n_locations = 0;   /* in *locs */
+		r->locations = NULL;
+		return r;
 	}
 	}
 }

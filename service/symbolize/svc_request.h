@@ -4,13 +4,14 @@
  * Symbolizer__V1__SymbolizeRequest in the call's arena.
  *
  * The Locations, which are nearly all of a big request, are decoded by hand
- * into one array (protobuf-c would make one allocation and one reflective
- * field walk per Location); Mappings and Options go through protobuf-c. Any
- * input the fast path is not sure to read exactly as protobuf-c would
- * (groups, an over-long varint, a field of the wrong wire type, Options given
- * twice, ...) is decoded by protobuf-c instead, so the result is always what
- * symbolizer__v1__symbolize_request__unpack gives (fuzz_request_decode checks
- * this).
+ * into arrays of their fields (protobuf-c would make one allocation and one
+ * reflective field walk per Location); Mappings and Options go through
+ * protobuf-c. Any input the fast path is not sure to read exactly as
+ * protobuf-c would (groups, an over-long varint, a field of the wrong wire
+ * type, Options given twice, ...) is decoded by protobuf-c instead, so the
+ * result is always what
+ * symbolizer__v1__symbolize_request__unpack gives, its Locations moved to
+ * the arrays (fuzz_request_decode checks this).
  */
 #ifndef SVC_REQUEST_H
 #define SVC_REQUEST_H
@@ -35,12 +36,32 @@ typedef struct svc_request_shape {
 void svc_request_count(const uint8_t *buf, size_t len, svc_request_shape *shape);
 
 /*
+ * A request's locations as arrays, what the lookups read of each: the
+ * decoder writes them so (13 bytes a location, where a Location struct and
+ * its pointer are 56, written on the thread that decodes and read on a
+ * worker).
+ */
+typedef struct svc_request_locations {
+	size_t n;
+	uint64_t *address;
+	uint32_t *mapping_index;
+	uint8_t *is_return;         /* is_return_address, 0 or 1 */
+} svc_request_locations;
+
+/*
  * shape: svc_request_count() of the same bytes. NULL when the bytes are not a
- * SymbolizeRequest or the arena's cap is hit.
+ * SymbolizeRequest or the arena's cap is hit. The request's Locations are in
+ * *locs, not in the message (its n_locations is 0).
  */
 Symbolizer__V1__SymbolizeRequest *svc_request_decode(const uint8_t *buf, size_t len,
 						     const svc_request_shape *shape,
-						     base_arena *arena);
+						     base_arena *arena,
+						     svc_request_locations *locs);
+
+/* req's Locations into *out, in arena (for a request built as a message);
+ * false when out of memory. */
+bool svc_request_locations_of(const Symbolizer__V1__SymbolizeRequest *req, base_arena *arena,
+			      svc_request_locations *out);
 
 /* protobuf-c's allocator view of an arena (frees nothing: the arena does). */
 ProtobufCAllocator svc_request_allocator(base_arena *a);

@@ -46,7 +46,7 @@ struct call {
 	svc_rpc_flow fl;            /* first: the call's lifecycle (svc_rpc_flow) */
 	base_arena arena;
 	Symbolizer__V1__SymbolizeRequest *msg;
-	svc_lookup_locations locs;  /* msg's locations as arrays, for the lookups */
+	svc_request_locations locs;  /* its Locations (svc_request_decode's arrays) */
 	svc_lookup_mapping *maps;
 	svc_mappings *resolve;      /* the mappings' resolution and the wait for it */
 	/* Results of the lookup phase (svc_lookup). */
@@ -88,7 +88,7 @@ static void answered(svc_rpc_flow *fl)
 	struct call *c = (struct call *)fl;
 	svc_symbolize *sy = sy_of(c);
 	sy->frames += c->out.frames;
-	sy->locations += c->msg->n_locations;
+	sy->locations += c->locs.n;
 	sy->locations_symbolized += c->out.symbolized;
 	for (size_t i = 0; i < c->msg->n_mappings; i++)
 		if ((unsigned)c->maps[i].status < MAP_STATUSES)
@@ -110,7 +110,7 @@ static bool on_worker(svc_rpc_flow *fl)
 {
 	struct call *c = (struct call *)fl;
 	svc_symbolize *sy = sy_of(c);
-	if (c->msg->n_locations < sy->o.worker_lookup_min)
+	if (c->locs.n < sy->o.worker_lookup_min)
 		return false;
 	sy->worker_lookups++;
 	return true;
@@ -164,7 +164,7 @@ static bool decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
 		return false;
 	/* The decoded request and the response live in the arena; its cap bounds both. */
 	base_arena_init(&c->arena, 64u * 1024 * 1024 + 24 * len);
-	c->msg = svc_request_decode(body, len, &shape, &c->arena);
+	c->msg = svc_request_decode(body, len, &shape, &c->arena, &c->locs);
 	if (!c->msg) {
 		bool full = c->arena.cap && c->arena.used * 2 > c->arena.cap;
 		if (full)
@@ -175,12 +175,8 @@ static bool decode(svc_rpc_flow *fl, const uint8_t *body, size_t len)
 		return false;
 	}
 	Symbolizer__V1__SymbolizeRequest *r = c->msg;
-	if (over_limits(c, r->n_mappings, r->n_locations))
+	if (over_limits(c, r->n_mappings, c->locs.n))
 		return false;
-	if (!svc_lookup_locations_of(r, &c->arena, &c->locs)) {
-		svc_error_set(&fl->err, SVC_E_TOO_LARGE, "request too large to decode");
-		return false;
-	}
 	for (size_t i = 0; i < c->locs.n; i++) {
 		if (c->locs.mapping_index[i] >= r->n_mappings) {
 			svc_error_set(&fl->err, SVC_E_INVALID,

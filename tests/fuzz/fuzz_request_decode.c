@@ -24,21 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	base_arena_init(&a1, 64u << 20);
 	base_arena_init(&a2, 64u << 20);
 	svc_request_shape shape;
+	svc_request_locations locs;
 	svc_request_count(data, size, &shape);
-	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(data, size, &shape, &a1);
+	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(data, size, &shape, &a1, &locs);
 	ProtobufCAllocator pb2 = svc_request_allocator(&a2);
 	Symbolizer__V1__SymbolizeRequest *y =
 		symbolizer__v1__symbolize_request__unpack(&pb2, size, data);
 	if ((x == NULL) != (y == NULL))
 		abort();
 	if (x) {
-		if (x->n_mappings != y->n_mappings || x->n_locations != y->n_locations ||
-		    (x->options == NULL) != (y->options == NULL))
+		/* The Locations in the arrays, the message's list left empty. */
+		if (x->n_mappings != y->n_mappings || x->n_locations != 0 || x->locations ||
+		    locs.n != y->n_locations || (x->options == NULL) != (y->options == NULL))
 			abort();
-		for (size_t i = 0; i < x->n_locations; i++) {
-			const Symbolizer__V1__Location *p = x->locations[i], *q = y->locations[i];
-			if (p->mapping_index != q->mapping_index || p->address != q->address ||
-			    p->is_return_address != q->is_return_address)
+		for (size_t i = 0; i < locs.n; i++) {
+			const Symbolizer__V1__Location *q = y->locations[i];
+			if (locs.mapping_index[i] != q->mapping_index || locs.address[i] != q->address ||
+			    locs.is_return[i] != (q->is_return_address != 0))
 				abort();
 		}
 		for (size_t i = 0; i < x->n_mappings; i++) {

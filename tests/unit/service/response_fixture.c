@@ -72,8 +72,8 @@ uint8_t *run(struct call *c, svc_response_pool *pool, const svc_rpc_json *json,
 	struct evbuffer *body = evbuffer_new();
 	if (!body)
 		return NULL;
-	svc_lookup_locations locs;
-	if (svc_lookup_locations_of(&c->req, &arena, &locs))
+	svc_request_locations locs;
+	if (svc_request_locations_of(&c->req, &arena, &locs))
 		svc_lookup_run(&c->req, &locs, c->maps, &arena, pool, json, body, res);
 	else
 		svc_error_set(&res->err, SVC_E_NOMEM, "out of memory");

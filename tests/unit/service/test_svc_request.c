@@ -30,20 +30,22 @@ static int decoders_agree(const uint8_t *buf, size_t len, int *decoded)
 	base_arena_init(&a1, 1u << 20);
 	base_arena_init(&a2, 1u << 20);
 	svc_request_shape shape;
+	svc_request_locations locs;
 	svc_request_count(buf, len, &shape);
-	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(buf, len, &shape, &a1);
+	Symbolizer__V1__SymbolizeRequest *x = svc_request_decode(buf, len, &shape, &a1, &locs);
 	ProtobufCAllocator pb2 = svc_request_allocator(&a2);
 	Symbolizer__V1__SymbolizeRequest *y =
 		symbolizer__v1__symbolize_request__unpack(&pb2, len, buf);
 	int ok = (x == NULL) == (y == NULL);
 	*decoded = x != NULL;
 	if (ok && x) {
-		ok = x->n_mappings == y->n_mappings && x->n_locations == y->n_locations &&
-		     (x->options == NULL) == (y->options == NULL);
-		for (size_t i = 0; ok && i < x->n_locations; i++)
-			ok = x->locations[i]->mapping_index == y->locations[i]->mapping_index &&
-			     x->locations[i]->address == y->locations[i]->address &&
-			     x->locations[i]->is_return_address == y->locations[i]->is_return_address;
+		/* The Locations in the arrays, the message's list left empty. */
+		ok = x->n_mappings == y->n_mappings && x->n_locations == 0 && !x->locations &&
+		     locs.n == y->n_locations && (x->options == NULL) == (y->options == NULL);
+		for (size_t i = 0; ok && i < locs.n; i++)
+			ok = locs.mapping_index[i] == y->locations[i]->mapping_index &&
+			     locs.address[i] == y->locations[i]->address &&
+			     locs.is_return[i] == (y->locations[i]->is_return_address != 0);
 		for (size_t i = 0; ok && i < x->n_mappings; i++)
 			ok = strcmp(x->mappings[i]->build_id, y->mappings[i]->build_id) == 0 &&
 			     x->mappings[i]->memory_start == y->mappings[i]->memory_start;
