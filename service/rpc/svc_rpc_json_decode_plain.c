@@ -21,8 +21,8 @@
  * type, null, an unknown key, a field twice, an escape, bad syntax, the wire's
  * or the containers' cap or the depth met) reads nothing and writes nothing:
  * decode_msg reads the object the general way, and so answers, errors
- * included, as it does without this path (test_svc_rpc_json reads requests
- * both ways; fuzz_json_differential holds the decoder to json-c's).
+ * included, as it does without this path (test_svc_rpc_json_plain reads
+ * requests both ways; fuzz_json_differential holds the decoder to json-c's).
  */
 #include "service/rpc/svc_rpc_json_decode_impl.h"
 
