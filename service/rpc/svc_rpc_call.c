@@ -14,6 +14,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "base/base_clock.h"
+#include "service/core/svc_evbuffer.h"
 #include "service/core/svc_pool.h"
 #include "service/rpc/svc_connect.h"
 #include "service/rpc/svc_rpc_impl.h"
@@ -278,12 +279,6 @@ void svc_rpc_call_response_is_json(svc_rpc_call *c)
 	c->json_written = c->json;
 }
 
-static void free_data(const void *data, size_t len, void *arg)
-{
-	(void)data, (void)len;
-	free(arg);
-}
-
 /* *body (a response's wire bytes) replaced by its JSON written by codec j.
  * False: *body kept, *err says why (SVC_E_NOMEM, or the response did not
  * transcode). */
@@ -300,7 +295,7 @@ static bool json_body(const svc_rpc_json *j, struct evbuffer **body, svc_error *
 	}
 	struct evbuffer *json = NULL;
 	if (svc_rpc_json_encode(j, wire, n, &out, err) == SVC_OK && (json = evbuffer_new()) &&
-	    evbuffer_add_reference(json, out.data, out.len, free_data, out.data) == 0) {
+	    svc_evbuffer_give(json, out.data, out.len)) {
 		evbuffer_free(*body);
 		*body = json;
 		return true;

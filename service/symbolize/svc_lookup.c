@@ -11,6 +11,7 @@
 
 #include <event2/buffer.h>
 
+#include "service/core/svc_evbuffer.h"
 #include "service/symbolize/svc_response.h"
 #include "symbolizer/sym_index.h"
 
@@ -180,26 +181,17 @@ static bool find_section(const svc_lookup_mapping *m, base_arena *arena, struct 
 	return false;
 }
 
-static void free_piece(const void *data, size_t len, void *arg)
-{
-	(void)data, (void)len;
-	free(arg);
-}
-
 /* The response's bytes appended to body, by reference (no copy). False
  * when out of budget (r->oom) or memory. */
 static bool pack(svc_response *r, const svc_response_mapping *maps, size_t n_maps,
 		 struct evbuffer *body)
 {
 	svc_response_piece pieces[SVC_RESPONSE_PIECES];
-	size_t n = svc_response_take(r, maps, n_maps, pieces), i = 0;
-	for (; i < n; i++)
-		if (evbuffer_add_reference(body, pieces[i].data, pieces[i].len, free_piece,
-					   pieces[i].data) != 0)
-			break;
-	bool ok = n && i == n;
-	for (; i < n; i++)
-		free(pieces[i].data);
+	size_t n = svc_response_take(r, maps, n_maps, pieces);
+	bool ok = n > 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(ok = ok && svc_evbuffer_give(body, pieces[i].data, pieces[i].len)))
+			free(pieces[i].data);
 	return ok;
 }
 
